@@ -1,0 +1,157 @@
+//! The one public error type.
+
+use core::fmt;
+
+use crate::time::Timestamp;
+
+/// What went wrong, without the details.
+///
+/// [`Error::kind`] returns one of these so a caller can branch on the kind of failure
+/// (for example to map a validation failure to an HTTP status) while the error's
+/// [`Display`](fmt::Display) text carries what was expected and what was found.
+///
+/// ```
+/// use combid::{Comb, ErrorKind};
+///
+/// let err = "not-a-uuid".parse::<Comb>().unwrap_err();
+/// assert_eq!(err.kind(), ErrorKind::Parse);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// A string is not a UUID in any accepted form.
+    Parse,
+    /// A byte slice (a database value, a wire value) does not hold exactly 16 bytes.
+    ByteLength,
+    /// The id's version nibble is not the one expected.
+    Version,
+    /// The id's variant bits are not the RFC 9562 variant (`10x`).
+    Variant,
+    /// The time the id carries is further in the past than the validation window allows.
+    TooOld,
+    /// The time the id carries is further in the future than the validation window allows.
+    TooNew,
+    /// A time or a setting is outside the range a layout can represent.
+    OutOfRange,
+    /// A generator or validator setting is not usable (a zero interval, a prefix width of 7).
+    Config,
+}
+
+/// The error type of every fallible operation in this crate.
+///
+/// Opaque on purpose: use [`Error::kind`] to branch and the `Display` text to report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error(pub(crate) Kind);
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Length of the whole string is not one of the accepted forms.
+    ParseLength { len: usize },
+    /// A character that is not a hex digit where one was expected.
+    ParseChar { ch: char, index: usize },
+    /// A hyphen is missing or misplaced in the hyphenated form.
+    ParseGroup { group: usize, expected: usize, found: usize },
+    /// `{` without `}` and the like.
+    ParseBrace,
+    /// 45 characters that do not start with `urn:uuid:`.
+    ParseUrn,
+    ByteLength { found: usize },
+    Version { expected: u8, found: u8 },
+    Variant { found: u8 },
+    TooOld { found: Timestamp, earliest: Timestamp },
+    TooNew { found: Timestamp, latest: Timestamp },
+    PrefixTooOld { prefix: u32, behind: u64, allowed: u64, interval_ms: u64 },
+    PrefixTooNew { prefix: u32, ahead: u64, allowed: u64, interval_ms: u64 },
+    OutOfRange { what: &'static str, value: String, range: &'static str },
+    Config { what: &'static str, value: String, expected: &'static str },
+}
+
+impl Error {
+    /// The kind of failure.
+    pub fn kind(&self) -> ErrorKind {
+        match self.0 {
+            Kind::ParseLength { .. }
+            | Kind::ParseChar { .. }
+            | Kind::ParseGroup { .. }
+            | Kind::ParseBrace
+            | Kind::ParseUrn => ErrorKind::Parse,
+            Kind::ByteLength { .. } => ErrorKind::ByteLength,
+            Kind::Version { .. } => ErrorKind::Version,
+            Kind::Variant { .. } => ErrorKind::Variant,
+            Kind::TooOld { .. } | Kind::PrefixTooOld { .. } => ErrorKind::TooOld,
+            Kind::TooNew { .. } | Kind::PrefixTooNew { .. } => ErrorKind::TooNew,
+            Kind::OutOfRange { .. } => ErrorKind::OutOfRange,
+            Kind::Config { .. } => ErrorKind::Config,
+        }
+    }
+
+    pub(crate) fn out_of_range(what: &'static str, value: impl fmt::Display, range: &'static str) -> Self {
+        Error(Kind::OutOfRange { what, value: value.to_string(), range })
+    }
+
+    pub(crate) fn config(what: &'static str, value: impl fmt::Display, expected: &'static str) -> Self {
+        Error(Kind::Config { what, value: value.to_string(), expected })
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Kind::ParseLength { len } => write!(
+                f,
+                "invalid UUID length: expected 32 hex digits, 36 (hyphenated), 38 (braced) or \
+                 45 (urn:uuid:) characters, found {len}"
+            ),
+            Kind::ParseChar { ch, index } => write!(
+                f,
+                "invalid character {ch:?} at position {index}: expected a hex digit (0-9, a-f, A-F)"
+            ),
+            Kind::ParseGroup { group, expected, found } => write!(
+                f,
+                "invalid group {group} in hyphenated UUID: expected {expected} hex digits, found {found}"
+            ),
+            Kind::ParseBrace => {
+                f.write_str("invalid braced UUID: expected `{` and `}` around 36 characters")
+            }
+            Kind::ParseUrn => f.write_str("invalid URN: expected `urn:uuid:` followed by 36 characters"),
+            Kind::ByteLength { found } => {
+                write!(f, "invalid UUID byte length: expected 16 bytes, found {found}")
+            }
+            Kind::Version { expected, found } => write!(
+                f,
+                "wrong UUID version: expected version {expected:x}, found version {found:x}"
+            ),
+            Kind::Variant { found } => write!(
+                f,
+                "wrong UUID variant: expected the RFC 9562 variant (top bits 10), found top bits {:02b}",
+                found >> 6
+            ),
+            Kind::TooOld { found, earliest } => write!(
+                f,
+                "id is too old: it carries {found}, the earliest time accepted is {earliest}"
+            ),
+            Kind::TooNew { found, latest } => write!(
+                f,
+                "id is too far in the future: it carries {found}, the latest time accepted is {latest}"
+            ),
+            Kind::PrefixTooOld { prefix, behind, allowed, interval_ms } => write!(
+                f,
+                "id is too old: its prefix {prefix:#06x} is {behind} intervals of {interval_ms} ms \
+                 behind the clock, at most {allowed} accepted"
+            ),
+            Kind::PrefixTooNew { prefix, ahead, allowed, interval_ms } => write!(
+                f,
+                "id is too far in the future: its prefix {prefix:#06x} is {ahead} intervals of \
+                 {interval_ms} ms ahead of the clock, at most {allowed} accepted"
+            ),
+            Kind::OutOfRange { what, value, range } => {
+                write!(f, "{what} out of range: expected {range}, found {value}")
+            }
+            Kind::Config { what, value, expected } => {
+                write!(f, "invalid {what}: expected {expected}, found {value}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for Error {}

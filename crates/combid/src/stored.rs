@@ -1,0 +1,214 @@
+//! Stored forms: what each database's column holds for a [`Comb`].
+
+use core::cmp::Ordering;
+
+use crate::comb::Comb;
+use crate::error::Error;
+
+/// Where public byte `i` goes in the SQL Server stored form (display byte order).
+///
+/// SQL Server compares `uniqueidentifier` display bytes in the order
+/// 10 11 12 13 14 15, 8 9, 7 6, 5 4, 3 2 1 0 (`SqlGuid.CompareTo`). Putting public byte `i`
+/// at display byte `SQLSERVER_ORDER[i]` makes that comparison walk the public bytes 0..15.
+const SQLSERVER_ORDER: [usize; 16] = [10, 11, 12, 13, 14, 15, 8, 9, 7, 6, 5, 4, 3, 2, 1, 0];
+
+/// A database backend, and so a stored form.
+///
+/// | backend | column type | stored bytes |
+/// | --- | --- | --- |
+/// | PostgreSQL | `uuid` | the public bytes |
+/// | MySQL / MariaDB | `BINARY(16)` (or MariaDB's `UUID` for v7 ids) | the public bytes |
+/// | SQLite | `BLOB` | the public bytes |
+/// | SQL Server | `uniqueidentifier` | the public bytes permuted (see [`Comb::to_sqlserver_bytes`]) |
+///
+/// In every case `ORDER BY id` in the database returns public (creation) order.
+///
+/// ```
+/// use combid::{Backend, Comb};
+///
+/// let id: Comb = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f".parse()?;
+/// assert_eq!(Backend::Postgres.to_stored(id), *id.as_bytes());
+/// let stored = Backend::SqlServer.to_stored(id);
+/// assert_eq!(Backend::SqlServer.from_stored(stored), id);
+/// # Ok::<(), combid::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Backend {
+    /// PostgreSQL, native `uuid`.
+    Postgres,
+    /// MySQL and MariaDB, `BINARY(16)`.
+    MySql,
+    /// SQLite, `BLOB`.
+    Sqlite,
+    /// Microsoft SQL Server, `uniqueidentifier`, in the suffix layout.
+    SqlServer,
+}
+
+impl Backend {
+    /// The column type to declare.
+    pub const fn column_type(self) -> &'static str {
+        match self {
+            Backend::Postgres => "uuid",
+            Backend::MySql => "BINARY(16)",
+            Backend::Sqlite => "BLOB",
+            Backend::SqlServer => "uniqueidentifier",
+        }
+    }
+
+    /// The stored form of `id`. For SQL Server: the `uniqueidentifier` in display byte order
+    /// (the order `uuid::Uuid` and the GUID string use).
+    pub const fn to_stored(self, id: Comb) -> [u8; 16] {
+        match self {
+            Backend::SqlServer => id.to_sqlserver_bytes(),
+            _ => id.into_bytes(),
+        }
+    }
+
+    /// The public id of a stored value.
+    pub const fn from_stored(self, stored: [u8; 16]) -> Comb {
+        match self {
+            Backend::SqlServer => Comb::from_sqlserver_bytes(stored),
+            _ => Comb::from_bytes(stored),
+        }
+    }
+
+    /// The public id of a stored value read as a byte slice; an error unless it holds 16 bytes.
+    pub fn from_stored_slice(self, stored: &[u8]) -> Result<Comb, Error> {
+        Comb::from_slice(stored).map(|c| self.from_stored(c.into_bytes()))
+    }
+}
+
+impl Comb {
+    /// The SQL Server stored form, in display byte order (the bytes of the GUID string SQL
+    /// Server shows, and of the `uuid::Uuid` to hand to tiberius).
+    ///
+    /// The public bytes are permuted so that SQL Server's `uniqueidentifier` comparison
+    /// order equals the public order for every pair of ids, and the 48-bit timestamp lands
+    /// in display bytes 10..15, where seed 001's T-SQL
+    /// (`SUBSTRING(CAST(id AS BINARY(16)), 11, 6)`) reads it:
+    ///
+    /// ```text
+    ///  public  p0  p1  p2  p3 - p4  p5 - p6 p7 - p8 p9 - p10 p11 p12 p13 p14 p15
+    ///  stored  p15 p14 p13 p12 - p11 p10 - p9 p8 - p6 p7 - p0  p1  p2  p3  p4  p5
+    ///          └── compared last ───────────┘   └ 2nd ┘   └── compared first ──┘
+    ///
+    ///  public  017f22e2-79b0-7cc3-98c4-dc0c0c07398f
+    ///  stored  8f39070c-0cdc-c498-7cc3-017f22e279b0   (as SQL Server shows it)
+    /// ```
+    ///
+    /// ```
+    /// let id: combid::Comb = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f".parse()?;
+    /// let stored = uuid::Uuid::from_bytes(id.to_sqlserver_bytes());
+    /// assert_eq!(stored.to_string(), "8f39070c-0cdc-c498-7cc3-017f22e279b0");
+    /// # Ok::<(), combid::Error>(())
+    /// ```
+    pub const fn to_sqlserver_bytes(self) -> [u8; 16] {
+        let p = self.into_bytes();
+        let mut s = [0u8; 16];
+        let mut i = 0;
+        while i < 16 {
+            s[SQLSERVER_ORDER[i]] = p[i];
+            i += 1;
+        }
+        s
+    }
+
+    /// The public id of a SQL Server stored value given in display byte order; the inverse
+    /// of [`to_sqlserver_bytes`](Self::to_sqlserver_bytes).
+    pub const fn from_sqlserver_bytes(stored: [u8; 16]) -> Self {
+        let mut p = [0u8; 16];
+        let mut i = 0;
+        while i < 16 {
+            p[i] = stored[SQLSERVER_ORDER[i]];
+            i += 1;
+        }
+        Comb::from_bytes(p)
+    }
+
+    /// The SQL Server stored form as SQL Server's own bytes (`CAST(id AS BINARY(16))`,
+    /// .NET's `Guid.ToByteArray()`): display order with the first three groups little-endian.
+    ///
+    /// ```
+    /// let id: combid::Comb = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f".parse()?;
+    /// let le = id.to_sqlserver_bytes_le();
+    /// assert_eq!(le, [0x0c, 0x07, 0x39, 0x8f, 0xdc, 0x0c, 0x98, 0xc4, 0x7c, 0xc3, 0x01, 0x7f, 0x22, 0xe2, 0x79, 0xb0]);
+    /// assert_eq!(combid::Comb::from_sqlserver_bytes_le(le), id);
+    /// # Ok::<(), combid::Error>(())
+    /// ```
+    pub const fn to_sqlserver_bytes_le(self) -> [u8; 16] {
+        swap_guid_fields(self.to_sqlserver_bytes())
+    }
+
+    /// The public id of SQL Server's own bytes of a stored value; the inverse of
+    /// [`to_sqlserver_bytes_le`](Self::to_sqlserver_bytes_le).
+    pub const fn from_sqlserver_bytes_le(stored_le: [u8; 16]) -> Self {
+        Self::from_sqlserver_bytes(swap_guid_fields(stored_le))
+    }
+}
+
+/// Reverses the first three GUID fields (4, 2 and 2 bytes): display order <-> Microsoft's
+/// mixed-endian order. Its own inverse.
+pub(crate) const fn swap_guid_fields(b: [u8; 16]) -> [u8; 16] {
+    [b[3], b[2], b[1], b[0], b[5], b[4], b[7], b[6], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]]
+}
+
+/// Compares two `uniqueidentifier` values (display byte order) the way SQL Server does.
+///
+/// Display bytes 10..15 first, then 8..9, then 7, 6, 5, 4, then 3, 2, 1, 0 (Microsoft,
+/// "How are GUIDs compared in SQL Server 2005"; `SqlGuid.CompareTo`). Useful to sort in
+/// memory as an `ORDER BY` on SQL Server would.
+///
+/// ```
+/// use core::cmp::Ordering;
+///
+/// // Seed 000: SQL Server ordered these two values this way round.
+/// let a = uuid::Uuid::parse_str("0001ABD9-3F62-E111-B305-0FCE8C655371").unwrap();
+/// let b = uuid::Uuid::parse_str("0001A3DB-3F62-E111-B305-0FCE8C655371").unwrap();
+/// assert_eq!(combid::sqlserver_cmp(a.as_bytes(), b.as_bytes()), Ordering::Less);
+/// ```
+pub fn sqlserver_cmp(a: &[u8; 16], b: &[u8; 16]) -> Ordering {
+    SQLSERVER_ORDER.iter().map(|&i| a[i].cmp(&b[i])).find(|o| o.is_ne()).unwrap_or(Ordering::Equal)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worked_example() {
+        let id: Comb = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f".parse().unwrap();
+        let s = uuid::Uuid::from_bytes(id.to_sqlserver_bytes());
+        assert_eq!(s.to_string(), "8f39070c-0cdc-c498-7cc3-017f22e279b0");
+        // Display bytes 10..15 hold the milliseconds.
+        let ms = s.as_bytes()[10..16].iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b));
+        assert_eq!(Some(ms), id.unix_ms());
+    }
+
+    #[test]
+    fn permutation_is_a_bijection() {
+        let mut seen = [false; 16];
+        for &i in &SQLSERVER_ORDER {
+            assert!(!seen[i], "display byte {i} used twice");
+            seen[i] = true;
+        }
+        for i in 0..16u8 {
+            let mut bytes = [0u8; 16];
+            bytes[usize::from(i)] = 0xff;
+            let id = Comb::from_bytes(bytes);
+            assert_eq!(Comb::from_sqlserver_bytes(id.to_sqlserver_bytes()), id);
+            assert_eq!(Comb::from_sqlserver_bytes_le(id.to_sqlserver_bytes_le()), id);
+        }
+    }
+
+    #[test]
+    fn backends() {
+        let id = Comb::from_u128(0x0123_4567_89ab_cdef_0011_2233_4455_6677);
+        for b in [Backend::Postgres, Backend::MySql, Backend::Sqlite, Backend::SqlServer] {
+            assert_eq!(b.from_stored(b.to_stored(id)), id, "{b:?}");
+            assert_eq!(b.from_stored_slice(&b.to_stored(id)), Ok(id), "{b:?}");
+            assert!(b.from_stored_slice(&[0; 15]).is_err());
+        }
+        assert_eq!(Backend::MySql.column_type(), "BINARY(16)");
+    }
+}
