@@ -198,10 +198,9 @@ impl Comb {
 }
 
 fn v7_ms_of(t: Timestamp) -> Result<u64, Error> {
-    u64::try_from(t.unix_ms())
-        .ok()
-        .filter(|ms| *ms < 1 << 48)
-        .ok_or_else(|| Error::out_of_range("time for a UUIDv7", t.unix_ms(), "0 to 2^48-1 ms since 1970 (1970 to 10889)"))
+    u64::try_from(t.unix_ms()).ok().filter(|ms| *ms < 1 << 48).ok_or_else(|| {
+        Error::out_of_range("time for a UUIDv7", t.unix_ms(), "0 to 2^48-1 ms since 1970 (1970 to 10889)")
+    })
 }
 
 const HEX_LOWER: &[u8; 16] = b"0123456789abcdef";

@@ -46,24 +46,64 @@ pub struct Error(pub(crate) Kind);
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Kind {
     /// Length of the whole string is not one of the accepted forms.
-    ParseLength { len: usize },
+    ParseLength {
+        len: usize,
+    },
     /// A character that is not a hex digit where one was expected.
-    ParseChar { ch: char, index: usize },
+    ParseChar {
+        ch: char,
+        index: usize,
+    },
     /// A hyphen is missing or misplaced in the hyphenated form.
-    ParseGroup { group: usize, expected: usize, found: usize },
+    ParseGroup {
+        group: usize,
+        expected: usize,
+        found: usize,
+    },
     /// `{` without `}` and the like.
     ParseBrace,
     /// 45 characters that do not start with `urn:uuid:`.
     ParseUrn,
-    ByteLength { found: usize },
-    Version { expected: u8, found: u8 },
-    Variant { found: u8 },
-    TooOld { found: Timestamp, earliest: Timestamp },
-    TooNew { found: Timestamp, latest: Timestamp },
-    PrefixTooOld { prefix: u32, behind: u64, allowed: u64, interval_ms: u64 },
-    PrefixTooNew { prefix: u32, ahead: u64, allowed: u64, interval_ms: u64 },
-    OutOfRange { what: &'static str, value: String, range: &'static str },
-    Config { what: &'static str, value: String, expected: &'static str },
+    ByteLength {
+        found: usize,
+    },
+    Version {
+        expected: u8,
+        found: u8,
+    },
+    Variant {
+        found: u8,
+    },
+    TooOld {
+        found: Timestamp,
+        earliest: Timestamp,
+    },
+    TooNew {
+        found: Timestamp,
+        latest: Timestamp,
+    },
+    PrefixTooOld {
+        prefix: u32,
+        behind: u64,
+        allowed: u64,
+        interval_ms: u64,
+    },
+    PrefixTooNew {
+        prefix: u32,
+        ahead: u64,
+        allowed: u64,
+        interval_ms: u64,
+    },
+    OutOfRange {
+        what: &'static str,
+        value: String,
+        range: &'static str,
+    },
+    Config {
+        what: &'static str,
+        value: String,
+        expected: &'static str,
+    },
 }
 
 impl Error {
@@ -102,38 +142,31 @@ impl fmt::Display for Error {
                 "invalid UUID length: expected 32 hex digits, 36 (hyphenated), 38 (braced) or \
                  45 (urn:uuid:) characters, found {len}"
             ),
-            Kind::ParseChar { ch, index } => write!(
-                f,
-                "invalid character {ch:?} at position {index}: expected a hex digit (0-9, a-f, A-F)"
-            ),
-            Kind::ParseGroup { group, expected, found } => write!(
-                f,
-                "invalid group {group} in hyphenated UUID: expected {expected} hex digits, found {found}"
-            ),
-            Kind::ParseBrace => {
-                f.write_str("invalid braced UUID: expected `{` and `}` around 36 characters")
+            Kind::ParseChar { ch, index } => {
+                write!(f, "invalid character {ch:?} at position {index}: expected a hex digit (0-9, a-f, A-F)")
             }
+            Kind::ParseGroup { group, expected, found } => {
+                write!(f, "invalid group {group} in hyphenated UUID: expected {expected} hex digits, found {found}")
+            }
+            Kind::ParseBrace => f.write_str("invalid braced UUID: expected `{` and `}` around 36 characters"),
             Kind::ParseUrn => f.write_str("invalid URN: expected `urn:uuid:` followed by 36 characters"),
             Kind::ByteLength { found } => {
                 write!(f, "invalid UUID byte length: expected 16 bytes, found {found}")
             }
-            Kind::Version { expected, found } => write!(
-                f,
-                "wrong UUID version: expected version {expected:x}, found version {found:x}"
-            ),
+            Kind::Version { expected, found } => {
+                write!(f, "wrong UUID version: expected version {expected:x}, found version {found:x}")
+            }
             Kind::Variant { found } => write!(
                 f,
                 "wrong UUID variant: expected the RFC 9562 variant (top bits 10), found top bits {:02b}",
                 found >> 6
             ),
-            Kind::TooOld { found, earliest } => write!(
-                f,
-                "id is too old: it carries {found}, the earliest time accepted is {earliest}"
-            ),
-            Kind::TooNew { found, latest } => write!(
-                f,
-                "id is too far in the future: it carries {found}, the latest time accepted is {latest}"
-            ),
+            Kind::TooOld { found, earliest } => {
+                write!(f, "id is too old: it carries {found}, the earliest time accepted is {earliest}")
+            }
+            Kind::TooNew { found, latest } => {
+                write!(f, "id is too far in the future: it carries {found}, the latest time accepted is {latest}")
+            }
             Kind::PrefixTooOld { prefix, behind, allowed, interval_ms } => write!(
                 f,
                 "id is too old: its prefix {prefix:#06x} is {behind} intervals of {interval_ms} ms \

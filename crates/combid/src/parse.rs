@@ -155,22 +155,70 @@ mod tests {
     #[test]
     fn rejected_strings() {
         let cases: &[(&str, &str)] = &[
-            ("", "invalid UUID length: expected 32 hex digits, 36 (hyphenated), 38 (braced) or 45 (urn:uuid:) characters, found 0"),
-            ("017f22e2-79b0-7cc3-98c4", "invalid UUID length: expected 32 hex digits, 36 (hyphenated), 38 (braced) or 45 (urn:uuid:) characters, found 23"),
-            ("017f22e2-79b0-7cc3-98c4-dc0c0c07398f0", "invalid UUID length: expected 32 hex digits, 36 (hyphenated), 38 (braced) or 45 (urn:uuid:) characters, found 37"),
-            ("017f22e2-79b0-7cc3-98c4-dc0c0c07398g", "invalid character 'g' at position 35: expected a hex digit (0-9, a-f, A-F)"),
-            ("017f22e279b07cc398c4dc0c0c07398z", "invalid character 'z' at position 31: expected a hex digit (0-9, a-f, A-F)"),
-            ("017f22e2-79b0-7cc3-98c4_dc0c0c07398f", "invalid character '_' at position 23: expected a hex digit (0-9, a-f, A-F)"),
-            ("017f22e279-b0-7cc3-98c4-dc0c0c07398f", "invalid group 1 in hyphenated UUID: expected 8 hex digits, found 10"),
-            ("017f22-e279b0-7cc3-98c4-dc0c0c07398f", "invalid group 1 in hyphenated UUID: expected 8 hex digits, found 6"),
-            ("017f22e2-79b-07cc3-98c4-dc0c0c07398f", "invalid group 2 in hyphenated UUID: expected 4 hex digits, found 3"),
-            ("(017f22e2-79b0-7cc3-98c4-dc0c0c07398f)", "invalid braced UUID: expected `{` and `}` around 36 characters"),
-            ("{017f22e2-79b0-7cc3-98c4-dc0c0c07398f]", "invalid braced UUID: expected `{` and `}` around 36 characters"),
-            ("urn:uid:0017f22e2-79b0-7cc3-98c4-dc0c0c07398f", "invalid URN: expected `urn:uuid:` followed by 36 characters"),
-            ("017f22e2-79b0-7cc3-98c4-dc0c0c07398é", "invalid character 'é' at position 35: expected a hex digit (0-9, a-f, A-F)"),
-            ("ü17f22e279b07cc398c4dc0c0c07398f", "invalid character 'ü' at position 0: expected a hex digit (0-9, a-f, A-F)"),
-            (" 017f22e2-79b0-7cc3-98c4-dc0c0c07398", "invalid character ' ' at position 0: expected a hex digit (0-9, a-f, A-F)"),
-            ("017f22e2+79b0+7cc3+98c4+dc0c0c07398f", "invalid character '+' at position 8: expected a hex digit (0-9, a-f, A-F)"),
+            (
+                "",
+                "invalid UUID length: expected 32 hex digits, 36 (hyphenated), 38 (braced) or 45 (urn:uuid:) characters, found 0",
+            ),
+            (
+                "017f22e2-79b0-7cc3-98c4",
+                "invalid UUID length: expected 32 hex digits, 36 (hyphenated), 38 (braced) or 45 (urn:uuid:) characters, found 23",
+            ),
+            (
+                "017f22e2-79b0-7cc3-98c4-dc0c0c07398f0",
+                "invalid UUID length: expected 32 hex digits, 36 (hyphenated), 38 (braced) or 45 (urn:uuid:) characters, found 37",
+            ),
+            (
+                "017f22e2-79b0-7cc3-98c4-dc0c0c07398g",
+                "invalid character 'g' at position 35: expected a hex digit (0-9, a-f, A-F)",
+            ),
+            (
+                "017f22e279b07cc398c4dc0c0c07398z",
+                "invalid character 'z' at position 31: expected a hex digit (0-9, a-f, A-F)",
+            ),
+            (
+                "017f22e2-79b0-7cc3-98c4_dc0c0c07398f",
+                "invalid character '_' at position 23: expected a hex digit (0-9, a-f, A-F)",
+            ),
+            (
+                "017f22e279-b0-7cc3-98c4-dc0c0c07398f",
+                "invalid group 1 in hyphenated UUID: expected 8 hex digits, found 10",
+            ),
+            (
+                "017f22-e279b0-7cc3-98c4-dc0c0c07398f",
+                "invalid group 1 in hyphenated UUID: expected 8 hex digits, found 6",
+            ),
+            (
+                "017f22e2-79b-07cc3-98c4-dc0c0c07398f",
+                "invalid group 2 in hyphenated UUID: expected 4 hex digits, found 3",
+            ),
+            (
+                "(017f22e2-79b0-7cc3-98c4-dc0c0c07398f)",
+                "invalid braced UUID: expected `{` and `}` around 36 characters",
+            ),
+            (
+                "{017f22e2-79b0-7cc3-98c4-dc0c0c07398f]",
+                "invalid braced UUID: expected `{` and `}` around 36 characters",
+            ),
+            (
+                "urn:uid:0017f22e2-79b0-7cc3-98c4-dc0c0c07398f",
+                "invalid URN: expected `urn:uuid:` followed by 36 characters",
+            ),
+            (
+                "017f22e2-79b0-7cc3-98c4-dc0c0c07398é",
+                "invalid character 'é' at position 35: expected a hex digit (0-9, a-f, A-F)",
+            ),
+            (
+                "ü17f22e279b07cc398c4dc0c0c07398f",
+                "invalid character 'ü' at position 0: expected a hex digit (0-9, a-f, A-F)",
+            ),
+            (
+                " 017f22e2-79b0-7cc3-98c4-dc0c0c07398",
+                "invalid character ' ' at position 0: expected a hex digit (0-9, a-f, A-F)",
+            ),
+            (
+                "017f22e2+79b0+7cc3+98c4+dc0c0c07398f",
+                "invalid character '+' at position 8: expected a hex digit (0-9, a-f, A-F)",
+            ),
         ];
         for (input, message) in cases {
             let err = input.parse::<Comb>().unwrap_err();

@@ -162,7 +162,8 @@ impl ShortPrefix {
     pub fn interval_near(&self, id: &Comb, near: Timestamp) -> Range<Timestamp> {
         let index = self.interval_index(near.unix_ms()) + self.signed_distance(self.prefix_of(id), near);
         let interval = i128::from(self.interval_ms);
-        let clamp = |v: i128| Timestamp::from_unix_ms(i64::try_from(v).unwrap_or(if v < 0 { i64::MIN } else { i64::MAX }));
+        let clamp =
+            |v: i128| Timestamp::from_unix_ms(i64::try_from(v).unwrap_or(if v < 0 { i64::MIN } else { i64::MAX }));
         let start = i128::from(index) * interval;
         clamp(start)..clamp(start + interval)
     }
@@ -278,7 +279,10 @@ mod tests {
 
     #[test]
     fn rejects_bad_settings() {
-        assert_eq!(ShortPrefix::new(0, 2).unwrap_err().to_string(), "invalid short prefix interval: expected at least 1 ms, found 0 ms");
+        assert_eq!(
+            ShortPrefix::new(0, 2).unwrap_err().to_string(),
+            "invalid short prefix interval: expected at least 1 ms, found 0 ms"
+        );
         assert!(ShortPrefix::new(1, 0).is_err());
         assert!(ShortPrefix::new(u64::MAX, 4).is_ok());
     }
@@ -301,7 +305,11 @@ mod tests {
     #[test]
     fn generator_uses_clock_and_fills() {
         let clock = std::sync::Arc::new(FixedClock::new(1_647_575_040_000 + 100 * 60_000));
-        let g = ShortPrefixGenerator::with_clock_and_random(ShortPrefix::default(), std::sync::Arc::clone(&clock), SeededRandom::new(3));
+        let g = ShortPrefixGenerator::with_clock_and_random(
+            ShortPrefix::default(),
+            std::sync::Arc::clone(&clock),
+            SeededRandom::new(3),
+        );
         let mut ids = [Comb::NIL; 50];
         g.fill(&mut ids);
         assert!(ids.iter().all(|id| id.to_string().starts_with("0064") && id.version() == 8));

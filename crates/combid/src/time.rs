@@ -52,8 +52,7 @@ impl Timestamp {
             // Before 1970: round towards negative infinity, so the instant is never moved later.
             Err(e) => i64::try_from(e.duration().as_micros().div_ceil(1000)).map(|ms| -ms),
         };
-        ms.map(Timestamp)
-            .map_err(|_| Error::out_of_range("time", format!("{t:?}"), "within 292 million years of 1970"))
+        ms.map(Timestamp).map_err(|_| Error::out_of_range("time", format!("{t:?}"), "within 292 million years of 1970"))
     }
 
     /// Converts to [`SystemTime`].
@@ -147,9 +146,8 @@ impl FromStr for Timestamp {
     /// Parses RFC 3339: `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`; `t`, `z` and a space for
     /// `T` are accepted too.
     fn from_str(s: &str) -> Result<Self, Error> {
-        parse_rfc3339(s).ok_or_else(|| {
-            Error::config("RFC 3339 time", format!("{s:?}"), "YYYY-MM-DDTHH:MM:SS[.fff](Z|+HH:MM)")
-        })
+        parse_rfc3339(s)
+            .ok_or_else(|| Error::config("RFC 3339 time", format!("{s:?}"), "YYYY-MM-DDTHH:MM:SS[.fff](Z|+HH:MM)"))
     }
 }
 
@@ -163,7 +161,13 @@ fn parse_rfc3339(s: &str) -> Option<Timestamp> {
             None
         }
     };
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') || b[13] != b':' || b[16] != b':' {
+    if b.len() < 20
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || !matches!(b[10], b'T' | b't' | b' ')
+        || b[13] != b':'
+        || b[16] != b':'
+    {
         return None;
     }
     let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);

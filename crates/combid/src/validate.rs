@@ -179,7 +179,8 @@ mod tests {
     }
 
     fn klokwrk() -> Validator<FixedClock> {
-        Validator::new(Expected::ShortPrefix(ShortPrefix::default().labelled_v4())).with_clock(FixedClock::new(KLOKWRK_NOW))
+        Validator::new(Expected::ShortPrefix(ShortPrefix::default().labelled_v4()))
+            .with_clock(FixedClock::new(KLOKWRK_NOW))
     }
 
     #[test]
@@ -258,10 +259,14 @@ mod tests {
 
     #[test]
     fn extreme_clocks_do_not_panic() {
-        let v = Validator::new(Expected::V7).past(Duration::MAX).future(Duration::MAX).with_clock(FixedClock::new(u64::MAX));
+        let v = Validator::new(Expected::V7)
+            .past(Duration::MAX)
+            .future(Duration::MAX)
+            .with_clock(FixedClock::new(u64::MAX));
         assert!(v.validate(&Comb::new()).is_ok());
         let sp = Validator::new(Expected::ShortPrefix(ShortPrefix::default())).with_clock(FixedClock::new(u64::MAX));
         let _ = sp.validate(&"ffff1234-5678-8abc-9def-0123456789ab".parse().unwrap());
-        let _ = sp.validate_at(&"ffff1234-5678-8abc-9def-0123456789ab".parse().unwrap(), Timestamp::from_unix_ms(i64::MIN));
+        let _ =
+            sp.validate_at(&"ffff1234-5678-8abc-9def-0123456789ab".parse().unwrap(), Timestamp::from_unix_ms(i64::MIN));
     }
 }

@@ -1,0 +1,114 @@
+//! Text forms of an id, durations, and JSON strings.
+
+use std::time::Duration;
+
+use clap::ValueEnum;
+use combid::Comb;
+
+/// How an id is written.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// The public id: lowercase hyphenated (PostgreSQL shows this for a `uuid` column).
+    Canonical,
+    /// The `uniqueidentifier` string SQL Server shows for the stored value (uppercase).
+    Sqlserver,
+    /// The 32 hex digits MySQL/MariaDB's `HEX(id)` shows for the `BINARY(16)` value.
+    Mysql,
+}
+
+impl Form {
+    /// The id written in this form.
+    pub fn format(self, id: Comb) -> String {
+        match self {
+            Form::Canonical => id.to_string(),
+            Form::Sqlserver => format!("{:#}", Comb::from_bytes(id.to_sqlserver_bytes())),
+            Form::Mysql => format!("{id:X}"),
+        }
+    }
+
+    /// The public id of text in this form (any accepted UUID text; any case).
+    pub fn parse(self, text: &str) -> Result<Comb, combid::Error> {
+        let raw: Comb = text.parse()?;
+        Ok(match self {
+            Form::Canonical | Form::Mysql => raw,
+            Form::Sqlserver => Comb::from_sqlserver_bytes(raw.into_bytes()),
+        })
+    }
+}
+
+/// Parses `10m`, `90s`, `1h30m`, `250ms`, `2d`: a sequence of numbers with units.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let bad = || format!("invalid duration {s:?}: expected numbers with units ms, s, m, h or d, e.g. 10m or 1h30m");
+    let mut total_ms: u64 = 0;
+    let mut rest = s.trim();
+    if rest.is_empty() {
+        return Err(bad());
+    }
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        if digits == 0 {
+            return Err(bad());
+        }
+        let n: u64 = rest[..digits].parse().map_err(|_| bad())?;
+        rest = &rest[digits..];
+        let unit_len = rest.find(|c: char| c.is_ascii_digit()).unwrap_or(rest.len());
+        let factor = match &rest[..unit_len] {
+            "ms" => 1,
+            "s" => 1000,
+            "m" | "min" => 60_000,
+            "h" => 3_600_000,
+            "d" => 86_400_000,
+            _ => return Err(bad()),
+        };
+        rest = &rest[unit_len..];
+        total_ms = n.checked_mul(factor).and_then(|v| total_ms.checked_add(v)).ok_or_else(bad)?;
+    }
+    Ok(Duration::from_millis(total_ms))
+}
+
+/// `s` as a JSON string literal.
+pub fn json_str(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("10m"), Ok(Duration::from_secs(600)));
+        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("0s"), Ok(Duration::ZERO));
+        for bad in ["", "10", "m", "10x", "-5m", "99999999999999999999d", "1.5h"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn forms_round_trip() {
+        let id: Comb = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f".parse().unwrap();
+        assert_eq!(Form::Sqlserver.format(id), "8F39070C-0CDC-C498-7CC3-017F22E279B0");
+        assert_eq!(Form::Mysql.format(id), "017F22E279B07CC398C4DC0C0C07398F");
+        for f in [Form::Canonical, Form::Sqlserver, Form::Mysql] {
+            assert_eq!(f.parse(&f.format(id)), Ok(id));
+        }
+    }
+
+    #[test]
+    fn json_escapes() {
+        assert_eq!(json_str("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000a\"");
+    }
+}
