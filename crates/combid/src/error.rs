@@ -35,6 +35,8 @@ pub enum ErrorKind {
     OutOfRange,
     /// A generator or validator setting is not usable (a zero interval, a prefix width of 7).
     Config,
+    /// No lossless conversion exists between the two kinds, or the id lacks what one needs.
+    Conversion,
 }
 
 /// The error type of every fallible operation in this crate.
@@ -104,6 +106,14 @@ pub(crate) enum Kind {
         value: String,
         expected: &'static str,
     },
+    NotLossless {
+        from: &'static str,
+        to: &'static str,
+    },
+    NotLosslessBase {
+        kind: &'static str,
+        version: u8,
+    },
 }
 
 impl Error {
@@ -122,6 +132,7 @@ impl Error {
             Kind::TooNew { .. } | Kind::PrefixTooNew { .. } => ErrorKind::TooNew,
             Kind::OutOfRange { .. } => ErrorKind::OutOfRange,
             Kind::Config { .. } => ErrorKind::Config,
+            Kind::NotLossless { .. } | Kind::NotLosslessBase { .. } => ErrorKind::Conversion,
         }
     }
 
@@ -183,6 +194,17 @@ impl fmt::Display for Error {
             Kind::Config { what, value, expected } => {
                 write!(f, "invalid {what}: expected {expected}, found {value}")
             }
+            Kind::NotLossless { from, to } => write!(
+                f,
+                "no lossless conversion from {from} to {to}: conversions exist within v1/v6/lambert-v13/\
+                 mysql-swap/newsequentialid, within v7/rtcomb-sql/rtcomb-postgres/uc-prefix/uc-suffix, and within \
+                 short-prefix/uc-short-prefix/uc-short-suffix"
+            ),
+            Kind::NotLosslessBase { kind, version } => write!(
+                f,
+                "cannot convert this {kind} id without loss: expected a version 4 base GUID with the RFC variant \
+                 (as Guid.NewGuid() makes), found version {version:x}"
+            ),
         }
     }
 }

@@ -30,6 +30,12 @@
 //! - [`ShortPrefixGenerator`]: short prefix COMB (seed 004): a wrapping minute counter in
 //!   the first two bytes, the rest random; hides the creation time once the prefix wraps.
 //!
+//! - [`Kind`]: every layout of the seed documents by name (RT.Comb's three providers, SQL
+//!   Server's `NEWSEQUENTIALID`, v1 and its re-ordered forms v6, Lambert's version 13 and
+//!   MySQL's swap, Groupon's locality UUID, uuid-creator's four COMBs): detection, time
+//!   extraction, lossless conversion and generation. [`RtCombLayout`], [`V1Generator`],
+//!   [`LocalityGenerator`] and [`NoRepeatClock`] give each system's own knobs.
+//!
 //! # Client-made ids
 //!
 //! [`Validator`] checks an id a client made: version, variant, and its time within a window
@@ -45,11 +51,15 @@
 mod clock;
 mod comb;
 mod error;
+mod kind;
+mod locality;
 mod parse;
 mod rng;
+mod rtcomb;
 mod short_prefix;
 mod stored;
 mod time;
+mod v1;
 mod v7;
 mod validate;
 
@@ -59,9 +69,13 @@ mod serde;
 pub use clock::{Clock, CoarseClock, FixedClock, SystemClock};
 pub use comb::Comb;
 pub use error::{Error, ErrorKind};
+pub use kind::Kind;
+pub use locality::{LOCALITY_INCREMENT, LocalityFields, LocalityGenerator, LocalityMode, locality_sequential_seed};
 pub use rng::{RandomSource, SeededRandom, ThreadRandom};
+pub use rtcomb::{NoRepeatClock, RtCombLayout};
 pub use short_prefix::{ShortPrefix, ShortPrefixGenerator};
 pub use stored::{Backend, sqlserver_cmp};
 pub use time::Timestamp;
+pub use v1::{GREGORIAN_TO_UNIX_100NS, V1Generator};
 pub use v7::V7Generator;
 pub use validate::{Expected, Validator};
