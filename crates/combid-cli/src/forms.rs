@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use clap::ValueEnum;
-use combid::Comb;
+use combid::{Comb, Kind};
 
 /// How an id is written.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,6 +33,49 @@ impl Form {
             Form::Canonical | Form::Mysql => raw,
             Form::Sqlserver => Comb::from_sqlserver_bytes(raw.into_bytes()),
         })
+    }
+}
+
+/// What `convert --from/--to` take: a text form of the public id, or an id kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Spec {
+    /// A form of the public (v7) id: `canonical`, `sqlserver`, `mysql`.
+    Form(Form),
+    /// A kind of id (`v7`, `rtcomb-sql`, `mysql-swap`, ...), written canonically.
+    Kind(Kind),
+}
+
+impl Spec {
+    /// Parses a form name or a kind name.
+    pub fn parse(s: &str) -> Result<Spec, String> {
+        if let Ok(form) = Form::from_str(s, false) {
+            return Ok(Spec::Form(form));
+        }
+        s.parse::<Kind>().map(Spec::Kind).map_err(|_| {
+            format!(
+                "unknown form or kind {s:?}: expected canonical, sqlserver, mysql or a kind ({})",
+                Kind::ALL.map(Kind::name).join(", ")
+            )
+        })
+    }
+
+    /// Converts `text` from `from` to `to`. Between two forms the id is only re-written; a
+    /// form on one side and a kind on the other means the public id, kind v7.
+    pub fn convert(from: Spec, to: Spec, text: &str) -> Result<String, combid::Error> {
+        let (id, kind) = match from {
+            Spec::Form(f) => (f.parse(text)?, None),
+            Spec::Kind(k) => (text.parse()?, Some(k)),
+        };
+        match to {
+            Spec::Form(f) => {
+                let public = match kind {
+                    Some(k) => Kind::convert(&id, k, Kind::V7)?,
+                    None => id,
+                };
+                Ok(f.format(public))
+            }
+            Spec::Kind(k) => Ok(Kind::convert(&id, kind.unwrap_or(Kind::V7), k)?.to_string()),
+        }
     }
 }
 
@@ -105,6 +148,19 @@ mod tests {
         for f in [Form::Canonical, Form::Sqlserver, Form::Mysql] {
             assert_eq!(f.parse(&f.format(id)), Ok(id));
         }
+    }
+
+    #[test]
+    fn specs() {
+        assert_eq!(Spec::parse("mysql"), Ok(Spec::Form(Form::Mysql)));
+        assert_eq!(Spec::parse("lambert-v13"), Ok(Spec::Kind(Kind::LambertV13)));
+        assert!(Spec::parse("bogus").unwrap_err().contains("rtcomb-sql"));
+        let nsid = "B9586BD7-2062-E111-B36C-CC52AFC9F2ED";
+        let v1 = Spec::convert(Spec::Kind(Kind::NewSequentialId), Spec::Kind(Kind::V1), nsid);
+        assert_eq!(v1.as_deref(), Ok("d76b58b9-6220-11e1-b36c-cc52afc9f2ed"));
+        let rt = "d01c25cc-63a7-47cc-b5ba-018e5f3bff48";
+        let public = Spec::convert(Spec::Kind(Kind::RtCombSql), Spec::Form(Form::Canonical), rt).unwrap();
+        assert_eq!(Spec::convert(Spec::Form(Form::Canonical), Spec::Kind(Kind::RtCombSql), &public).as_deref(), Ok(rt));
     }
 
     #[test]

@@ -1,10 +1,10 @@
 //! The `combid` command: make, convert, inspect and validate COMB ids.
 //!
 //! ```text
-//! combid new [-n N] [--kind v7|short-prefix] [--storage canonical|sqlserver|mysql]
-//! combid convert --from FORM --to FORM [ID...]        (ids from stdin when none given)
-//! combid inspect [--json] [--near RFC3339] ID...
-//! combid validate [--now RFC3339] [--past DUR] [--future DUR] [--kind KIND] ID...
+//! combid new [-n N] [--kind KIND] [--storage canonical|sqlserver|mysql]
+//! combid convert --from FORM|KIND --to FORM|KIND [ID...]    (ids from stdin when none given)
+//! combid inspect [--json] [--as KIND] [--near RFC3339] [ID...]
+//! combid validate [--now RFC3339] [--past DUR] [--future DUR] [--kind v7|short-prefix] ID...
 //! ```
 //!
 //! Exit status: 0 on success; 1 when an id is malformed or invalid; 2 for a usage error.
@@ -13,12 +13,14 @@ use std::io::{self, BufRead, BufWriter, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
-use combid::{Comb, Expected, ShortPrefix, ShortPrefixGenerator, Timestamp, V7Generator, Validator};
+use clap::{Args, Parser, Subcommand};
+use combid::{
+    Comb, Expected, Kind, LocalityFields, ShortPrefix, ShortPrefixGenerator, Timestamp, V7Generator, Validator,
+};
 
 mod forms;
 
-use forms::{Form, json_str, parse_duration};
+use forms::{Form, Spec, json_str, parse_duration};
 
 /// Make, convert, inspect and validate time-ordered UUIDs (COMBs).
 #[derive(Parser, Debug)]
@@ -35,8 +37,10 @@ enum Command {
         /// How many ids.
         #[arg(short = 'n', long = "count", default_value_t = 1)]
         count: u64,
-        /// Which kind of id.
-        #[arg(long, value_enum, default_value_t = Kind::V7)]
+        /// Which kind of id: v7 (default), short-prefix, rtcomb-sql, rtcomb-postgres,
+        /// rtcomb-legacy, newsequentialid, v1, v6, lambert-v13, mysql-swap, locality, uc-prefix,
+        /// uc-suffix, uc-short-prefix, uc-short-suffix.
+        #[arg(long, value_parser = parse_kind, default_value = "v7")]
         kind: Kind,
         /// Print the public id or the form a database shows for the stored value.
         #[arg(long, value_enum, default_value_t = Form::Canonical)]
@@ -44,14 +48,14 @@ enum Command {
         #[command(flatten)]
         short: ShortArgs,
     },
-    /// Convert ids between the public form and the stored forms.
+    /// Convert ids between the public form, its stored forms, and the seed kinds (lossless only).
     Convert {
-        /// The form the ids are given in.
-        #[arg(long, value_enum)]
-        from: Form,
-        /// The form to print.
-        #[arg(long, value_enum)]
-        to: Form,
+        /// What the ids are: canonical, sqlserver, mysql (forms of the public id) or a kind.
+        #[arg(long, value_parser = Spec::parse)]
+        from: Spec,
+        /// What to print: canonical, sqlserver, mysql or a kind.
+        #[arg(long, value_parser = Spec::parse)]
+        to: Spec,
         /// Ids to convert; read from standard input, one a line, when none are given.
         ids: Vec<String>,
     },
@@ -60,6 +64,10 @@ enum Command {
         /// One JSON object a line.
         #[arg(long)]
         json: bool,
+        /// Read the ids as this kind (default: what the version nibble says; version 4 and
+        /// unknown versions show as `uuid`).
+        #[arg(long = "as", value_parser = parse_kind)]
+        as_kind: Option<Kind>,
         /// For a short prefix COMB: show the interval nearest this time (default: now).
         #[arg(long, value_parser = parse_time)]
         near: Option<Timestamp>,
@@ -79,8 +87,8 @@ enum Command {
         /// How far in the future an id's time may be.
         #[arg(long, value_parser = parse_duration, default_value = "10m")]
         future: Duration,
-        /// Which kind of id is expected.
-        #[arg(long, value_enum, default_value_t = Kind::V7)]
+        /// Which kind of id is expected: v7 or short-prefix.
+        #[arg(long, value_parser = parse_validated_kind, default_value = "v7")]
         kind: Kind,
         #[command(flatten)]
         short: ShortArgs,
@@ -111,12 +119,15 @@ impl ShortArgs {
     }
 }
 
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    /// Prefix COMB, UUIDv7 (the default).
-    V7,
-    /// Short prefix COMB: (unix_ms / interval) mod 2^(8*width) first, the rest random.
-    ShortPrefix,
+fn parse_kind(s: &str) -> Result<Kind, String> {
+    s.parse().map_err(|e: combid::Error| e.to_string())
+}
+
+fn parse_validated_kind(s: &str) -> Result<Kind, String> {
+    match parse_kind(s)? {
+        k @ (Kind::V7 | Kind::ShortPrefix) => Ok(k),
+        k => Err(format!("validation supports v7 and short-prefix (with --v4 for uuid-creator's), not {k}")),
+    }
 }
 
 fn parse_time(s: &str) -> Result<Timestamp, String> {
@@ -181,14 +192,19 @@ fn run(command: Command, out: &mut impl Write) -> Result<bool, String> {
                         writeln!(out, "{}", storage.format(g.generate())).map_err(io_err)?;
                     }
                 }
+                other => {
+                    for _ in 0..count {
+                        writeln!(out, "{}", storage.format(other.generate())).map_err(io_err)?;
+                    }
+                }
             }
             Ok(true)
         }
         Command::Convert { from, to, ids } => {
             let mut all_ok = true;
             for text in ids_or_stdin(ids)? {
-                match from.parse(&text) {
-                    Ok(id) => writeln!(out, "{}", to.format(id)).map_err(io_err)?,
+                match Spec::convert(from, to, &text) {
+                    Ok(converted) => writeln!(out, "{converted}").map_err(io_err)?,
                     Err(e) => {
                         all_ok = false;
                         eprintln!("combid: {text}: {e}");
@@ -197,13 +213,13 @@ fn run(command: Command, out: &mut impl Write) -> Result<bool, String> {
             }
             Ok(all_ok)
         }
-        Command::Inspect { json, near, short, ids } => {
+        Command::Inspect { json, as_kind, near, short, ids } => {
             let sp = short.config()?;
             let near = near.unwrap_or_else(Timestamp::now);
             let mut all_ok = true;
             for text in ids_or_stdin(ids)? {
-                match text.parse::<Comb>() {
-                    Ok(id) => inspect(out, id, json, &sp, near).map_err(io_err)?,
+                match text.parse::<Comb>().and_then(|id| describe(id, as_kind, &sp, near)) {
+                    Ok(fields) => print_fields(out, &fields, json).map_err(io_err)?,
                     Err(e) => {
                         all_ok = false;
                         eprintln!("combid: {text}: {e}");
@@ -214,8 +230,8 @@ fn run(command: Command, out: &mut impl Write) -> Result<bool, String> {
         }
         Command::Validate { now, past, future, kind, short, ids } => {
             let expected = match kind {
-                Kind::V7 => Expected::V7,
                 Kind::ShortPrefix => Expected::ShortPrefix(short.config()?),
+                _ => Expected::V7,
             };
             let validator = Validator::new(expected).past(past).future(future);
             let ids = ids_or_stdin(ids)?;
@@ -241,58 +257,93 @@ fn run(command: Command, out: &mut impl Write) -> Result<bool, String> {
     }
 }
 
-fn inspect(out: &mut impl Write, id: Comb, json: bool, sp: &ShortPrefix, near: Timestamp) -> io::Result<()> {
-    let version = id.version();
-    let variant = if id.is_rfc_variant() { "rfc9562" } else { "other" };
-    let kind = match version {
-        7 => "v7",
-        v if v == sp.version() && id.is_rfc_variant() => "short-prefix",
-        _ => "uuid",
+/// A value in `inspect`'s output.
+enum Value {
+    Str(String),
+    Num(u64),
+    Null,
+}
+
+/// What `inspect` shows of an id, in order: `(key, value)`.
+fn describe(
+    id: Comb,
+    as_kind: Option<Kind>,
+    sp: &ShortPrefix,
+    near: Timestamp,
+) -> Result<Vec<(&'static str, Value)>, combid::Error> {
+    use Value::{Null, Num, Str};
+    let kind = as_kind.or_else(|| Kind::detect(&id));
+    let time = match kind {
+        Some(k) => k.timestamp(&id)?,
+        None => None,
     };
-    let time = id.timestamp();
-    let interval = (kind == "short-prefix").then(|| sp.interval_near(&id, near));
+    let ms = |t: Option<Timestamp>| t.and_then(|t| u64::try_from(t.unix_ms()).ok()).map_or(Null, Num);
+    let mut f = vec![
+        ("id", Str(id.to_string())),
+        ("kind", Str(kind.map_or("uuid", Kind::name).to_string())),
+        ("version", Num(u64::from(id.version()))),
+        ("variant", Str(if id.is_rfc_variant() { "rfc9562" } else { "other" }.to_string())),
+        ("unix_ms", ms(time)),
+        ("time", time.map_or(Null, |t| Str(t.to_string()))),
+    ];
+    match kind {
+        Some(Kind::V7) => f.push(("counter", Num(u64::from(id.v7_counter())))),
+        Some(k @ (Kind::ShortPrefix | Kind::UcShortPrefix | Kind::UcShortSuffix)) => {
+            let (hub, cfg) = match k {
+                Kind::ShortPrefix => (id, *sp),
+                _ => (Kind::convert(&id, k, Kind::ShortPrefix)?, ShortPrefix::default()),
+            };
+            let r = cfg.interval_near(&hub, near);
+            f.push(("prefix", Num(u64::from(cfg.prefix_of(&hub)))));
+            f.push(("interval_start", Str(r.start.to_string())));
+            f.push(("interval_end", Str(r.end.to_string())));
+        }
+        Some(k @ (Kind::V1 | Kind::V6 | Kind::LambertV13 | Kind::MySqlSwap | Kind::NewSequentialId)) => {
+            let v1 = Kind::convert(&id, k, Kind::V1)?;
+            let b = v1.as_bytes();
+            f.push(("v1", Str(v1.to_string())));
+            f.push(("gregorian_ticks", Num(k.gregorian_ticks(&id)?)));
+            f.push(("clock_seq", Num(u64::from(u16::from_be_bytes([b[8], b[9]]) & 0x3fff))));
+            f.push(("node", Str(b[10..16].iter().map(|x| format!("{x:02x}")).collect::<Vec<_>>().join(":"))));
+        }
+        Some(Kind::Locality) => {
+            let l = LocalityFields::parse(&id)?;
+            let m = l.mac_fragment;
+            f.push(("pid", Num(u64::from(l.pid))));
+            f.push(("counter", Num(u64::from(l.counter))));
+            f.push(("counter_sequential", Num(u64::from(l.counter_sequential))));
+            f.push(("mac_fragment", Str(format!("__:__:_{:x}:{:02x}:{:02x}:{:02x}", m[2], m[3], m[4], m[5]))));
+        }
+        _ => {}
+    }
+    f.push(("sqlserver", Str(Form::Sqlserver.format(id))));
+    f.push(("mysql", Str(Form::Mysql.format(id))));
+    Ok(f)
+}
+
+fn print_fields(out: &mut impl Write, fields: &[(&'static str, Value)], json: bool) -> io::Result<()> {
     if json {
-        let opt_ms = |t: Option<Timestamp>| t.map_or("null".to_string(), |t| t.unix_ms().to_string());
-        let opt_time = |t: Option<Timestamp>| t.map_or("null".to_string(), |t| json_str(&t.to_string()));
-        write!(
-            out,
-            "{{\"id\":{},\"kind\":{},\"version\":{},\"variant\":{},\"unix_ms\":{},\"time\":{},\"sqlserver\":{},\"mysql\":{}",
-            json_str(&id.to_string()),
-            json_str(kind),
-            version,
-            json_str(variant),
-            opt_ms(time),
-            opt_time(time),
-            json_str(&Form::Sqlserver.format(id)),
-            json_str(&Form::Mysql.format(id)),
-        )?;
-        if let Some(r) = &interval {
-            write!(
-                out,
-                ",\"prefix\":{},\"interval_start\":{},\"interval_end\":{}",
-                sp.prefix_of(&id),
-                json_str(&r.start.to_string()),
-                json_str(&r.end.to_string())
-            )?;
-        }
-        if kind == "v7" {
-            write!(out, ",\"counter\":{}", id.v7_counter())?;
-        }
-        writeln!(out, "}}")
+        let body: Vec<String> = fields
+            .iter()
+            .map(|(k, v)| {
+                let v = match v {
+                    Value::Str(s) => json_str(s),
+                    Value::Num(n) => n.to_string(),
+                    Value::Null => "null".to_string(),
+                };
+                format!("{}:{v}", json_str(k))
+            })
+            .collect();
+        writeln!(out, "{{{}}}", body.join(","))
     } else {
-        writeln!(out, "{id}")?;
-        writeln!(out, "  kind:      {kind}")?;
-        writeln!(out, "  version:   {version:x}")?;
-        writeln!(out, "  variant:   {variant}")?;
-        if let Some(t) = time {
-            writeln!(out, "  time:      {t} (unix_ms {})", t.unix_ms())?;
-            writeln!(out, "  counter:   {}", id.v7_counter())?;
+        for (k, v) in fields {
+            match v {
+                Value::Str(s) if *k == "id" => writeln!(out, "{s}")?,
+                Value::Str(s) => writeln!(out, "  {:<19}{s}", format!("{k}:"))?,
+                Value::Num(n) => writeln!(out, "  {:<19}{n}", format!("{k}:"))?,
+                Value::Null => {}
+            }
         }
-        if let Some(r) = interval {
-            writeln!(out, "  prefix:    {:#x}", sp.prefix_of(&id))?;
-            writeln!(out, "  interval:  {} .. {} (nearest to {near})", r.start, r.end)?;
-        }
-        writeln!(out, "  sqlserver: {}", Form::Sqlserver.format(id))?;
-        writeln!(out, "  mysql:     {}", Form::Mysql.format(id))
+        Ok(())
     }
 }

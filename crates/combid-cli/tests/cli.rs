@@ -104,7 +104,7 @@ fn inspect_json_short_prefix_and_plain_uuid() {
             "--near",
             "2022-03-18T05:30:00Z",
             "0064ffff-ffff-8fff-bfff-ffffffffffff",
-            "6ba7b810-9dad-11d1-80b4-00c04fd430c8",
+            "919108f7-52d1-4320-9bac-f847db4148a8",
         ],
         None,
     );
@@ -116,7 +116,8 @@ fn inspect_json_short_prefix_and_plain_uuid() {
     assert_eq!(rows[0]["interval_start"], "2022-03-18T05:24:00.000Z");
     assert_eq!(rows[0]["unix_ms"], serde_json::Value::Null);
     assert_eq!(rows[1]["kind"], "uuid");
-    assert_eq!(rows[1]["version"], 1);
+    assert_eq!(rows[1]["version"], 4);
+    assert_eq!(rows[1]["time"], serde_json::Value::Null);
 }
 
 #[test]
@@ -187,5 +188,114 @@ fn malformed_arguments_fail_cleanly() {
         assert_eq!(out.status.code(), Some(*code), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(message), "{args:?}: {err}");
+    }
+}
+
+fn json_lines(out: &Output) -> Vec<serde_json::Value> {
+    lines(out).iter().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}"))).collect()
+}
+
+#[test]
+fn inspect_detects_the_seed_kinds() {
+    let out = combid(
+        &[
+            "inspect",
+            "--json",
+            "20be0ffc-314a-bd53-7a50-013a65ca76d2",
+            "d76b58b9-6220-11e1-b36c-cc52afc9f2ed",
+            "1ec9414c-232a-6b00-b3c8-9f6bdeced846",
+            "1e1624e7-5e1f-d27f-a11d-ed65de8970f6",
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rows = json_lines(&out);
+    assert_eq!(rows[0]["kind"], "locality");
+    assert_eq!(rows[0]["pid"], 12_618);
+    assert_eq!(rows[0]["counter"], 3_488_672_514u64);
+    assert_eq!(rows[0]["mac_fragment"], "__:__:_d:53:7a:50");
+    assert_eq!(rows[0]["unix_ms"], 1_350_327_498_450u64);
+    assert_eq!(rows[0]["time"], "2012-10-15T18:58:18.450Z");
+    assert_eq!(rows[1]["kind"], "v1");
+    assert_eq!(rows[1]["gregorian_ticks"], 135_497_356_990_437_561u64);
+    assert_eq!(rows[1]["node"], "cc:52:af:c9:f2:ed");
+    assert_eq!(rows[1]["time"], "2012-02-28T15:28:19.043Z");
+    assert_eq!(rows[2]["kind"], "v6");
+    assert_eq!(rows[2]["v1"], "c232ab00-9414-11ec-b3c8-9f6bdeced846");
+    assert_eq!(rows[2]["time"], "2022-02-22T19:22:22.000Z");
+    assert_eq!(rows[3]["kind"], "lambert-v13");
+}
+
+#[test]
+fn inspect_as_kind() {
+    let cases = [
+        ("rtcomb-legacy", "E25AFE33-DB2D-4502-9BF0-919001862CC4", "2002-01-10T23:40:35.000Z"),
+        ("rtcomb-sql", "d01c25cc-63a7-47cc-b5ba-018e5f3bff48", "2024-03-21T04:19:11.304Z"),
+        ("newsequentialid", "B9586BD7-2062-E111-B36C-CC52AFC9F2ED", "2012-02-28T15:28:19.043Z"),
+    ];
+    for (kind, id, time) in cases {
+        let out = combid(&["inspect", "--json", "--as", kind, id], None);
+        assert!(out.status.success(), "{kind}");
+        let row = &json_lines(&out)[0];
+        assert_eq!(row["kind"], kind);
+        assert_eq!(row["time"], time, "{kind}");
+    }
+    // An id that is not of the kind named: an error on stderr, exit 1.
+    let out = combid(&["inspect", "--as", "v1", "017f22e2-79b0-7cc3-98c4-dc0c0c07398f"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("expected version 1, found version 7"));
+    // Text output names the fields too.
+    let out = combid(&["inspect", "20be0ffc-314a-bd53-7a50-013a65ca76d2"], None);
+    let text = lines(&out).join("\n");
+    assert!(
+        text.contains("pid:") && text.contains("12618") && text.contains("kind:") && text.contains("locality"),
+        "{text}"
+    );
+}
+
+#[test]
+fn convert_between_kinds() {
+    let cases = [
+        ("newsequentialid", "v1", "B9586BD7-2062-E111-B36C-CC52AFC9F2ED", "d76b58b9-6220-11e1-b36c-cc52afc9f2ed"),
+        ("v1", "v6", "c232ab00-9414-11ec-b3c8-9f6bdeced846", "1ec9414c-232a-6b00-b3c8-9f6bdeced846"),
+        ("v1", "mysql-swap", "58e0a7d7-eebc-11d8-9669-0800200c9a66", "11d8eebc-58e0-a7d7-9669-0800200c9a66"),
+        ("rtcomb-sql", "rtcomb-sql", "d01c25cc-63a7-47cc-b5ba-018e5f3bff48", "d01c25cc-63a7-47cc-b5ba-018e5f3bff48"),
+    ];
+    for (from, to, input, want) in cases {
+        let out = combid(&["convert", "--from", from, "--to", to, input], None);
+        assert!(out.status.success(), "{from} -> {to}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(lines(&out), [want], "{from} -> {to}");
+    }
+    // RT.Comb Sql -> public id -> back.
+    let out =
+        combid(&["convert", "--from", "rtcomb-sql", "--to", "canonical", "d01c25cc-63a7-47cc-b5ba-018e5f3bff48"], None);
+    let public = lines(&out)[0].clone();
+    let id: Comb = public.parse().expect("id");
+    assert_eq!(id.version(), 7);
+    let back = combid(&["convert", "--from", "canonical", "--to", "rtcomb-sql", &public], None);
+    assert_eq!(lines(&back), ["d01c25cc-63a7-47cc-b5ba-018e5f3bff48"]);
+    // Lossy: a clear error, exit 1.
+    let out =
+        combid(&["convert", "--from", "rtcomb-legacy", "--to", "v7", "E25AFE33-DB2D-4502-9BF0-919001862CC4"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no lossless conversion from rtcomb-legacy to v7"));
+    let out = combid(&["convert", "--from", "v8", "--to", "v7", "x"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown form or kind"));
+}
+
+#[test]
+fn new_every_kind() {
+    for kind in combid::Kind::ALL {
+        let out = combid(&["new", "-n", "3", "--kind", kind.name()], None);
+        assert!(out.status.success(), "{kind}: {}", String::from_utf8_lossy(&out.stderr));
+        let ids = lines(&out);
+        assert_eq!(ids.len(), 3, "{kind}");
+        for text in ids {
+            let id: Comb = text.parse().expect("id");
+            kind.check(&id).unwrap_or_else(|e| panic!("{kind}: {text}: {e}"));
+            let round = combid(&["inspect", "--json", "--as", kind.name(), &text], None);
+            assert!(round.status.success(), "{kind}: {text}");
+        }
     }
 }
