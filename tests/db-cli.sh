@@ -79,6 +79,22 @@ else
   echo "note: this MariaDB has no UUID type (before 10.7): that leg does not apply"
 fi
 
+# `combid sql DIALECT --up` installs the database-side functions as printed; their ids are
+# v7 ids the CLI reads, carrying the database's clock.
+"$bin" sql postgres --up | pg >/dev/null
+pg_id=$(pg -c "SELECT combid_v7()")
+pg_kind=$("$bin" inspect --json "$pg_id" | sed -E 's/.*"kind":"([^"]+)".*/\1/')
+check_eq "PostgreSQL combid_v7() makes a v7 id" "v7" "$pg_kind"
+pg_gap=$(pg -c "SELECT abs(combid_unix_ms('$pg_id') - (extract(epoch FROM clock_timestamp()) * 1000)::bigint) < 5000")
+check_eq "PostgreSQL combid_unix_ms reads its time" "t" "$pg_gap"
+"$bin" sql mysql --down | my
+"$bin" sql mysql --up | my
+my_id=$(my -e "SELECT HEX(combid_v7())" | "$bin" convert --from mysql --to canonical)
+my_kind=$("$bin" inspect --json "$my_id" | sed -E 's/.*"kind":"([^"]+)".*/\1/')
+check_eq "MariaDB combid_v7() makes a v7 id" "v7" "$my_kind"
+my_ms=$("$bin" inspect --json "$my_id" | sed -E 's/.*"unix_ms":([0-9]+).*/\1/')
+check_eq "MariaDB combid_unix_ms agrees with the CLI" "$my_ms" "$(my -e "SELECT combid_unix_ms(UNHEX('$("$bin" convert --from canonical --to mysql "$my_id")'))")"
+
 # SQLite BLOB (the command-line client; the Rust adapters test it embedded).
 if command -v sqlite3 >/dev/null 2>&1; then
   { echo "CREATE TABLE t (id BLOB PRIMARY KEY);"

@@ -5,6 +5,7 @@
 //! combid convert --from FORM|KIND --to FORM|KIND [ID...]    (ids from stdin when none given)
 //! combid inspect [--json] [--as KIND] [--near RFC3339] [ID...]
 //! combid validate [--now RFC3339] [--past DUR] [--future DUR] [--kind v7|short-prefix] ID...
+//! combid sql postgres|mysql|sqlite [--up|--down]
 //! ```
 //!
 //! Exit status: 0 on success; 1 when an id is malformed or invalid; 2 for a usage error.
@@ -14,6 +15,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+use combid::sql::Dialect;
 use combid::{
     Comb, Expected, Kind, LocalityFields, ShortPrefix, ShortPrefixGenerator, Timestamp, V7Generator, Validator,
 };
@@ -95,6 +97,31 @@ enum Command {
         /// Ids to check; read from standard input when none are given.
         ids: Vec<String>,
     },
+    /// Print migration SQL: column DDL, database-side generator and timestamp functions,
+    /// data conversions.
+    Sql {
+        /// postgres, mysql (MySQL 8 and MariaDB) or sqlite.
+        #[arg(value_parser = parse_dialect)]
+        dialect: Dialect,
+        #[command(flatten)]
+        part: SqlPart,
+    },
+}
+
+fn parse_dialect(s: &str) -> Result<Dialect, String> {
+    s.parse().map_err(|e: combid::Error| e.to_string())
+}
+
+/// Which part of the migration SQL to print.
+#[derive(Args, Debug, Clone, Copy)]
+#[group(multiple = false)]
+struct SqlPart {
+    /// Only the statements that install the database-side functions.
+    #[arg(long)]
+    up: bool,
+    /// Only the statements that drop them.
+    #[arg(long)]
+    down: bool,
 }
 
 /// Settings of a short prefix COMB.
@@ -227,6 +254,17 @@ fn run(command: Command, out: &mut impl Write) -> Result<bool, String> {
                 }
             }
             Ok(all_ok)
+        }
+        Command::Sql { dialect, part } => {
+            let text = if part.up {
+                dialect.install_functions().to_string()
+            } else if part.down {
+                dialect.drop_functions().to_string()
+            } else {
+                dialect.migration_text()
+            };
+            out.write_all(text.as_bytes()).map_err(io_err)?;
+            Ok(true)
         }
         Command::Validate { now, past, future, kind, short, ids } => {
             let expected = match kind {

@@ -299,3 +299,25 @@ fn new_every_kind() {
         }
     }
 }
+
+#[test]
+fn sql_prints_migrations() {
+    let out = combid(&["sql", "postgres", "--up"], None);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("CREATE OR REPLACE FUNCTION combid_v7() RETURNS uuid"), "{text}");
+    let out = combid(&["sql", "mariadb"], None);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("CREATE FUNCTION combid_v7()")
+            && text.contains("CREATE TRIGGER")
+            && text.contains("UNHEX(REPLACE(")
+    );
+    let out = combid(&["sql", "sqlite"], None);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("SQLite has no stored functions"));
+    let out = combid(&["sql", "oracle"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("postgres, mysql or sqlite"));
+    let out = combid(&["sql", "postgres", "--up", "--down"], None);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -37,6 +37,8 @@ pub enum ErrorKind {
     Config,
     /// No lossless conversion exists between the two kinds, or the id lacks what one needs.
     Conversion,
+    /// A database `NULL` where an id is required.
+    Null,
 }
 
 /// The error type of every fallible operation in this crate.
@@ -69,6 +71,18 @@ pub(crate) enum Kind {
     ByteLength {
         found: usize,
     },
+    /// A binary column holding what looks like UUID text.
+    BinaryHoldsText {
+        found: usize,
+    },
+    /// Neither 16 bytes nor the length of UUID text.
+    BinaryOrTextLength {
+        found: usize,
+    },
+    /// A NULL where an id is required.
+    UnexpectedNull,
+    /// A text column whose value is not UTF-8.
+    TextNotUtf8,
     Version {
         expected: u8,
         found: u8,
@@ -125,7 +139,11 @@ impl Error {
             | Kind::ParseGroup { .. }
             | Kind::ParseBrace
             | Kind::ParseUrn => ErrorKind::Parse,
-            Kind::ByteLength { .. } => ErrorKind::ByteLength,
+            Kind::ByteLength { .. } | Kind::BinaryHoldsText { .. } | Kind::BinaryOrTextLength { .. } => {
+                ErrorKind::ByteLength
+            }
+            Kind::TextNotUtf8 => ErrorKind::Parse,
+            Kind::UnexpectedNull => ErrorKind::Null,
             Kind::Version { .. } => ErrorKind::Version,
             Kind::Variant { .. } => ErrorKind::Variant,
             Kind::TooOld { .. } | Kind::PrefixTooOld { .. } => ErrorKind::TooOld,
@@ -134,6 +152,17 @@ impl Error {
             Kind::Config { .. } => ErrorKind::Config,
             Kind::NotLossless { .. } | Kind::NotLosslessBase { .. } => ErrorKind::Conversion,
         }
+    }
+
+    /// The error for a database `NULL` read into a non-optional id: for adapter crates, so
+    /// every backend reports it the same way.
+    ///
+    /// ```
+    /// let e = combid::Error::unexpected_null();
+    /// assert_eq!(e.kind(), combid::ErrorKind::Null);
+    /// ```
+    pub fn unexpected_null() -> Self {
+        Error(Kind::UnexpectedNull)
     }
 
     pub(crate) fn out_of_range(what: &'static str, value: impl fmt::Display, range: &'static str) -> Self {
@@ -164,6 +193,19 @@ impl fmt::Display for Error {
             Kind::ByteLength { found } => {
                 write!(f, "invalid UUID byte length: expected 16 bytes, found {found}")
             }
+            Kind::BinaryHoldsText { found } => write!(
+                f,
+                "invalid UUID byte length: expected 16 bytes in a binary column, found {found}: this looks like \
+                 UUID text stored in a binary column (convert it with UNHEX(REPLACE(col, '-', '')))"
+            ),
+            Kind::BinaryOrTextLength { found } => write!(
+                f,
+                "invalid UUID value: expected 16 bytes or UUID text (32 to 45 characters), found {found} bytes"
+            ),
+            Kind::UnexpectedNull => {
+                f.write_str("unexpected NULL: expected an id; read a nullable column into an Option of the id type")
+            }
+            Kind::TextNotUtf8 => f.write_str("invalid UUID text: the column value is not UTF-8"),
             Kind::Version { expected, found } => {
                 write!(f, "wrong UUID version: expected version {expected:x}, found version {found:x}")
             }

@@ -57,6 +57,7 @@ mod parse;
 mod rng;
 mod rtcomb;
 mod short_prefix;
+pub mod sql;
 mod stored;
 mod time;
 mod v1;
@@ -74,7 +75,7 @@ pub use locality::{LOCALITY_INCREMENT, LocalityFields, LocalityGenerator, Locali
 pub use rng::{RandomSource, SeededRandom, ThreadRandom};
 pub use rtcomb::{NoRepeatClock, RtCombLayout};
 pub use short_prefix::{ShortPrefix, ShortPrefixGenerator};
-pub use stored::{Backend, sqlserver_cmp};
+pub use stored::{Backend, ColumnKind, sqlserver_cmp};
 pub use time::Timestamp;
 pub use v1::{GREGORIAN_TO_UNIX_100NS, V1Generator};
 pub use v7::V7Generator;

@@ -79,7 +79,57 @@ impl Backend {
     }
 }
 
+/// What kind of column a database value came from, for [`Comb::from_column`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ColumnKind {
+    /// `uuid` (binary wire format), `BINARY(16)`, `BLOB`: exactly 16 bytes.
+    Binary,
+    /// `CHAR(36)`, `TEXT`, PostgreSQL's text format: UUID text.
+    Text,
+    /// A column that may hold either, and does not say which: MySQL's result metadata flags
+    /// MariaDB's `UUID` type (sent as 36 characters of text) as binary, like `BINARY(16)`.
+    /// 16 bytes are the id's bytes; anything else must be UUID text.
+    BinaryOrText,
+}
+
 impl Comb {
+    /// The public id in a database column value (PostgreSQL, MySQL/MariaDB and SQLite store
+    /// the public bytes): 16 bytes from a binary column, any accepted UUID text from a text
+    /// column. The shared decoding of every adapter crate, so all give the same errors.
+    ///
+    /// ```
+    /// use combid::{ColumnKind, Comb, ErrorKind};
+    ///
+    /// let id: Comb = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f".parse()?;
+    /// assert_eq!(Comb::from_column(id.as_bytes(), ColumnKind::Binary)?, id);
+    /// assert_eq!(Comb::from_column(id.to_string().as_bytes(), ColumnKind::Text)?, id);
+    /// let err = Comb::from_column(id.to_string().as_bytes(), ColumnKind::Binary).unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::ByteLength);
+    /// assert!(err.to_string().contains("looks like UUID text stored in a binary column"));
+    /// # Ok::<(), combid::Error>(())
+    /// ```
+    pub fn from_column(value: &[u8], column: ColumnKind) -> Result<Comb, Error> {
+        match column {
+            ColumnKind::Binary => match value.len() {
+                16 => Comb::from_slice(value),
+                n @ (32 | 36 | 38 | 45)
+                    if value.is_ascii() && core::str::from_utf8(value).is_ok_and(|s| s.parse::<Comb>().is_ok()) =>
+                {
+                    Err(Error(crate::error::Kind::BinaryHoldsText { found: n }))
+                }
+                _ => Comb::from_slice(value),
+            },
+            ColumnKind::Text => {
+                core::str::from_utf8(value).map_err(|_| Error(crate::error::Kind::TextNotUtf8))?.trim().parse()
+            }
+            ColumnKind::BinaryOrText => match value.len() {
+                16 => Comb::from_slice(value),
+                32 | 36 | 38 | 45 if value.is_ascii() => Comb::from_column(value, ColumnKind::Text),
+                found => Err(Error(crate::error::Kind::BinaryOrTextLength { found })),
+            },
+        }
+    }
+
     /// The SQL Server stored form, in display byte order (the bytes of the GUID string SQL
     /// Server shows, and of the `uuid::Uuid` to hand to tiberius).
     ///
