@@ -5,7 +5,7 @@
 //! combid convert --from FORM|KIND --to FORM|KIND [ID...]    (ids from stdin when none given)
 //! combid inspect [--json] [--as KIND] [--near RFC3339] [ID...]
 //! combid validate [--now RFC3339] [--past DUR] [--future DUR] [--kind v7|short-prefix] ID...
-//! combid sql postgres|mysql|sqlite [--up|--down]
+//! combid sql postgres|mysql|sqlite|mssql [--up|--down]
 //! ```
 //!
 //! Exit status: 0 on success; 1 when an id is malformed or invalid; 2 for a usage error.
@@ -100,7 +100,8 @@ enum Command {
     /// Print migration SQL: column DDL, database-side generator and timestamp functions,
     /// data conversions.
     Sql {
-        /// postgres, mysql (MySQL 8 and MariaDB) or sqlite.
+        /// postgres, mysql (MySQL 8 and MariaDB), sqlite or mssql (SQL Server, batches
+        /// separated by GO lines).
         #[arg(value_parser = parse_dialect)]
         dialect: Dialect,
         #[command(flatten)]

@@ -102,8 +102,6 @@ mod wrappers;
 mod mysql;
 #[cfg(feature = "postgres")]
 mod postgres;
-#[cfg(feature = "serde")]
-mod serde;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 

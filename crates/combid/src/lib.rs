@@ -53,6 +53,7 @@ mod comb;
 mod error;
 mod kind;
 mod locality;
+mod macros;
 mod parse;
 mod rng;
 mod rtcomb;

@@ -17,11 +17,14 @@ pub enum Dialect {
     MySql,
     /// SQLite 3.
     Sqlite,
+    /// Microsoft SQL Server 2016 or later (`DATEDIFF_BIG`), `uniqueidentifier` in the
+    /// suffix stored form ([`Comb::to_sqlserver_bytes`](crate::Comb::to_sqlserver_bytes)).
+    SqlServer,
 }
 
 impl Dialect {
     /// Every dialect.
-    pub const ALL: [Dialect; 3] = [Dialect::Postgres, Dialect::MySql, Dialect::Sqlite];
+    pub const ALL: [Dialect; 4] = [Dialect::Postgres, Dialect::MySql, Dialect::Sqlite, Dialect::SqlServer];
 
     /// The dialect's name as the CLI spells it: `postgres`, `mysql`, `sqlite`.
     pub const fn name(self) -> &'static str {
@@ -29,6 +32,7 @@ impl Dialect {
             Dialect::Postgres => "postgres",
             Dialect::MySql => "mysql",
             Dialect::Sqlite => "sqlite",
+            Dialect::SqlServer => "mssql",
         }
     }
 
@@ -38,6 +42,7 @@ impl Dialect {
             Dialect::Postgres => "uuid",
             Dialect::MySql => "BINARY(16)",
             Dialect::Sqlite => "BLOB",
+            Dialect::SqlServer => "uniqueidentifier",
         }
     }
 
@@ -57,6 +62,7 @@ impl Dialect {
             Dialect::Postgres => format!("{name} uuid PRIMARY KEY DEFAULT combid_v7()"),
             Dialect::MySql => format!("{name} BINARY(16) NOT NULL PRIMARY KEY"),
             Dialect::Sqlite => format!("{name} BLOB NOT NULL PRIMARY KEY CHECK (length({name}) = 16)"),
+            Dialect::SqlServer => format!("{name} uniqueidentifier NOT NULL PRIMARY KEY DEFAULT dbo.combid_v7()"),
         }
     }
 
@@ -93,17 +99,23 @@ impl Dialect {
     ///   other milliseconds by time; within one millisecond they are ordered to the
     ///   microsecond, not strictly as the Rust generator's counter orders its own.
     /// - `combid_unix_ms(id)`: the milliseconds a v7 id carries.
-    /// - `combid_time(id)`: the same as a timestamp (PostgreSQL `timestamptz`; MySQL a
-    ///   `DATETIME(3)` in UTC).
+    /// - `combid_time(id)`: the same as a timestamp (PostgreSQL `timestamptz`; MySQL and SQL
+    ///   Server a `DATETIME(3)`/`DATETIME2(3)` in UTC).
+    /// - SQL Server: the functions are in `dbo` and make the stored (suffix) form; a view
+    ///   `dbo.combid_random` supplies `NEWID()`, which functions may not call, and
+    ///   `dbo.combid_from_rtcomb_sql(id)` converts RT.Comb `Sql` values
+    ///   ([`mssql_convert_rtcomb_sql`]). Its text is in batches separated by `GO` lines
+    ///   ([`batches`]).
     ///
-    /// Each statement is a single SQL statement (no `DELIMITER` needed), so the text runs as
-    /// it is in a `sqlx::migrate!` or `diesel migration` file, or in the `psql`/`mysql`
-    /// clients.
+    /// For PostgreSQL and MySQL each statement is a single SQL statement (no `DELIMITER`
+    /// needed), so the text runs as it is in a `sqlx::migrate!` or `diesel migration` file, or
+    /// in the `psql`/`mysql` clients.
     pub const fn install_functions(self) -> &'static str {
         match self {
             Dialect::Postgres => PG_FUNCTIONS,
             Dialect::MySql => MYSQL_FUNCTIONS,
             Dialect::Sqlite => "",
+            Dialect::SqlServer => MSSQL_FUNCTIONS,
         }
     }
 
@@ -119,9 +131,24 @@ impl Dialect {
                  DROP FUNCTION IF EXISTS combid_v7;\nDROP FUNCTION IF EXISTS combid_v7_from;\n"
             }
             Dialect::Sqlite => "",
+            Dialect::SqlServer => {
+                "DROP FUNCTION IF EXISTS dbo.combid_from_rtcomb_sql;\nGO\nDROP FUNCTION IF EXISTS dbo.combid_time;\nGO\n\
+                 DROP FUNCTION IF EXISTS dbo.combid_unix_ms;\nGO\nDROP FUNCTION IF EXISTS dbo.combid_v7;\nGO\n\
+                 DROP VIEW IF EXISTS dbo.combid_random;\nGO\n"
+            }
         }
     }
 
+    /// The batches of an SQL text: SQL Server needs each `CREATE FUNCTION` in a batch of its
+    /// own, and its texts here separate batches with `GO` lines (as `sqlcmd` does); run each
+    /// batch on its own (`tiberius::Client::simple_query`). Other dialects' texts are one batch.
+    ///
+    /// ```
+    /// use combid::sql::{Dialect, batches};
+    ///
+    /// assert_eq!(batches(Dialect::SqlServer.install_functions()).count(), 5);
+    /// assert_eq!(batches(Dialect::Postgres.install_functions()).count(), 1);
+    /// ```
     /// An SQL expression for the Unix milliseconds a v7 id in `column` carries; on SQLite,
     /// which has no stored functions, the whole computation is spelled out.
     ///
@@ -134,6 +161,7 @@ impl Dialect {
     pub fn unix_ms_expr(self, column: &str) -> String {
         match self {
             Dialect::Postgres | Dialect::MySql => format!("combid_unix_ms({column})"),
+            Dialect::SqlServer => format!("dbo.combid_unix_ms({column})"),
             Dialect::Sqlite => {
                 let digits: Vec<String> = (0..12)
                     .map(|i| {
@@ -179,6 +207,11 @@ impl Dialect {
             s.push_str(&trigger);
             s.push_str(";\n");
         }
+        if self == Dialect::SqlServer {
+            s.push_str("\n-- Converting a column `id` of table `dbo.t` filled by RT.Comb's Sql provider:\n-- ");
+            s.push_str(mssql_convert_rtcomb_sql("dbo.t", "id").trim_end());
+            s.push('\n');
+        }
         if self == Dialect::MySql {
             s.push_str("\n-- Converting an existing CHAR(36) UUID key column `id` of table `t` to BINARY(16):\n-- ");
             s.push_str(&mysql_char36_to_binary16("t", "id").trim_end().replace('\n', "\n-- "));
@@ -203,7 +236,8 @@ impl FromStr for Dialect {
             "postgres" | "postgresql" | "pg" => Ok(Dialect::Postgres),
             "mysql" | "mariadb" => Ok(Dialect::MySql),
             "sqlite" | "sqlite3" => Ok(Dialect::Sqlite),
-            _ => Err(Error::config("SQL dialect", format!("{s:?}"), "postgres, mysql or sqlite")),
+            "mssql" | "sqlserver" | "tsql" => Ok(Dialect::SqlServer),
+            _ => Err(Error::config("SQL dialect", format!("{s:?}"), "postgres, mysql, sqlite or mssql")),
         }
     }
 }
@@ -248,6 +282,115 @@ CREATE FUNCTION combid_time(id BINARY(16)) RETURNS DATETIME(3)
   RETURN TIMESTAMPADD(MICROSECOND, combid_unix_ms(id) * 1000, TIMESTAMP('1970-01-01 00:00:00'));
 ";
 
+/// The batches of an SQL text, split at lines that read `GO` (SQL Server); trimmed, empty
+/// ones dropped.
+///
+/// ```
+/// use combid::sql::{Dialect, batches};
+///
+/// assert_eq!(batches(Dialect::SqlServer.install_functions()).count(), 5);
+/// assert_eq!(batches(Dialect::Postgres.install_functions()).count(), 1);
+/// assert_eq!(batches("SELECT 1\nGO\n\nSELECT 2\ngo\n").collect::<Vec<_>>(), ["SELECT 1", "SELECT 2"]);
+/// ```
+pub fn batches(text: &str) -> impl Iterator<Item = String> + '_ {
+    let mut lines = text.lines().peekable();
+    core::iter::from_fn(move || {
+        loop {
+            let mut batch = String::new();
+            let mut ended = false;
+            for line in lines.by_ref() {
+                if line.trim().eq_ignore_ascii_case("go") {
+                    ended = true;
+                    break;
+                }
+                batch.push_str(line);
+                batch.push('\n');
+            }
+            let trimmed = batch.trim();
+            if !trimmed.is_empty() {
+                return Some(trimmed.to_string());
+            }
+            if !ended && lines.peek().is_none() {
+                return None;
+            }
+        }
+    })
+}
+
+/// SQL Server: the statement that converts a `uniqueidentifier` column filled by RT.Comb's
+/// `Sql` provider to combid's stored form, so the rows read as public ids (the lossless
+/// conversion of [`Kind::RtCombSql`](crate::Kind::RtCombSql) to v7, in T-SQL). Needs the
+/// functions of [`Dialect::install_functions`]. Only rows that still look like RT.Comb's
+/// (version 4 and RFC variant bytes where RT.Comb has them) are converted, so running it
+/// twice changes nothing the second time.
+///
+/// ```
+/// let sql = combid::sql::mssql_convert_rtcomb_sql("dbo.orders", "id");
+/// assert!(sql.starts_with("UPDATE dbo.orders SET [id] = dbo.combid_from_rtcomb_sql([id]) WHERE "));
+/// ```
+pub fn mssql_convert_rtcomb_sql(table: &str, column: &str) -> String {
+    let c = format!("[{}]", column.replace(']', "]]"));
+    let version = format!("SUBSTRING(CAST({c} AS BINARY(16)), 8, 1)");
+    let variant = format!("SUBSTRING(CAST({c} AS BINARY(16)), 9, 1)");
+    format!(
+        "UPDATE {table} SET {c} = dbo.combid_from_rtcomb_sql({c}) WHERE {version} >= 0x40 AND {version} < 0x50 \
+         AND {variant} >= 0x80 AND {variant} < 0xC0;\n"
+    )
+}
+
+const MSSQL_FUNCTIONS: &str = "CREATE OR ALTER VIEW dbo.combid_random AS SELECT CAST(NEWID() AS BINARY(16)) AS r;
+GO
+CREATE OR ALTER FUNCTION dbo.combid_v7() RETURNS uniqueidentifier AS
+BEGIN
+  -- NEWID() is not allowed in a function; a view over it is.
+  DECLARE @r BINARY(16) = (SELECT r FROM dbo.combid_random);
+  DECLARE @now DATETIME2(7) = SYSUTCDATETIME();
+  DECLARE @ms BIGINT = DATEDIFF_BIG(MILLISECOND, '1970-01-01', @now);
+  DECLARE @sub INT = (DATEPART(MICROSECOND, @now) % 1000) * 4096 / 1000;
+  -- The stored form of the v7 id p0..p15, in SQL Server's own byte order:
+  -- p12..p15, p10 p11, p8 p9, p6 p7, p0..p5 (the milliseconds, compared first).
+  RETURN CAST(
+      SUBSTRING(@r, 1, 6)
+    + CAST(0x80 | (CAST(SUBSTRING(@r, 7, 1) AS INT) & 0x3F) AS BINARY(1))
+    + SUBSTRING(@r, 8, 1)
+    + CAST(0x70 | (@sub / 256) AS BINARY(1))
+    + CAST(@sub % 256 AS BINARY(1))
+    + CAST(@ms AS BINARY(6))
+    AS uniqueidentifier);
+END;
+GO
+CREATE OR ALTER FUNCTION dbo.combid_unix_ms(@id uniqueidentifier) RETURNS BIGINT AS
+BEGIN
+  RETURN CAST(0x0000 + SUBSTRING(CAST(@id AS BINARY(16)), 11, 6) AS BIGINT);
+END;
+GO
+CREATE OR ALTER FUNCTION dbo.combid_time(@id uniqueidentifier) RETURNS DATETIME2(3) AS
+BEGIN
+  DECLARE @ms BIGINT = dbo.combid_unix_ms(@id);
+  RETURN DATEADD(MILLISECOND, @ms % 86400000, DATEADD(DAY, @ms / 86400000, CAST('1970-01-01' AS DATETIME2(3))));
+END;
+GO
+CREATE OR ALTER FUNCTION dbo.combid_from_rtcomb_sql(@id uniqueidentifier) RETURNS uniqueidentifier AS
+BEGIN
+  -- RT.Comb Sql (a v4 GUID, ms in bytes 11..16 of the BINARY(16)) to combid's stored form of
+  -- the same id as v7: only bytes 7..10 change.
+  DECLARE @b BINARY(16) = CAST(@id AS BINARY(16));
+  DECLARE @a INT = CAST(SUBSTRING(@b, 9, 1) AS INT) & 0x3F;
+  DECLARE @bb INT = CAST(SUBSTRING(@b, 10, 1) AS INT);
+  DECLARE @c INT = CAST(SUBSTRING(@b, 7, 1) AS INT);
+  DECLARE @d INT = CAST(SUBSTRING(@b, 8, 1) AS INT) & 0x0F;
+  RETURN CAST(
+      SUBSTRING(@b, 1, 6)
+    + CAST(0x80 | ((@bb % 4) * 16 + @c / 16) AS BINARY(1))
+    + CAST((@c % 16) * 16 + @d AS BINARY(1))
+    + CAST(0x70 | (@a / 4) AS BINARY(1))
+    + CAST((@a % 4) * 64 + @bb / 4 AS BINARY(1))
+    + SUBSTRING(@b, 11, 6)
+    AS uniqueidentifier);
+END;
+GO
+";
+
 /// Statements that convert a MySQL/MariaDB `CHAR(36)` (or `VARCHAR(36)`) UUID column to
 /// `BINARY(16)` holding the same ids, keeping the column name and its primary key.
 ///
@@ -286,7 +429,7 @@ mod tests {
             assert_eq!(d.name().parse::<Dialect>(), Ok(d));
         }
         assert_eq!("MariaDB".parse::<Dialect>(), Ok(Dialect::MySql));
-        assert!("oracle".parse::<Dialect>().unwrap_err().to_string().contains("postgres, mysql or sqlite"));
+        assert!("oracle".parse::<Dialect>().unwrap_err().to_string().contains("postgres, mysql, sqlite or mssql"));
     }
 
     #[test]
