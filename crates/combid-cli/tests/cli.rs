@@ -317,7 +317,16 @@ fn sql_prints_migrations() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("SQLite has no stored functions"));
     let out = combid(&["sql", "oracle"], None);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("postgres, mysql or sqlite"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("postgres, mysql, sqlite or mssql"));
     let out = combid(&["sql", "postgres", "--up", "--down"], None);
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn sql_for_sql_server_is_in_batches() {
+    let out = combid(&["sql", "mssql", "--up"], None);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.lines().filter(|l| l.trim() == "GO").count(), 5, "{text}");
+    assert!(text.contains("CREATE OR ALTER FUNCTION dbo.combid_v7() RETURNS uniqueidentifier"));
 }
