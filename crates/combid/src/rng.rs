@@ -37,18 +37,70 @@ impl<R: RandomSource + ?Sized> RandomSource for std::sync::Arc<R> {
 /// ChaCha12, reseeded from the OS every 64 KiB of output).
 ///
 /// Each thread has its own state, so many threads draw from it with no lock.
+///
+/// **Fork-safe**: a forked child process starts with a copy of its parent's generator
+/// state, which would make parent and child draw the same bits and so the same ids.
+/// `ThreadRandom` registers a `pthread_atfork` handler and reseeds from the OS in the child
+/// before its first draw (`rand` 0.10 does not do this itself).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ThreadRandom;
 
 impl RandomSource for ThreadRandom {
     #[inline]
     fn next_u64(&self) -> u64 {
-        rand::rng().next_u64()
+        fork::thread_rng().next_u64()
     }
 
     #[inline]
     fn fill_bytes(&self, dest: &mut [u8]) {
-        rand::rng().fill_bytes(dest)
+        fork::thread_rng().fill_bytes(dest)
+    }
+}
+
+#[cfg(unix)]
+mod fork {
+    use std::cell::Cell;
+    use std::sync::Once;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    /// Bumped in every child process right after `fork()`.
+    static FORK_EPOCH: AtomicU64 = AtomicU64::new(0);
+    static REGISTER: Once = Once::new();
+
+    thread_local! {
+        static SEEN_EPOCH: Cell<u64> = const { Cell::new(0) };
+    }
+
+    extern "C" fn in_child_after_fork() {
+        // Async-signal-safe: one atomic add.
+        FORK_EPOCH.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// `rand::rng()`, reseeded first if this process was forked since this thread last drew.
+    #[inline]
+    pub(super) fn thread_rng() -> rand::rngs::ThreadRng {
+        REGISTER.call_once(|| {
+            // SAFETY: registers a handler that only does an atomic add; no prepare/parent hooks.
+            // A failure (ENOMEM) leaves fork detection off, which is no worse than `rand` alone.
+            let _ = unsafe { libc::pthread_atfork(None, None, Some(in_child_after_fork)) };
+        });
+        let mut rng = rand::rng();
+        let epoch = FORK_EPOCH.load(Ordering::Relaxed);
+        if SEEN_EPOCH.with(Cell::get) != epoch {
+            // A failed reseed keeps the old state; the OS source failing is the only cause.
+            let _ = rng.reseed();
+            SEEN_EPOCH.with(|s| s.set(epoch));
+        }
+        rng
+    }
+}
+
+#[cfg(not(unix))]
+mod fork {
+    /// No `fork()` on this platform.
+    #[inline]
+    pub(super) fn thread_rng() -> rand::rngs::ThreadRng {
+        rand::rng()
     }
 }
 
