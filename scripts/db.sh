@@ -74,6 +74,11 @@ _combid_db() {
 
   # SQLite is embedded in the Rust tests; the command-line client is for the shell tests.
   if ! command -v sqlite3 >/dev/null 2>&1; then _apt sqlite3 || return 1; fi
+  # diesel's synchronous connections link the C client libraries (libpq, MariaDB's).
+  if ! pkg-config --exists libpq libmariadb 2>/dev/null; then
+    echo "db.sh: installing the PostgreSQL and MariaDB client libraries for diesel" >&2
+    _apt pkg-config libpq-dev libmariadb-dev libmariadb-dev-compat || return 1
+  fi
   return 0
 }
 

@@ -3,7 +3,7 @@
 /// Declares a newtype over [`Comb`](crate::Comb) for an adapter crate: Rust's orphan rule
 /// keeps an ORM's traits for the core type out of both crates, so each adapter declares its
 /// own column type, and this macro keeps them identical: the full derive set, `new()`,
-/// `to_comb()`, `From` both ways, `Display`, `FromStr`, and `serde` (when the *calling*
+/// `to_comb()`, `as_comb()`, `From` both ways, `Display`, `FromStr`, and `serde` (when the *calling*
 /// crate has a `serde` feature and dependency) delegating to the core type.
 ///
 /// ```
@@ -36,6 +36,11 @@ macro_rules! column_newtype {
             /// The core id.
             pub const fn to_comb(self) -> $crate::Comb {
                 self.0
+            }
+
+            /// The core id, by reference (for codecs that lend the 16 bytes to the driver).
+            pub const fn as_comb(&self) -> &$crate::Comb {
+                &self.0
             }
         }
 
