@@ -1,0 +1,215 @@
+//! An HTTP service where clients make the entity ids (seed 004): creation is idempotent, so a
+//! client whose response got lost can retry without creating a second order.
+//!
+//! - `POST /orders` with `{"id": ..., "item": ..., "quantity": ...}`: the client-made id (a
+//!   prefix COMB, or a short prefix COMB) is validated (version, variant, time window around
+//!   the server's clock; a batch job may send its own `"clock"`, within `max_clock_skew` of
+//!   the server's). Invalid: 422 with `{"error": reason}`. New: 201 and the order. The same
+//!   request again: 200 and the same order, no second row. The same id with another body:
+//!   409.
+//! - `POST /orders` with `{"command_id": ..., "item": ..., "quantity": ...}` and no id: the
+//!   server makes the id and records `(command_id, entity_id)` in `creation_identifiers` in
+//!   the same transaction, so a retry returns the same order (seed 004's last scheme).
+//! - `GET /orders/{id}`: 200, 404 for an unknown id, 400 for a malformed one.
+//!
+//! Racing identical creations end in one row: the primary key decides, the loser answers
+//! with the winner's order.
+
+mod store;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use combid::{Comb, Expected, ShortPrefix, Timestamp, Validator};
+use serde::{Deserialize, Serialize};
+use store::{Created, Sql, Store};
+
+/// An order as stored and as the API shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Order {
+    /// The public id.
+    pub id: Comb,
+    /// What was ordered.
+    pub item: String,
+    /// How many.
+    pub quantity: i64,
+}
+
+/// The body of `POST /orders`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateOrder {
+    id: Option<String>,
+    command_id: Option<String>,
+    clock: Option<String>,
+    item: String,
+    quantity: i64,
+}
+
+/// The service's settings.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// `sqlite::memory:` (default), `sqlite://file`, `postgres://...`, `mysql://...`.
+    pub database_url: String,
+    /// Prefix of the two tables' names (tests use a random one).
+    pub table_prefix: String,
+    /// How far before the clock a client-made id's time may be.
+    pub past: Duration,
+    /// How far after the clock a client-made id's time may be.
+    pub future: Duration,
+    /// How far a batch job's own `"clock"` may be from the server's.
+    pub max_clock_skew: Duration,
+    /// The short prefix COMBs clients make.
+    pub short_prefix: ShortPrefix,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            database_url: "sqlite::memory:".into(),
+            table_prefix: String::new(),
+            past: Duration::from_secs(600),
+            future: Duration::from_secs(600),
+            max_clock_skew: Duration::from_secs(2 * 86_400),
+            short_prefix: ShortPrefix::default(),
+        }
+    }
+}
+
+enum Backend {
+    Pg(Store<sqlx::Postgres>),
+    My(Store<sqlx::MySql>),
+    Lite(Store<sqlx::Sqlite>),
+}
+
+macro_rules! on_store {
+    ($backend:expr, $s:ident => $e:expr) => {
+        match $backend {
+            Backend::Pg($s) => $e,
+            Backend::My($s) => $e,
+            Backend::Lite($s) => $e,
+        }
+    };
+}
+
+struct AppState {
+    backend: Backend,
+    config: Config,
+}
+
+/// Connects, creates the tables if missing, and returns the service.
+pub async fn app(config: Config) -> Result<Router, sqlx::Error> {
+    let url = config.database_url.as_str();
+    let prefix = config.table_prefix.as_str();
+    let backend = if url.starts_with("postgres") {
+        let pool = sqlx::postgres::PgPoolOptions::new().max_connections(20).connect(url).await?;
+        Backend::Pg(Store::new(pool, Sql::new(prefix, "uuid", "text", |n| format!("${n}"))).await?)
+    } else if url.starts_with("mysql") {
+        let pool = sqlx::mysql::MySqlPoolOptions::new().max_connections(20).connect(url).await?;
+        Backend::My(Store::new(pool, Sql::new(prefix, "BINARY(16)", "VARCHAR(200)", |_| "?".into())).await?)
+    } else {
+        // An in-memory database lives as long as its one connection.
+        let max = if url.contains(":memory:") { 1 } else { 5 };
+        let pool = sqlx::sqlite::SqlitePoolOptions::new()
+            .max_connections(max)
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .connect(url)
+            .await?;
+        Backend::Lite(Store::new(pool, Sql::new(prefix, "BLOB", "TEXT", |_| "?".into())).await?)
+    };
+    let state = Arc::new(AppState { backend, config });
+    Ok(Router::new().route("/orders", post(create)).route("/orders/{id}", get(read)).with_state(state))
+}
+
+fn error(status: StatusCode, message: impl std::fmt::Display) -> Response {
+    (status, Json(serde_json::json!({ "error": message.to_string() }))).into_response()
+}
+
+fn internal(e: sqlx::Error) -> Response {
+    error(StatusCode::INTERNAL_SERVER_ERROR, format!("database error: {e}"))
+}
+
+/// Checks a client-made id: a v7 prefix COMB or a short prefix COMB, in the window.
+fn validate(config: &Config, id: &str, clock: Option<&str>) -> Result<Comb, String> {
+    let id: Comb = id.parse().map_err(|e| format!("id: {e}"))?;
+    let expected = match id.version() {
+        7 => Expected::V7,
+        v if v == config.short_prefix.version() => Expected::ShortPrefix(config.short_prefix),
+        v => {
+            return Err(format!("id: version {v:x} is not accepted: expected a v7 prefix COMB or a short prefix COMB"));
+        }
+    };
+    let validator = Validator::new(expected).past(config.past).future(config.future);
+    let verdict = match clock {
+        None => validator.validate(&id),
+        Some(clock) => {
+            // A batch job's own "now", bounded by the server's.
+            let at: Timestamp = clock.parse().map_err(|e| format!("clock: {e}"))?;
+            let skew = at.unix_ms().abs_diff(Timestamp::now().unix_ms());
+            if u128::from(skew) > config.max_clock_skew.as_millis() {
+                return Err(format!(
+                    "clock: {at} is {} s from the server's time, at most {} s accepted",
+                    skew / 1000,
+                    config.max_clock_skew.as_secs()
+                ));
+            }
+            validator.validate_at(&id, at)
+        }
+    };
+    verdict.map(|()| id).map_err(|e| format!("id: {e}"))
+}
+
+async fn create(State(state): State<Arc<AppState>>, body: Result<Json<CreateOrder>, JsonRejection>) -> Response {
+    let Json(req) = match body {
+        Ok(b) => b,
+        Err(rejection) => return error(rejection.status(), rejection.body_text()),
+    };
+    let result = match (&req.id, &req.command_id) {
+        (Some(id), _) => match validate(&state.config, id, req.clock.as_deref()) {
+            Ok(id) => {
+                let order = Order { id, item: req.item, quantity: req.quantity };
+                on_store!(&state.backend, s => s.create_with_id(order.clone()).await).map(|c| (order, c))
+            }
+            Err(reason) => return error(StatusCode::UNPROCESSABLE_ENTITY, reason),
+        },
+        (None, Some(command_id)) => match command_id.parse::<Comb>() {
+            Ok(command_id) => {
+                let order = Order { id: Comb::new(), item: req.item, quantity: req.quantity };
+                on_store!(&state.backend, s => s.create_with_command(command_id, order.clone()).await)
+                    .map(|c| (order, c))
+            }
+            Err(e) => return error(StatusCode::UNPROCESSABLE_ENTITY, format!("command_id: {e}")),
+        },
+        (None, None) => return error(StatusCode::UNPROCESSABLE_ENTITY, "an id or a command_id is required"),
+    };
+    match result {
+        Ok((_, Created::New(order))) => (StatusCode::CREATED, Json(order)).into_response(),
+        Ok((asked, Created::Existing(order))) => {
+            if order.item == asked.item && order.quantity == asked.quantity {
+                (StatusCode::OK, Json(order)).into_response()
+            } else {
+                error(StatusCode::CONFLICT, format!("order {} exists with a different body", order.id))
+            }
+        }
+        Err(e) => internal(e),
+    }
+}
+
+async fn read(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Response {
+    let id: Comb = match id.parse() {
+        Ok(id) => id,
+        Err(e) => return error(StatusCode::BAD_REQUEST, format!("id: {e}")),
+    };
+    match on_store!(&state.backend, s => s.get(id).await) {
+        Ok(Some(order)) => Json(order).into_response(),
+        Ok(None) => error(StatusCode::NOT_FOUND, format!("no order {id}")),
+        Err(e) => internal(e),
+    }
+}

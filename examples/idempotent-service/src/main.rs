@@ -1,0 +1,20 @@
+//! `cargo run -p idempotent-service` serves on 127.0.0.1:3000 (`BIND` to change) with an
+//! in-memory SQLite database, or the one in `DATABASE_URL`.
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut config = idempotent_service::Config::default();
+    if let Ok(url) = std::env::var("DATABASE_URL") {
+        config.database_url = url;
+    }
+    let bind = std::env::var("BIND").unwrap_or_else(|_| "127.0.0.1:3000".into());
+    let app = idempotent_service::app(config).await?;
+    let listener = tokio::net::TcpListener::bind(&bind).await?;
+    println!("listening on http://{}", listener.local_addr()?);
+    println!("try: curl -s -XPOST localhost:3000/orders -H 'content-type: application/json' \\");
+    println!(
+        "       -d \"{{\\\"id\\\": \\\"$(cargo run -q -p combid-cli -- new)\\\", \\\"item\\\": \\\"tea\\\", \\\"quantity\\\": 2}}\""
+    );
+    axum::serve(listener, app).await?;
+    Ok(())
+}

@@ -1,0 +1,154 @@
+//! The two tables, on any of the three sqlx backends.
+
+use combid::Comb;
+use combid_sqlx::Comb as Col;
+use sqlx::{AssertSqlSafe, Database, Decode, Encode, Executor, IntoArguments, Pool, Type};
+
+use crate::Order;
+
+/// What a create did.
+pub enum Created {
+    /// A new row.
+    New(Order),
+    /// A row with that id (or command id) existed already: this one.
+    Existing(Order),
+}
+
+/// SQL texts for one backend and table prefix.
+pub struct Sql {
+    create_orders: String,
+    create_commands: String,
+    get: String,
+    insert: String,
+    lookup_command: String,
+    insert_command: String,
+}
+
+impl Sql {
+    /// `p(n)` writes the n-th placeholder.
+    pub fn new(prefix: &str, column: &str, text: &str, p: impl Fn(usize) -> String) -> Self {
+        let (o, c) = (format!("{prefix}orders"), format!("{prefix}creation_identifiers"));
+        Sql {
+            create_orders: format!(
+                "CREATE TABLE IF NOT EXISTS {o} (id {column} NOT NULL PRIMARY KEY, item {text} NOT NULL, quantity BIGINT NOT NULL)"
+            ),
+            create_commands: format!(
+                "CREATE TABLE IF NOT EXISTS {c} (command_id {column} NOT NULL PRIMARY KEY, entity_id {column} NOT NULL)"
+            ),
+            get: format!("SELECT id, item, quantity FROM {o} WHERE id = {}", p(1)),
+            insert: format!("INSERT INTO {o} (id, item, quantity) VALUES ({}, {}, {})", p(1), p(2), p(3)),
+            lookup_command: format!("SELECT entity_id FROM {c} WHERE command_id = {}", p(1)),
+            insert_command: format!("INSERT INTO {c} (command_id, entity_id) VALUES ({}, {})", p(1), p(2)),
+        }
+    }
+}
+
+fn unique_violation(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(d) if d.is_unique_violation())
+}
+
+/// The store on one backend.
+pub struct Store<DB: Database> {
+    pool: Pool<DB>,
+    sql: Sql,
+}
+
+impl<DB> Store<DB>
+where
+    DB: Database,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'a> DB::Arguments: IntoArguments<DB>,
+    for<'r> Col: Type<DB> + Encode<'r, DB> + Decode<'r, DB>,
+    for<'r> String: Type<DB> + Encode<'r, DB> + Decode<'r, DB>,
+    for<'r> i64: Type<DB> + Encode<'r, DB> + Decode<'r, DB>,
+    for<'r> (Col, String, i64): sqlx::FromRow<'r, DB::Row>,
+    for<'r> (Col,): sqlx::FromRow<'r, DB::Row>,
+{
+    /// Creates the tables if missing.
+    pub async fn new(pool: Pool<DB>, sql: Sql) -> Result<Self, sqlx::Error> {
+        let mut c = pool.acquire().await?;
+        sqlx::query(AssertSqlSafe(sql.create_orders.clone())).execute(&mut *c).await?;
+        sqlx::query(AssertSqlSafe(sql.create_commands.clone())).execute(&mut *c).await?;
+        drop(c);
+        Ok(Store { pool, sql })
+    }
+
+    async fn get_on(&self, c: &mut DB::Connection, id: Comb) -> Result<Option<Order>, sqlx::Error> {
+        let row: Option<(Col, String, i64)> =
+            sqlx::query_as(AssertSqlSafe(self.sql.get.clone())).bind(Col::from(id)).fetch_optional(&mut *c).await?;
+        Ok(row.map(|(id, item, quantity)| Order { id: id.to_comb(), item, quantity }))
+    }
+
+    /// The order with this id.
+    pub async fn get(&self, id: Comb) -> Result<Option<Order>, sqlx::Error> {
+        let mut c = self.pool.acquire().await?;
+        self.get_on(&mut c, id).await
+    }
+
+    /// Inserts `order` under its client-made id; the primary key decides a race.
+    pub async fn create_with_id(&self, order: Order) -> Result<Created, sqlx::Error> {
+        let mut c = self.pool.acquire().await?;
+        let inserted = sqlx::query(AssertSqlSafe(self.sql.insert.clone()))
+            .bind(Col::from(order.id))
+            .bind(order.item.clone())
+            .bind(order.quantity)
+            .execute(&mut *c)
+            .await;
+        match inserted {
+            Ok(_) => Ok(Created::New(order)),
+            Err(e) if unique_violation(&e) => {
+                let existing = self.get_on(&mut c, order.id).await?;
+                existing.map(Created::Existing).ok_or(e)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Creates `order` (its id made by the server) for `command_id` in one transaction with
+    /// the `(command_id, entity_id)` row, or returns the order an earlier try made.
+    pub async fn create_with_command(&self, command_id: Comb, order: Order) -> Result<Created, sqlx::Error> {
+        if let Some(existing) = self.by_command(command_id).await? {
+            return Ok(Created::Existing(existing));
+        }
+        let mut tx = self.pool.begin().await?;
+        let result: Result<(), sqlx::Error> = async {
+            sqlx::query(AssertSqlSafe(self.sql.insert.clone()))
+                .bind(Col::from(order.id))
+                .bind(order.item.clone())
+                .bind(order.quantity)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query(AssertSqlSafe(self.sql.insert_command.clone()))
+                .bind(Col::from(command_id))
+                .bind(Col::from(order.id))
+                .execute(&mut *tx)
+                .await?;
+            Ok(())
+        }
+        .await;
+        match result {
+            Ok(()) => {
+                tx.commit().await?;
+                Ok(Created::New(order))
+            }
+            Err(e) if unique_violation(&e) => {
+                // Another try of the same command won: nothing of ours is kept.
+                tx.rollback().await?;
+                self.by_command(command_id).await?.map(Created::Existing).ok_or(e)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn by_command(&self, command_id: Comb) -> Result<Option<Order>, sqlx::Error> {
+        let mut c = self.pool.acquire().await?;
+        let entity: Option<(Col,)> = sqlx::query_as(AssertSqlSafe(self.sql.lookup_command.clone()))
+            .bind(Col::from(command_id))
+            .fetch_optional(&mut *c)
+            .await?;
+        match entity {
+            Some((id,)) => self.get_on(&mut c, id.to_comb()).await,
+            None => Ok(None),
+        }
+    }
+}

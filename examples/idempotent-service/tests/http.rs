@@ -1,0 +1,224 @@
+//! The service on a loopback port, driven over HTTP, on SQLite and on the real PostgreSQL
+//! and MariaDB (`COMBID_PG_URL`, `COMBID_MYSQL_URL`; scripts/db.sh starts them).
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use combid::{Comb, ShortPrefix, Timestamp};
+use idempotent_service::Config;
+use serde_json::{Value, json};
+use sqlx::AssertSqlSafe;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// One HTTP/1.1 request with `Connection: close`; the status and the JSON body.
+async fn request(addr: SocketAddr, method: &str, path: &str, body: Option<&str>) -> (u16, Value) {
+    let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect to the service");
+    let body = body.unwrap_or("");
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).await.expect("send");
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).await.expect("receive");
+    let text = String::from_utf8(raw).expect("utf-8 response");
+    let (head, rest) = text.split_once("\r\n\r\n").expect("a header and a body");
+    let status: u16 = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).expect("a status");
+    let json =
+        serde_json::from_str(rest).unwrap_or_else(|e| panic!("JSON body of {method} {path} ({status}): {e}: {rest:?}"));
+    (status, json)
+}
+
+async fn post(addr: SocketAddr, body: &Value) -> (u16, Value) {
+    request(addr, "POST", "/orders", Some(&body.to_string())).await
+}
+
+/// Starts the service on 127.0.0.1 with a random table prefix; returns its address.
+async fn start(database_url: &str, prefix: &str) -> SocketAddr {
+    let config = Config { database_url: database_url.into(), table_prefix: prefix.into(), ..Config::default() };
+    let app = idempotent_service::app(config).await.unwrap_or_else(|e| panic!("service on {database_url}: {e}"));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
+    let addr = listener.local_addr().expect("address");
+    tokio::spawn(async move { axum::serve(listener, app).await.expect("serve") });
+    addr
+}
+
+fn ms(t: Timestamp) -> u64 {
+    u64::try_from(t.unix_ms()).expect("after 1970")
+}
+
+/// Everything the service promises, against one database. `count` counts orders by item.
+async fn scenario<F, Fut>(addr: SocketAddr, count: F)
+where
+    F: Fn(String) -> Fut,
+    Fut: std::future::Future<Output = i64>,
+{
+    let now = Timestamp::now();
+    // A client-made v7 id: 201, then the retry 200 with the same order, then a conflict.
+    let id = Comb::new();
+    let body = json!({ "id": id.to_string(), "item": "tea", "quantity": 2 });
+    let (s1, first) = post(addr, &body).await;
+    assert_eq!(s1, 201, "{first}");
+    assert_eq!(first["id"], id.to_string());
+    let (s2, again) = post(addr, &body).await;
+    assert_eq!((s2, &again), (200, &first), "a retry returns the same order");
+    let (s3, conflict) = post(addr, &json!({ "id": id.to_string(), "item": "coffee", "quantity": 2 })).await;
+    assert_eq!(s3, 409, "{conflict}");
+    assert!(conflict["error"].as_str().unwrap_or_default().contains("different body"));
+    assert_eq!(request(addr, "GET", &format!("/orders/{id}"), None).await, (200, first.clone()));
+    assert_eq!(count("tea".into()).await, 1);
+
+    // A short prefix COMB, as uuid-creator clients make them (version 8 here).
+    let sp = ShortPrefix::default();
+    let short = sp.make(now, *Comb::new().as_bytes());
+    let (s, _) = post(addr, &json!({ "id": short.to_string(), "item": "short", "quantity": 1 })).await;
+    assert_eq!(s, 201);
+    // ... eleven minutes behind or ahead: outside the ten-minute window, wrap-around aware.
+    for (offset, reason) in [(-11 * 60_000i64, "too old"), (11 * 60_000, "too far in the future")] {
+        let at = now.checked_add_ms(offset).expect("in range");
+        let late = sp.make(at, *Comb::new().as_bytes());
+        let (s, e) = post(addr, &json!({ "id": late.to_string(), "item": "x", "quantity": 1 })).await;
+        assert_eq!(s, 422, "{e}");
+        assert!(e["error"].as_str().unwrap_or_default().contains(reason), "{e}");
+    }
+
+    // v7 ids out of the window, past and future.
+    for (offset, reason) in [(-3_600_000i64, "too old"), (3_600_000, "too far in the future")] {
+        let at = now.checked_add_ms(offset).expect("in range");
+        let off = Comb::from_v7_parts(ms(at), 0, 42);
+        let (s, e) = post(addr, &json!({ "id": off.to_string(), "item": "x", "quantity": 1 })).await;
+        assert_eq!(s, 422, "{e}");
+        assert!(e["error"].as_str().unwrap_or_default().contains(reason), "{e}");
+    }
+
+    // A batch job's own clock: yesterday's ids with yesterday's clock pass; a clock three
+    // days off does not.
+    let yesterday = now.checked_add_ms(-86_400_000).expect("in range");
+    let batch_id = Comb::from_v7_parts(ms(yesterday), 7, 4242);
+    let (s, e) = post(
+        addr,
+        &json!({ "id": batch_id.to_string(), "clock": yesterday.to_string(), "item": "batch", "quantity": 1 }),
+    )
+    .await;
+    assert_eq!(s, 201, "{e}");
+    let long_ago = now.checked_add_ms(-3 * 86_400_000).expect("in range");
+    let old_id = Comb::from_v7_parts(ms(long_ago), 7, 4242);
+    let (s, e) =
+        post(addr, &json!({ "id": old_id.to_string(), "clock": long_ago.to_string(), "item": "batch", "quantity": 1 }))
+            .await;
+    assert_eq!(s, 422, "{e}");
+    assert!(e["error"].as_str().unwrap_or_default().starts_with("clock:"), "{e}");
+
+    // Malformed input.
+    for (bad, reason) in [
+        (json!({ "id": "nope", "item": "x", "quantity": 1 }), "invalid UUID length"),
+        (
+            json!({ "id": "919108f7-52d1-4320-9bac-f847db4148a8", "item": "x", "quantity": 1 }),
+            "version 4 is not accepted",
+        ),
+        (json!({ "item": "x", "quantity": 1 }), "an id or a command_id is required"),
+        (json!({ "command_id": "zz", "item": "x", "quantity": 1 }), "command_id"),
+    ] {
+        let (s, e) = post(addr, &bad).await;
+        assert_eq!(s, 422, "{bad}: {e}");
+        assert!(e["error"].as_str().unwrap_or_default().contains(reason), "{bad}: {e}");
+    }
+    let (s, e) = request(addr, "POST", "/orders", Some("{\"id\": ")).await;
+    assert_eq!(s, 400, "{e}");
+    assert!(e["error"].is_string());
+    let (s, e) = request(addr, "POST", "/orders", Some("{\"item\": \"x\"}")).await;
+    assert_eq!(s, 422, "{e}");
+    assert_eq!(request(addr, "GET", "/orders/not-an-id", None).await.0, 400);
+    assert_eq!(request(addr, "GET", &format!("/orders/{}", Comb::new()), None).await.0, 404);
+
+    // The command-id path: the server makes the id; a retry returns the same order.
+    let command = Comb::new().to_string();
+    let body = json!({ "command_id": command, "item": "by-command", "quantity": 3 });
+    let (s1, made) = post(addr, &body).await;
+    assert_eq!(s1, 201, "{made}");
+    let (s2, again) = post(addr, &body).await;
+    assert_eq!((s2, &again), (200, &made));
+    assert_eq!(count("by-command".into()).await, 1);
+
+    // Racing duplicates: 50 concurrent creations with one id, and 50 with one command id.
+    for racing in [
+        json!({ "id": Comb::new().to_string(), "item": "race-id", "quantity": 5 }),
+        json!({ "command_id": Comb::new().to_string(), "item": "race-command", "quantity": 5 }),
+    ] {
+        let tasks: Vec<_> = (0..50)
+            .map(|_| {
+                tokio::spawn({
+                    let body = racing.clone();
+                    async move { post(addr, &body).await }
+                })
+            })
+            .collect();
+        let mut created = 0;
+        let mut bodies = Vec::new();
+        for t in tasks {
+            let (s, b) = tokio::time::timeout(Duration::from_secs(30), t).await.expect("in time").expect("task");
+            assert!(s == 201 || s == 200, "{s}: {b}");
+            created += usize::from(s == 201);
+            bodies.push(b);
+        }
+        assert_eq!(created, 1, "exactly one creation wins");
+        assert!(bodies.windows(2).all(|w| w[0] == w[1]), "all responses agree");
+        let item = racing["item"].as_str().expect("item").to_string();
+        assert_eq!(count(item).await, 1, "exactly one row");
+    }
+}
+
+fn prefix() -> String {
+    format!("t{}_", Comb::new().to_string().replace('-', "")[20..].to_owned())
+}
+
+#[tokio::test]
+async fn on_sqlite() {
+    let dir = std::env::temp_dir().join(format!("combid-service-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let url = format!("sqlite://{}?mode=rwc", dir.join("orders.db").display());
+    let p = prefix();
+    let addr = start(&url, &p).await;
+    let pool = sqlx::SqlitePool::connect(&url).await.expect("SQLite");
+    scenario(addr, |item| {
+        let pool = pool.clone();
+        let sql = format!("SELECT COUNT(*) FROM {p}orders WHERE item = ?");
+        async move { sqlx::query_scalar(AssertSqlSafe(sql)).bind(item).fetch_one(&pool).await.expect("count") }
+    })
+    .await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn on_postgres() {
+    let url = std::env::var("COMBID_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
+    let p = prefix();
+    let addr = start(&url, &p).await;
+    let pool = sqlx::PgPool::connect(&url).await.expect("PostgreSQL");
+    scenario(addr, |item| {
+        let pool = pool.clone();
+        let sql = format!("SELECT COUNT(*) FROM {p}orders WHERE item = $1");
+        async move { sqlx::query_scalar(AssertSqlSafe(sql)).bind(item).fetch_one(&pool).await.expect("count") }
+    })
+    .await;
+    for t in ["orders", "creation_identifiers"] {
+        sqlx::query(AssertSqlSafe(format!("DROP TABLE {p}{t}"))).execute(&pool).await.expect("drop");
+    }
+}
+
+#[tokio::test]
+async fn on_mariadb() {
+    let url = std::env::var("COMBID_MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/test".into());
+    let p = prefix();
+    let addr = start(&url, &p).await;
+    let pool = sqlx::MySqlPool::connect(&url).await.expect("MariaDB");
+    scenario(addr, |item| {
+        let pool = pool.clone();
+        let sql = format!("SELECT COUNT(*) FROM {p}orders WHERE item = ?");
+        async move { sqlx::query_scalar(AssertSqlSafe(sql)).bind(item).fetch_one(&pool).await.expect("count") }
+    })
+    .await;
+    for t in ["orders", "creation_identifiers"] {
+        sqlx::query(AssertSqlSafe(format!("DROP TABLE {p}{t}"))).execute(&pool).await.expect("drop");
+    }
+}
