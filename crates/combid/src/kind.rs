@@ -237,6 +237,11 @@ impl Kind {
         if from.family() != to.family() || from.family() == Family::Alone {
             return Err(Error(ErrKind::NotLossless { from: from.name(), to: to.name() }));
         }
+        // The Unix-ms and short COMB conversions rewrite the variant bits (or move the bits
+        // around them): only an RFC-variant id comes back unchanged.
+        if from.family() != Family::Gregorian && !id.is_rfc_variant() {
+            return Err(Error(ErrKind::Variant { found: id.as_bytes()[8] }));
+        }
         let hub = from.to_hub(id)?;
         Ok(to.out_of_hub(&hub))
     }

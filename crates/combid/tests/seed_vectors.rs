@@ -188,6 +188,12 @@ fn every_lossless_conversion_round_trips_on_random_ids() {
         let e = Kind::convert(&random_of(family[0], &r), family[0], other).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Conversion);
     }
+    // Found by fuzzing: a non-RFC variant would not survive the round trip, so it is refused.
+    let odd_variant = id("00240000-b248-4df5-f84e-b2b2b2000a0a");
+    let e = Kind::convert(&odd_variant, Kind::UcShortPrefix, Kind::ShortPrefix).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Variant);
+    let e = Kind::convert(&id("017f22e2-79b0-7cc3-d8c4-dc0c0c07398f"), Kind::V7, Kind::RtCombSql).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Variant);
     // A wrong version for the kind named is an error too.
     assert_eq!(Kind::convert(&Comb::new(), Kind::V1, Kind::V6).unwrap_err().kind(), ErrorKind::Version);
     let not_v4 = id("d01c25cc-63a7-77cc-b5ba-018e5f3bff48");

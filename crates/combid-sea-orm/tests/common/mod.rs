@@ -1,5 +1,5 @@
 //! One exercise of the column type, run on each backend by postgres.rs, mysql.rs, sqlite.rs.
-#![allow(dead_code, missing_docs)]
+#![allow(dead_code, missing_docs, unused_imports)]
 
 use combid_sea_orm::CombUuid;
 use sea_orm::{
@@ -67,13 +67,7 @@ pub mod item {
     impl ActiveModelBehavior for ActiveModel {}
 }
 
-pub fn pg_url() -> String {
-    std::env::var("COMBID_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
-}
-
-pub fn mysql_url() -> String {
-    std::env::var("COMBID_MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/test".into())
-}
+pub use combid_testutil::{mysql_url, pg_url};
 
 async fn drop_tables(db: &DatabaseConnection) {
     for t in ["combid_seaorm_items", "combid_seaorm_orders", "combid_seaorm_helper"] {
@@ -137,14 +131,7 @@ pub async fn exercise(db: &DatabaseConnection) {
     // 10,000 ids inserted shuffled come back in generation order.
     item::Entity::delete_many().exec(db).await.unwrap();
     order::Entity::delete_many().exec(db).await.unwrap();
-    let mut ids = vec![combid::Comb::NIL; 10_000];
-    combid::V7Generator::new().fill(&mut ids);
-    let ids: Vec<CombUuid> = ids.into_iter().map(CombUuid::from).collect();
-    let mut shuffled = ids.clone();
-    {
-        use rand::seq::SliceRandom;
-        shuffled.shuffle(&mut rand::rng());
-    }
+    let (ids, shuffled): (Vec<CombUuid>, Vec<CombUuid>) = combid_testutil::generated_and_shuffled(10_000);
     for chunk in shuffled.chunks(500) {
         let rows =
             chunk.iter().map(|id| order::ActiveModel { id: Set(*id), parent: Set(None), note: Set(String::new()) });
