@@ -221,13 +221,19 @@ impl<C: Clock, R: RandomSource> ShortPrefixGenerator<C, R> {
         self.config.make(now, random)
     }
 
-    /// Fills `out` with new ids for the clock's current time (one clock read).
+    /// Fills `out` with new ids for the clock's current time (one clock read; the random
+    /// bytes drawn 64 ids at a time).
     pub fn fill(&self, out: &mut [Comb]) {
         let now = Timestamp::from_unix_ms(i64::try_from(self.clock.now_unix_ms()).unwrap_or(i64::MAX));
-        for slot in out {
-            let mut random = [0u8; 16];
-            self.random.fill_bytes(&mut random);
-            *slot = self.config.make(now, random);
+        let mut bytes = [0u8; 16 * 64];
+        for chunk in out.chunks_mut(64) {
+            let random = &mut bytes[..16 * chunk.len()];
+            self.random.fill_bytes(random);
+            for (slot, r) in chunk.iter_mut().zip(random.chunks_exact(16)) {
+                let mut b = [0u8; 16];
+                b.copy_from_slice(r);
+                *slot = self.config.make(now, b);
+            }
         }
     }
 }
