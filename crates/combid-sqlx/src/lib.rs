@@ -72,7 +72,9 @@
 //! 'id' = "combid_sqlx::Comb"
 //! ```
 //!
-//! (Those two blocks need a database at compile time, so they are shown, not compiled here.)
+//! (Those blocks need a database, or sqlx's offline query data, at compile time, so they are
+//! shown here, not compiled; `tests/macros.rs` compiles and runs the first form against
+//! PostgreSQL from the committed `.sqlx/` data.)
 //!
 //! # Migrations
 //!
