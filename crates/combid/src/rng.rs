@@ -41,7 +41,9 @@ impl<R: RandomSource + ?Sized> RandomSource for std::sync::Arc<R> {
 /// **Fork-safe**: a forked child process starts with a copy of its parent's generator
 /// state, which would make parent and child draw the same bits and so the same ids.
 /// `ThreadRandom` registers a `pthread_atfork` handler and reseeds from the OS in the child
-/// before its first draw (`rand` 0.10 does not do this itself).
+/// before its first draw (`rand` 0.10 does not do this itself). The handler is registered on
+/// the first draw through combid: a parent that used `rand::rng()` itself but forks before
+/// making any id should make one id (or call `ThreadRandom.next_u64()`) before forking.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ThreadRandom;
 
