@@ -4,14 +4,14 @@
 #   source scripts/db.sh      # in a shell or script: starts what is needed, exports the URLs
 #   bash scripts/db.sh        # just check/start and print the URLs
 #
-# - PostgreSQL on 127.0.0.1:5432 (trust auth), database `test`   -> COMBID_PG_URL
-# - MariaDB on 127.0.0.1:3306 (root, empty password), database `test` -> COMBID_MYSQL_URL
+# - PostgreSQL on 127.0.0.1:5432 (trust auth), database `test`   -> COMBKEY_PG_URL
+# - MariaDB on 127.0.0.1:3306 (root, empty password), database `test` -> COMBKEY_MYSQL_URL
 # Where a server is installed but stopped it is started; where it is absent (a Debian or
 # Ubuntu machine with root), Debian's package is installed first and set up for those URLs.
-# Set COMBID_PG_URL / COMBID_MYSQL_URL beforehand to use other servers (nothing is started then).
+# Set COMBKEY_PG_URL / COMBKEY_MYSQL_URL beforehand to use other servers (nothing is started then).
 # Fails loudly: a database test must never skip silently.
 
-_combid_db() {
+_combkey_db() {
   local sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   local apt_updated=0
@@ -27,7 +27,7 @@ _combid_db() {
   }
 
   # ---- PostgreSQL ----
-  if [ -z "${COMBID_PG_URL:-}" ]; then
+  if [ -z "${COMBKEY_PG_URL:-}" ]; then
     if ! pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then
       if ! command -v pg_ctlcluster >/dev/null 2>&1; then
         echo "db.sh: installing PostgreSQL (Debian package)" >&2
@@ -45,11 +45,11 @@ _combid_db() {
     if ! psql -h 127.0.0.1 -U postgres -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'test'" | grep -q 1; then
       psql -h 127.0.0.1 -U postgres -d postgres -qc "CREATE DATABASE test" || return 1
     fi
-    export COMBID_PG_URL="postgres://postgres@127.0.0.1:5432/test"
+    export COMBKEY_PG_URL="postgres://postgres@127.0.0.1:5432/test"
   fi
 
   # ---- MariaDB ----
-  if [ -z "${COMBID_MYSQL_URL:-}" ]; then
+  if [ -z "${COMBKEY_MYSQL_URL:-}" ]; then
     if ! mariadb-admin -h 127.0.0.1 -P 3306 -uroot ping >/dev/null 2>&1; then
       local fresh=0
       if ! [ -x /usr/sbin/mariadbd ]; then
@@ -69,7 +69,7 @@ _combid_db() {
       _wait_for "MariaDB (TCP)" mariadb-admin -h 127.0.0.1 -P 3306 -uroot ping || return 1
     fi
     mariadb -h 127.0.0.1 -P 3306 -uroot -e 'CREATE DATABASE IF NOT EXISTS test' || return 1
-    export COMBID_MYSQL_URL="mysql://root@127.0.0.1:3306/test"
+    export COMBKEY_MYSQL_URL="mysql://root@127.0.0.1:3306/test"
   fi
 
   # SQLite is embedded in the Rust tests; the command-line client is for the shell tests.
@@ -82,14 +82,14 @@ _combid_db() {
   return 0
 }
 
-if _combid_db; then
-  unset -f _combid_db
+if _combkey_db; then
+  unset -f _combkey_db
   if [ "${BASH_SOURCE[0]}" = "$0" ]; then
-    echo "COMBID_PG_URL=$COMBID_PG_URL"
-    echo "COMBID_MYSQL_URL=$COMBID_MYSQL_URL"
+    echo "COMBKEY_PG_URL=$COMBKEY_PG_URL"
+    echo "COMBKEY_MYSQL_URL=$COMBKEY_MYSQL_URL"
   fi
 else
-  unset -f _combid_db
+  unset -f _combkey_db
   echo "db.sh: the test databases are not available" >&2
   if [ "${BASH_SOURCE[0]}" = "$0" ]; then exit 1; else return 1; fi
 fi

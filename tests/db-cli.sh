@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
-# The `combid` command against real databases: ids made by the CLI, inserted in shuffled
+# The `combkey` command against real databases: ids made by the CLI, inserted in shuffled
 # order through each database's own client, come back from ORDER BY in generation order,
 # and the database's own functions read the same milliseconds the CLI reports.
 #
-# Needs COMBID_PG_URL and COMBID_MYSQL_URL (scripts/db.sh exports them) and the combid binary
-# (COMBID_BIN, default target/debug/combid). Prints 'N passed, N failed'; exits non-zero on
+# Needs COMBKEY_PG_URL and COMBKEY_MYSQL_URL (scripts/db.sh exports them) and the combkey binary
+# (COMBKEY_BIN, default target/debug/combkey). Prints 'N passed, N failed'; exits non-zero on
 # any failure or when a database is unreachable (a database test never skips silently).
 set -uo pipefail
 
-bin=${COMBID_BIN:-target/debug/combid}
-n=${COMBID_DB_ROWS:-2000}
+bin=${COMBKEY_BIN:-target/debug/combkey}
+n=${COMBKEY_DB_ROWS:-2000}
 passed=0
 failed=0
 work=$(mktemp -d)
-table="combid_cli_$$_$RANDOM"
+table="combkey_cli_$$_$RANDOM"
 trap 'rm -rf "$work"' EXIT
 
 check() { # name, expected file, actual file
@@ -31,17 +31,17 @@ check_eq() { # name, expected, actual
   fi
 }
 
-: "${COMBID_PG_URL:?set COMBID_PG_URL (source scripts/db.sh)}"
-: "${COMBID_MYSQL_URL:?set COMBID_MYSQL_URL (source scripts/db.sh)}"
-if ! [[ $COMBID_MYSQL_URL =~ ^mysql://([^:@/]+)(:([^@/]*))?@([^:/]+)(:([0-9]+))?/([^?]+) ]]; then
-  echo "db-cli.sh: cannot read COMBID_MYSQL_URL=$COMBID_MYSQL_URL" >&2; exit 1
+: "${COMBKEY_PG_URL:?set COMBKEY_PG_URL (source scripts/db.sh)}"
+: "${COMBKEY_MYSQL_URL:?set COMBKEY_MYSQL_URL (source scripts/db.sh)}"
+if ! [[ $COMBKEY_MYSQL_URL =~ ^mysql://([^:@/]+)(:([^@/]*))?@([^:/]+)(:([0-9]+))?/([^?]+) ]]; then
+  echo "db-cli.sh: cannot read COMBKEY_MYSQL_URL=$COMBKEY_MYSQL_URL" >&2; exit 1
 fi
 my_user=${BASH_REMATCH[1]} my_pass=${BASH_REMATCH[3]} my_host=${BASH_REMATCH[4]} my_port=${BASH_REMATCH[6]:-3306} my_db=${BASH_REMATCH[7]}
-pg() { psql "$COMBID_PG_URL" -v ON_ERROR_STOP=1 -qtA "$@"; }
+pg() { psql "$COMBKEY_PG_URL" -v ON_ERROR_STOP=1 -qtA "$@"; }
 my() { MYSQL_PWD="$my_pass" mariadb -h "$my_host" -P "$my_port" -u "$my_user" "$my_db" -N -B "$@"; }
 
-pg -c 'SELECT 1' >/dev/null || { echo "db-cli.sh: PostgreSQL unreachable at $COMBID_PG_URL" >&2; exit 1; }
-my -e 'SELECT 1' >/dev/null || { echo "db-cli.sh: MariaDB unreachable at $COMBID_MYSQL_URL" >&2; exit 1; }
+pg -c 'SELECT 1' >/dev/null || { echo "db-cli.sh: PostgreSQL unreachable at $COMBKEY_PG_URL" >&2; exit 1; }
+my -e 'SELECT 1' >/dev/null || { echo "db-cli.sh: MariaDB unreachable at $COMBKEY_MYSQL_URL" >&2; exit 1; }
 cleanup_tables() {
   pg -c "DROP TABLE IF EXISTS $table" >/dev/null 2>&1
   my -e "DROP TABLE IF EXISTS $table; DROP TABLE IF EXISTS ${table}_u" >/dev/null 2>&1
@@ -79,21 +79,21 @@ else
   echo "note: this MariaDB has no UUID type (before 10.7): that leg does not apply"
 fi
 
-# `combid sql DIALECT --up` installs the database-side functions as printed; their ids are
+# `combkey sql DIALECT --up` installs the database-side functions as printed; their ids are
 # v7 ids the CLI reads, carrying the database's clock.
 "$bin" sql postgres --up | pg >/dev/null
-pg_id=$(pg -c "SELECT combid_v7()")
+pg_id=$(pg -c "SELECT combkey_v7()")
 pg_kind=$("$bin" inspect --json "$pg_id" | sed -E 's/.*"kind":"([^"]+)".*/\1/')
-check_eq "PostgreSQL combid_v7() makes a v7 id" "v7" "$pg_kind"
-pg_gap=$(pg -c "SELECT abs(combid_unix_ms('$pg_id') - (extract(epoch FROM clock_timestamp()) * 1000)::bigint) < 5000")
-check_eq "PostgreSQL combid_unix_ms reads its time" "t" "$pg_gap"
+check_eq "PostgreSQL combkey_v7() makes a v7 id" "v7" "$pg_kind"
+pg_gap=$(pg -c "SELECT abs(combkey_unix_ms('$pg_id') - (extract(epoch FROM clock_timestamp()) * 1000)::bigint) < 5000")
+check_eq "PostgreSQL combkey_unix_ms reads its time" "t" "$pg_gap"
 "$bin" sql mysql --down | my
 "$bin" sql mysql --up | my
-my_id=$(my -e "SELECT HEX(combid_v7())" | "$bin" convert --from mysql --to canonical)
+my_id=$(my -e "SELECT HEX(combkey_v7())" | "$bin" convert --from mysql --to canonical)
 my_kind=$("$bin" inspect --json "$my_id" | sed -E 's/.*"kind":"([^"]+)".*/\1/')
-check_eq "MariaDB combid_v7() makes a v7 id" "v7" "$my_kind"
+check_eq "MariaDB combkey_v7() makes a v7 id" "v7" "$my_kind"
 my_ms=$("$bin" inspect --json "$my_id" | sed -E 's/.*"unix_ms":([0-9]+).*/\1/')
-check_eq "MariaDB combid_unix_ms agrees with the CLI" "$my_ms" "$(my -e "SELECT combid_unix_ms(UNHEX('$("$bin" convert --from canonical --to mysql "$my_id")'))")"
+check_eq "MariaDB combkey_unix_ms agrees with the CLI" "$my_ms" "$(my -e "SELECT combkey_unix_ms(UNHEX('$("$bin" convert --from canonical --to mysql "$my_id")'))")"
 
 # SQLite BLOB (the command-line client; the Rust adapters test it embedded).
 if command -v sqlite3 >/dev/null 2>&1; then

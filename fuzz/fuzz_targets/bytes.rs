@@ -2,7 +2,7 @@
 //! form both ways: never panic; stored <-> public round trips.
 #![no_main]
 
-use combid::{Backend, ColumnKind, Comb};
+use combkey::{Backend, ColumnKind, Comb};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

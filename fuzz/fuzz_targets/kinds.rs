@@ -1,13 +1,14 @@
-//! Every seed kind's parser and conversion: never panics; a lossless conversion converts back.
+//! Every layout's parser and conversion: never panics; a lossless conversion converts back.
 #![no_main]
 
-use combid::{Comb, Kind, LocalityFields, RtCombLayout, Timestamp};
+use combkey::layouts::{Layout, LocalityFields, RtCombLayout};
+use combkey::{Comb, Timestamp};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let Some((bytes, rest)) = data.split_first_chunk::<16>() else { return };
     let id = Comb::from_bytes(*bytes);
-    let _ = Kind::detect(&id);
+    let _ = Layout::detect(&id);
     let _ = LocalityFields::parse(&id);
     for layout in [RtCombLayout::Sql, RtCombLayout::PostgreSql, RtCombLayout::Legacy] {
         let _ = layout.timestamp(&id);
@@ -21,12 +22,12 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
-    for from in Kind::ALL {
+    for from in Layout::ALL {
         let _ = from.timestamp(&id);
         let _ = from.gregorian_ticks(&id);
-        for to in Kind::ALL {
-            if let Ok(out) = Kind::convert(&id, from, to) {
-                assert_eq!(Kind::convert(&out, to, from).ok(), Some(id), "{from} -> {to} of {id}");
+        for to in Layout::ALL {
+            if let Ok(out) = Layout::convert(&id, from, to) {
+                assert_eq!(Layout::convert(&out, to, from).ok(), Some(id), "{from} -> {to} of {id}");
             }
         }
     }

@@ -1,7 +1,7 @@
 //! `FromStr` in all accepted forms: never panics; what parses prints and parses back.
 #![no_main]
 
-use combid::Comb;
+use combkey::Comb;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -1,7 +1,8 @@
-//! The other text parsers: RFC 3339 times, kind names, SQL dialects; serde_json of ids.
+//! The other text parsers: RFC 3339 times, layout names, database names.
 #![no_main]
 
-use combid::{Comb, Kind, Timestamp};
+use combkey::layouts::Layout;
+use combkey::{Backend, Comb, Timestamp};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -11,7 +12,10 @@ fuzz_target!(|data: &[u8]| {
         // Printing is exact to the millisecond, so the printed time parses to itself.
         assert_eq!(shown.parse::<Timestamp>().ok(), Some(t), "{text:?} -> {shown}");
     }
-    let _ = text.parse::<Kind>();
-    let _ = text.parse::<combid::sql::Dialect>();
+    let _ = text.parse::<Layout>();
+    if let Ok(b) = text.parse::<Backend>() {
+        assert_eq!(b.name().parse::<Backend>().ok(), Some(b));
+        let _ = b.parse_stored(&text);
+    }
     let _ = Comb::parse_str(&text);
 });

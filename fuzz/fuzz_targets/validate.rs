@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use combid::{Comb, Expected, ShortPrefix, Timestamp, Validator};
+use combkey::{Comb, Expected, ShortPrefix, Timestamp, Validator};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -1,4 +1,4 @@
-//! combid with diesel: a model keyed by COMB ids, with a nullable self-reference, inserted
+//! combkey with diesel: a model keyed by COMB ids, with a nullable self-reference, inserted
 //! out of order and read back in key order.
 //!
 //! ```sh
@@ -8,7 +8,7 @@
 //! ```
 #![allow(missing_docs)] // `table!` declares public items without docs.
 
-use combid_diesel::Comb;
+use combkey_diesel::Comb;
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 

@@ -1,4 +1,5 @@
-//! An HTTP service where clients make the entity ids (seed 004): creation is idempotent, so a
+//! An HTTP service where clients make the entity ids (the schemes of the klokwrk article,
+//! "Random UUID as a Primary Key in the Relational Database"): creation is idempotent, so a
 //! client whose response got lost can retry without creating a second order.
 //!
 //! - `POST /orders` with `{"id": ..., "item": ..., "quantity": ...}`: the client-made id (a
@@ -9,7 +10,7 @@
 //!   409.
 //! - `POST /orders` with `{"command_id": ..., "item": ..., "quantity": ...}` and no id: the
 //!   server makes the id and records `(command_id, entity_id)` in `creation_identifiers` in
-//!   the same transaction, so a retry returns the same order (seed 004's last scheme).
+//!   the same transaction, so a retry returns the same order (the article's last scheme).
 //! - `GET /orders/{id}`: 200, 404 for an unknown id, 400 for a malformed one.
 //!
 //! Racing identical creations end in one row: the primary key decides, the loser answers
@@ -26,7 +27,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use combid::{Comb, Expected, ShortPrefix, Timestamp, Validator};
+use combkey::{Comb, Expected, ShortPrefix, Timestamp, Validator};
 use serde::{Deserialize, Serialize};
 use store::{Created, Sql, Store};
 

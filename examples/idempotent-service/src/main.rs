@@ -13,7 +13,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("listening on http://{}", listener.local_addr()?);
     println!("try: curl -s -XPOST localhost:3000/orders -H 'content-type: application/json' \\");
     println!(
-        "       -d \"{{\\\"id\\\": \\\"$(cargo run -q -p combid-cli -- new)\\\", \\\"item\\\": \\\"tea\\\", \\\"quantity\\\": 2}}\""
+        "       -d \"{{\\\"id\\\": \\\"$(cargo run -q -p combkey-cli -- new)\\\", \\\"item\\\": \\\"tea\\\", \\\"quantity\\\": 2}}\""
     );
     axum::serve(listener, app).await?;
     Ok(())

@@ -1,7 +1,7 @@
 //! The two tables, on any of the three sqlx backends.
 
-use combid::Comb;
-use combid_sqlx::Comb as Col;
+use combkey::Comb;
+use combkey_sqlx::Comb as Col;
 use sqlx::{AssertSqlSafe, Database, Decode, Encode, Executor, IntoArguments, Pool, Type};
 
 use crate::Order;

@@ -1,10 +1,10 @@
 //! The service on a loopback port, driven over HTTP, on SQLite and on the real PostgreSQL
-//! and MariaDB (`COMBID_PG_URL`, `COMBID_MYSQL_URL`; scripts/db.sh starts them).
+//! and MariaDB (`COMBKEY_PG_URL`, `COMBKEY_MYSQL_URL`; scripts/db.sh starts them).
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use combid::{Comb, ShortPrefix, Timestamp};
+use combkey::{Comb, ShortPrefix, Timestamp};
 use idempotent_service::Config;
 use serde_json::{Value, json};
 use sqlx::AssertSqlSafe;
@@ -174,7 +174,7 @@ fn prefix() -> String {
 
 #[tokio::test]
 async fn on_sqlite() {
-    let dir = std::env::temp_dir().join(format!("combid-service-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("combkey-service-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let url = format!("sqlite://{}?mode=rwc", dir.join("orders.db").display());
     let p = prefix();
@@ -191,7 +191,7 @@ async fn on_sqlite() {
 
 #[tokio::test]
 async fn on_postgres() {
-    let url = std::env::var("COMBID_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
+    let url = std::env::var("COMBKEY_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
     let p = prefix();
     let addr = start(&url, &p).await;
     let pool = sqlx::PgPool::connect(&url).await.expect("PostgreSQL");
@@ -208,7 +208,7 @@ async fn on_postgres() {
 
 #[tokio::test]
 async fn on_mariadb() {
-    let url = std::env::var("COMBID_MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/test".into());
+    let url = std::env::var("COMBKEY_MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/test".into());
     let p = prefix();
     let addr = start(&url, &p).await;
     let pool = sqlx::MySqlPool::connect(&url).await.expect("MariaDB");

@@ -1,4 +1,4 @@
-//! combid in one screen: a table keyed by COMB ids, rows inserted out of order, read back in
+//! combkey in one screen: a table keyed by COMB ids, rows inserted out of order, read back in
 //! key order, and each id's time and stored form on every backend.
 //!
 //! ```sh
@@ -7,8 +7,8 @@
 //! DATABASE_URL=mysql://root@127.0.0.1:3306/test cargo run -p quickstart
 //! ```
 
-use combid::{Backend, sql::Dialect};
-use combid_sqlx::Comb;
+use combkey::Backend;
+use combkey_sqlx::Comb;
 use sqlx::{AssertSqlSafe, Connection, Database, Decode, Encode, Executor, IntoArguments, Type};
 
 #[tokio::main(flavor = "current_thread")]
@@ -17,17 +17,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let shown = url.split('@').next_back().unwrap_or(&url); // no credentials on screen
     println!("database: {shown}");
     if url.starts_with("postgres") {
-        run::<sqlx::Postgres>(&url, Dialect::Postgres, "$1", "$2").await
+        run::<sqlx::Postgres>(&url, Backend::Postgres, "$1", "$2").await
     } else if url.starts_with("mysql") || url.starts_with("mariadb") {
-        run::<sqlx::MySql>(&url, Dialect::MySql, "?", "?").await
+        run::<sqlx::MySql>(&url, Backend::MySql, "?", "?").await
     } else if url.starts_with("sqlite") {
-        run::<sqlx::Sqlite>(&url, Dialect::Sqlite, "?", "?").await
+        run::<sqlx::Sqlite>(&url, Backend::Sqlite, "?", "?").await
     } else {
         Err(format!("DATABASE_URL must start with postgres://, mysql:// or sqlite:, not {shown:?}").into())
     }
 }
 
-async fn run<DB>(url: &str, dialect: Dialect, p1: &str, p2: &str) -> Result<(), Box<dyn std::error::Error>>
+async fn run<DB>(url: &str, backend: Backend, p1: &str, p2: &str) -> Result<(), Box<dyn std::error::Error>>
 where
     DB: Database,
     for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
@@ -37,7 +37,7 @@ where
     for<'r> (Comb, String): sqlx::FromRow<'r, DB::Row>,
 {
     let mut conn = DB::Connection::connect(url).await?;
-    let ddl = format!("CREATE TEMPORARY TABLE quickstart_orders ({}, note TEXT NOT NULL)", bare_pk(dialect));
+    let ddl = format!("CREATE TEMPORARY TABLE quickstart_orders ({}, note TEXT NOT NULL)", bare_pk(backend));
     sqlx::query(AssertSqlSafe(ddl)).execute(&mut conn).await?;
 
     // Five ids made by the application, inserted in scrambled order.
@@ -49,14 +49,13 @@ where
 
     let rows: Vec<(Comb, String)> =
         sqlx::query_as("SELECT id, note FROM quickstart_orders ORDER BY id").fetch_all(&mut conn).await?;
-    println!("rows in key order ({} column):", dialect.column_type());
+    println!("rows in key order ({} column):", backend.column_type());
     for (id, note) in &rows {
         let core = id.to_comb();
         let time = core.timestamp().map(|t| t.to_string()).unwrap_or_default();
         println!("  {id}  {note}  created {time}");
-        println!("      PostgreSQL uuid / MySQL BINARY(16) / SQLite BLOB: 0x{core:X}");
-        let sqlserver = Comb::from(combid::Comb::from_bytes(Backend::SqlServer.to_stored(core)));
-        println!("      SQL Server uniqueidentifier:                      {:#}", sqlserver.to_comb());
+        println!("      PostgreSQL uuid / MySQL BINARY(16) / SQLite BLOB: 0x{}", Backend::MySql.stored_text(core));
+        println!("      SQL Server uniqueidentifier:                      {}", Backend::SqlServer.stored_text(core));
     }
     let in_order = rows.iter().map(|(id, _)| *id).eq(ids.iter().copied());
     println!("ORDER BY id returned creation order: {in_order}");
@@ -64,9 +63,9 @@ where
 }
 
 /// The key column without a database-side default, so the example needs no functions installed.
-fn bare_pk(dialect: Dialect) -> String {
-    match dialect {
-        Dialect::Postgres => "id uuid PRIMARY KEY".to_string(),
+fn bare_pk(backend: Backend) -> String {
+    match backend {
+        Backend::Postgres => "id uuid PRIMARY KEY".to_string(),
         other => other.primary_key("id"),
     }
 }

@@ -1,4 +1,4 @@
-//! combid with sea-orm: an entity keyed by COMB ids, its table made by the migration helpers,
+//! combkey with sea-orm: an entity keyed by COMB ids, its table made by the migration helpers,
 //! new ActiveModels getting their ids from `ActiveModelBehavior`, rows read back in key order.
 //!
 //! ```sh
@@ -7,18 +7,18 @@
 //! DATABASE_URL=mysql://root@127.0.0.1:3306/test cargo run -p sea-orm-example
 //! ```
 
-use combid_sea_orm::migration::comb_primary_key;
+use combkey_sea_orm::migration::comb_primary_key;
 use sea_orm::sea_query::{ColumnDef, Table};
 use sea_orm::{
     ActiveModelBehavior, ActiveModelTrait, ConnectOptions, ConnectionTrait, Database, EntityTrait, QueryOrder, Set,
 };
 
 mod note {
-    use combid_sea_orm::CombUuid;
+    use combkey_sea_orm::CombUuid;
     use sea_orm::entity::prelude::*;
 
     #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
-    #[sea_orm(table_name = "combid_example_notes")]
+    #[sea_orm(table_name = "combkey_example_notes")]
     pub struct Model {
         #[sea_orm(primary_key)]
         pub id: CombUuid,
@@ -30,7 +30,7 @@ mod note {
 
     impl ActiveModelBehavior for ActiveModel {
         fn new() -> Self {
-            Self { id: combid_sea_orm::new_id(), ..ActiveModelTrait::default() }
+            Self { id: combkey_sea_orm::new_id(), ..ActiveModelTrait::default() }
         }
     }
 }
@@ -42,9 +42,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // One connection, so an in-memory SQLite database is the same for every statement.
     let db = Database::connect(ConnectOptions::new(url).max_connections(1).to_owned()).await?;
     let backend = db.get_database_backend();
-    db.execute_unprepared("DROP TABLE IF EXISTS combid_example_notes").await?;
+    db.execute_unprepared("DROP TABLE IF EXISTS combkey_example_notes").await?;
     let create = Table::create()
-        .table("combid_example_notes")
+        .table("combkey_example_notes")
         .col(comb_primary_key("id", backend))
         .col(ColumnDef::new("text").text().not_null())
         .to_owned();
@@ -61,7 +61,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let time = n.id.to_comb().timestamp().map(|t| t.to_string()).unwrap_or_default();
         println!("  {}  {:<6} created {time}", n.id, n.text);
     }
-    db.execute_unprepared("DROP TABLE IF EXISTS combid_example_notes").await?;
+    db.execute_unprepared("DROP TABLE IF EXISTS combkey_example_notes").await?;
     let in_order = rows == made;
     println!("ORDER BY id returned creation order: {in_order}");
     if in_order { Ok(()) } else { Err("rows came back out of creation order".into()) }

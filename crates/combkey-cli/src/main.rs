@@ -1,0 +1,387 @@
+//! The `combkey` command: make, convert, inspect and validate COMB ids.
+//!
+//! ```text
+//! combkey new [-n N] [--kind KIND] [--storage canonical|sqlserver|mysql]
+//! combkey convert --from FORM|KIND --to FORM|KIND [ID...]    (ids from stdin when none given)
+//! combkey inspect [--json] [--as KIND] [--near RFC3339] [ID...]
+//! combkey validate [--now RFC3339] [--past DUR] [--future DUR] [--kind v7|short-prefix] ID...
+//! combkey sql postgres|mysql|sqlite|mssql [--up|--down]
+//! ```
+//!
+//! Exit status: 0 on success; 1 when an id is malformed or invalid; 2 for a usage error.
+
+use std::io::{self, BufRead, BufWriter, Write};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use combkey::layouts::{Layout, LocalityFields};
+use combkey::{Backend, Comb, Expected, ShortPrefix, ShortPrefixGenerator, Timestamp, V7Generator, Validator};
+
+mod forms;
+
+use forms::{Form, Spec, json_str, parse_duration, parse_form};
+
+/// Make, convert, inspect and validate time-ordered UUIDs (COMBs).
+#[derive(Parser, Debug)]
+#[command(name = "combkey", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Make new ids, one a line.
+    New {
+        /// How many ids.
+        #[arg(short = 'n', long = "count", default_value_t = 1)]
+        count: usize,
+        /// Which kind of id: v7 (default), short-prefix, rtcomb-sql, rtcomb-postgres,
+        /// rtcomb-legacy, newsequentialid, v1, v6, lambert-v13, mysql-swap, locality, uc-prefix,
+        /// uc-suffix, uc-short-prefix, uc-short-suffix.
+        #[arg(long, value_parser = parse_kind, default_value = "v7")]
+        kind: Layout,
+        /// Print the public id (canonical) or the stored value as a database shows it:
+        /// sqlserver, mysql (also postgres, sqlite).
+        #[arg(long, value_parser = parse_form, default_value = "canonical")]
+        storage: Form,
+        #[command(flatten)]
+        short: ShortArgs,
+    },
+    /// Convert ids between the public form, its stored forms, and other systems' layouts (lossless only).
+    Convert {
+        /// What the ids are: canonical, sqlserver, mysql (forms of the public id) or a kind.
+        #[arg(long, value_parser = Spec::parse)]
+        from: Spec,
+        /// What to print: canonical, sqlserver, mysql or a kind.
+        #[arg(long, value_parser = Spec::parse)]
+        to: Spec,
+        /// Ids to convert; read from standard input, one a line, when none are given.
+        ids: Vec<String>,
+    },
+    /// Show what an id is: kind, version, variant and the time it carries.
+    Inspect {
+        /// One JSON object a line.
+        #[arg(long)]
+        json: bool,
+        /// Read the ids as this kind (default: what the version nibble says; version 4 and
+        /// unknown versions show as `uuid`).
+        #[arg(long = "as", value_parser = parse_kind)]
+        as_kind: Option<Layout>,
+        /// For a short prefix COMB: show the interval nearest this time (default: now).
+        #[arg(long, value_parser = parse_time)]
+        near: Option<Timestamp>,
+        #[command(flatten)]
+        short: ShortArgs,
+        /// Ids to inspect; read from standard input when none are given.
+        ids: Vec<String>,
+    },
+    /// Check client-made ids: version, variant and time window. Exit 0 only if all are valid.
+    Validate {
+        /// The clock to validate against (default: the system clock).
+        #[arg(long, value_parser = parse_time)]
+        now: Option<Timestamp>,
+        /// How far in the past an id's time may be (e.g. 10m, 90s, 1h30m).
+        #[arg(long, value_parser = parse_duration, default_value = "10m")]
+        past: Duration,
+        /// How far in the future an id's time may be.
+        #[arg(long, value_parser = parse_duration, default_value = "10m")]
+        future: Duration,
+        /// Which kind of id is expected: v7 or short-prefix.
+        #[arg(long, value_parser = parse_validated_kind, default_value = "v7")]
+        kind: Layout,
+        #[command(flatten)]
+        short: ShortArgs,
+        /// Ids to check; read from standard input when none are given.
+        ids: Vec<String>,
+    },
+    /// Print migration SQL: column DDL, database-side generator and timestamp functions,
+    /// data conversions.
+    Sql {
+        /// postgres, mysql (MySQL 8 and MariaDB), sqlite or mssql (SQL Server, batches
+        /// separated by GO lines).
+        #[arg(value_parser = parse_dialect)]
+        dialect: Backend,
+        #[command(flatten)]
+        part: SqlPart,
+    },
+}
+
+fn parse_dialect(s: &str) -> Result<Backend, String> {
+    s.parse().map_err(|e: combkey::Error| e.to_string())
+}
+
+/// Which part of the migration SQL to print.
+#[derive(Args, Debug, Clone, Copy)]
+#[group(multiple = false)]
+struct SqlPart {
+    /// Only the statements that install the database-side functions.
+    #[arg(long)]
+    up: bool,
+    /// Only the statements that drop them.
+    #[arg(long)]
+    down: bool,
+}
+
+/// Settings of a short prefix COMB.
+#[derive(Args, Debug, Clone, Copy)]
+struct ShortArgs {
+    /// Short prefix: how long one prefix value lasts.
+    #[arg(long, value_parser = parse_duration, default_value = "60s")]
+    interval: Duration,
+    /// Short prefix: prefix width in bytes (1 to 4).
+    #[arg(long, default_value_t = 2)]
+    width: u8,
+    /// Short prefix: label ids version 4 (uuid-creator, klokwrk) instead of 8.
+    #[arg(long)]
+    v4: bool,
+}
+
+impl ShortArgs {
+    fn config(&self) -> Result<ShortPrefix, String> {
+        let interval = u64::try_from(self.interval.as_millis()).map_err(|_| "interval too long".to_string())?;
+        let sp = ShortPrefix::new(interval, self.width).map_err(|e| e.to_string())?;
+        Ok(if self.v4 { sp.labelled_v4() } else { sp })
+    }
+}
+
+fn parse_kind(s: &str) -> Result<Layout, String> {
+    s.parse().map_err(|e: combkey::Error| e.to_string())
+}
+
+fn parse_validated_kind(s: &str) -> Result<Layout, String> {
+    match parse_kind(s)? {
+        k @ (Layout::V7 | Layout::ShortPrefix) => Ok(k),
+        k => Err(format!("validation supports v7 and short-prefix (with --v4 for uuid-creator's), not {k}")),
+    }
+}
+
+fn parse_time(s: &str) -> Result<Timestamp, String> {
+    s.parse().map_err(|e: combkey::Error| e.to_string())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let result = run(cli.command, &mut out).and_then(|ok| out.flush().map(|()| ok).map_err(|e| e.to_string()));
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(message) => {
+            let _ = out.flush();
+            eprintln!("combkey: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Ids from the arguments, or from standard input (one a line, blanks skipped) when none.
+fn ids_or_stdin(ids: Vec<String>) -> Result<Vec<String>, String> {
+    if !ids.is_empty() {
+        return Ok(ids);
+    }
+    let mut lines = Vec::new();
+    for line in io::stdin().lock().lines() {
+        let line = line.map_err(|e| format!("reading standard input: {e}"))?;
+        let t = line.trim();
+        if !t.is_empty() {
+            lines.push(t.to_string());
+        }
+    }
+    Ok(lines)
+}
+
+/// Runs a command; `Ok(false)` when some id was bad (exit 1), `Err` for a usage error (exit 2).
+fn run(command: Command, out: &mut impl Write) -> Result<bool, String> {
+    let io_err = |e: io::Error| e.to_string();
+    match command {
+        Command::New { count, kind, storage, short } => {
+            match kind {
+                Layout::V7 => {
+                    let g = V7Generator::new();
+                    let mut buf = [Comb::NIL; 256];
+                    let mut left = count;
+                    while left > 0 {
+                        let n = left.min(buf.len());
+                        g.fill(&mut buf[..n]);
+                        for id in &buf[..n] {
+                            writeln!(out, "{}", storage.format(*id)).map_err(io_err)?;
+                        }
+                        left -= n;
+                    }
+                }
+                Layout::ShortPrefix => {
+                    let g = ShortPrefixGenerator::new(short.config()?);
+                    for _ in 0..count {
+                        writeln!(out, "{}", storage.format(g.generate())).map_err(io_err)?;
+                    }
+                }
+                other => {
+                    for _ in 0..count {
+                        let id = other.generate().map_err(|e| format!("{other}: {e}"))?;
+                        writeln!(out, "{}", storage.format(id)).map_err(io_err)?;
+                    }
+                }
+            }
+            Ok(true)
+        }
+        Command::Convert { from, to, ids } => {
+            let mut all_ok = true;
+            for text in ids_or_stdin(ids)? {
+                match Spec::convert(from, to, &text) {
+                    Ok(converted) => writeln!(out, "{converted}").map_err(io_err)?,
+                    Err(e) => {
+                        all_ok = false;
+                        eprintln!("combkey: {text}: {e}");
+                    }
+                }
+            }
+            Ok(all_ok)
+        }
+        Command::Inspect { json, as_kind, near, short, ids } => {
+            let sp = short.config()?;
+            let near = near.unwrap_or_else(Timestamp::now);
+            let mut all_ok = true;
+            for text in ids_or_stdin(ids)? {
+                match text.parse::<Comb>().and_then(|id| describe(id, as_kind, &sp, near)) {
+                    Ok(fields) => print_fields(out, &fields, json).map_err(io_err)?,
+                    Err(e) => {
+                        all_ok = false;
+                        eprintln!("combkey: {text}: {e}");
+                    }
+                }
+            }
+            Ok(all_ok)
+        }
+        Command::Sql { dialect, part } => {
+            let text = if part.up {
+                dialect.install_functions().to_string()
+            } else if part.down {
+                dialect.drop_functions().to_string()
+            } else {
+                dialect.migration_text()
+            };
+            out.write_all(text.as_bytes()).map_err(io_err)?;
+            Ok(true)
+        }
+        Command::Validate { now, past, future, kind, short, ids } => {
+            let expected = match kind {
+                Layout::ShortPrefix => Expected::ShortPrefix(short.config()?),
+                _ => Expected::V7,
+            };
+            let validator = Validator::new(expected).past(past).future(future);
+            let ids = ids_or_stdin(ids)?;
+            if ids.is_empty() {
+                return Err("no ids given to validate".into());
+            }
+            let mut all_ok = true;
+            for text in ids {
+                let verdict = text.parse::<Comb>().and_then(|id| match now {
+                    Some(t) => validator.validate_at(&id, t),
+                    None => validator.validate(&id),
+                });
+                match verdict {
+                    Ok(()) => writeln!(out, "{text}: valid").map_err(io_err)?,
+                    Err(e) => {
+                        all_ok = false;
+                        writeln!(out, "{text}: invalid: {e}").map_err(io_err)?;
+                    }
+                }
+            }
+            Ok(all_ok)
+        }
+    }
+}
+
+/// A value in `inspect`'s output.
+enum Value {
+    Str(String),
+    Num(u64),
+    Null,
+}
+
+/// What `inspect` shows of an id, in order: `(key, value)`.
+fn describe(
+    id: Comb,
+    as_kind: Option<Layout>,
+    sp: &ShortPrefix,
+    near: Timestamp,
+) -> Result<Vec<(&'static str, Value)>, combkey::Error> {
+    use Value::{Null, Num, Str};
+    let kind = as_kind.or_else(|| Layout::detect(&id));
+    let time = match kind {
+        Some(k) => k.timestamp(&id)?,
+        None => None,
+    };
+    let ms = |t: Option<Timestamp>| t.and_then(|t| u64::try_from(t.unix_ms()).ok()).map_or(Null, Num);
+    let mut f = vec![
+        ("id", Str(id.to_string())),
+        ("kind", Str(kind.map_or("uuid", Layout::name).to_string())),
+        ("version", Num(u64::from(id.version()))),
+        ("variant", Str(if id.is_rfc_variant() { "rfc9562" } else { "other" }.to_string())),
+        ("unix_ms", ms(time)),
+        ("time", time.map_or(Null, |t| Str(t.to_string()))),
+    ];
+    match kind {
+        Some(Layout::V7) => f.push(("counter", Num(u64::from(id.v7_counter())))),
+        Some(k @ (Layout::ShortPrefix | Layout::UcShortPrefix | Layout::UcShortSuffix)) => {
+            let (hub, cfg) = match k {
+                Layout::ShortPrefix => (id, *sp),
+                _ => (Layout::convert(&id, k, Layout::ShortPrefix)?, ShortPrefix::default()),
+            };
+            let r = cfg.interval_near(&hub, near);
+            f.push(("prefix", Num(u64::from(cfg.prefix_of(&hub)))));
+            f.push(("interval_start", Str(r.start.to_string())));
+            f.push(("interval_end", Str(r.end.to_string())));
+        }
+        Some(k @ (Layout::V1 | Layout::V6 | Layout::LambertV13 | Layout::MySqlSwap | Layout::NewSequentialId)) => {
+            let v1 = Layout::convert(&id, k, Layout::V1)?;
+            let b = v1.as_bytes();
+            f.push(("v1", Str(v1.to_string())));
+            f.push(("gregorian_ticks", Num(k.gregorian_ticks(&id)?)));
+            f.push(("clock_seq", Num(u64::from(u16::from_be_bytes([b[8], b[9]]) & 0x3fff))));
+            f.push(("node", Str(b[10..16].iter().map(|x| format!("{x:02x}")).collect::<Vec<_>>().join(":"))));
+        }
+        Some(Layout::Locality) => {
+            let l = LocalityFields::parse(&id)?;
+            let m = l.mac_fragment;
+            f.push(("pid", Num(u64::from(l.pid))));
+            f.push(("counter", Num(u64::from(l.counter))));
+            f.push(("counter_sequential", Num(u64::from(l.counter_sequential))));
+            f.push(("mac_fragment", Str(format!("__:__:_{:x}:{:02x}:{:02x}:{:02x}", m[2], m[3], m[4], m[5]))));
+        }
+        _ => {}
+    }
+    f.push(("sqlserver", Str(Form::Stored(Backend::SqlServer).format(id))));
+    f.push(("mysql", Str(Form::Stored(Backend::MySql).format(id))));
+    Ok(f)
+}
+
+fn print_fields(out: &mut impl Write, fields: &[(&'static str, Value)], json: bool) -> io::Result<()> {
+    if json {
+        let body: Vec<String> = fields
+            .iter()
+            .map(|(k, v)| {
+                let v = match v {
+                    Value::Str(s) => json_str(s),
+                    Value::Num(n) => n.to_string(),
+                    Value::Null => "null".to_string(),
+                };
+                format!("{}:{v}", json_str(k))
+            })
+            .collect();
+        writeln!(out, "{{{}}}", body.join(","))
+    } else {
+        for (k, v) in fields {
+            match v {
+                Value::Str(s) if *k == "id" => writeln!(out, "{s}")?,
+                Value::Str(s) => writeln!(out, "  {:<19}{s}", format!("{k}:"))?,
+                Value::Num(n) => writeln!(out, "  {:<19}{n}", format!("{k}:"))?,
+                Value::Null => {}
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,334 @@
+//! The `combkey` command's contract, run as a process.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use combkey::Comb;
+
+fn combkey(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_combkey"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn combkey");
+    if let Some(input) = stdin {
+        child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write stdin");
+    }
+    drop(child.stdin.take());
+    let out = child.wait_with_output().expect("combkey output");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "combkey {args:?} panicked: {stderr}");
+    out
+}
+
+fn lines(out: &Output) -> Vec<String> {
+    String::from_utf8(out.stdout.clone()).expect("utf-8").lines().map(str::to_string).collect()
+}
+
+#[test]
+fn new_prints_increasing_v7_ids() {
+    let out = combkey(&["new", "-n", "1000"], None);
+    assert!(out.status.success());
+    let ids: Vec<Comb> = lines(&out).iter().map(|l| l.parse().expect("canonical id")).collect();
+    assert_eq!(ids.len(), 1000);
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    assert!(ids.iter().all(|id| id.version() == 7 && id.to_string() == id.to_string().to_lowercase()));
+    let now = combkey::Timestamp::now().unix_ms();
+    let ms = ids[0].timestamp().expect("v7").unix_ms();
+    assert!((now - ms).abs() < 60_000, "id time {ms} vs now {now}");
+}
+
+#[test]
+fn new_storage_forms_convert_back() {
+    for (storage, check) in [("sqlserver", 36usize), ("mysql", 32)] {
+        let out = combkey(&["new", "-n", "50", "--storage", storage], None);
+        assert!(out.status.success());
+        let stored = lines(&out);
+        assert!(stored.iter().all(|s| s.len() == check && *s == s.to_uppercase()), "{storage}: {stored:?}");
+        let back = combkey(&["convert", "--from", storage, "--to", "canonical"], Some(&stored.join("\n")));
+        assert!(back.status.success());
+        let ids: Vec<Comb> = lines(&back).iter().map(|l| l.parse().expect("id")).collect();
+        assert_eq!(ids.len(), 50);
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "{storage}: converted ids keep generation order");
+        assert!(ids.iter().all(|id| id.version() == 7));
+    }
+}
+
+#[test]
+fn sqlserver_string_has_the_milliseconds_last() {
+    // The last group of the SQL Server form is the 48-bit time, as in RT.Comb's T-SQL.
+    let out =
+        combkey(&["convert", "--from", "canonical", "--to", "sqlserver", "017f22e2-79b0-7cc3-98c4-dc0c0c07398f"], None);
+    assert_eq!(lines(&out), ["8F39070C-0CDC-C498-7CC3-017F22E279B0"]);
+    let out =
+        combkey(&["convert", "--from", "canonical", "--to", "mysql", "017f22e2-79b0-7cc3-98c4-dc0c0c07398f"], None);
+    assert_eq!(lines(&out), ["017F22E279B07CC398C4DC0C0C07398F"]);
+}
+
+#[test]
+fn new_short_prefix() {
+    let out = combkey(&["new", "-n", "20", "--kind", "short-prefix"], None);
+    assert!(out.status.success());
+    let minute = u64::try_from(combkey::Timestamp::now().unix_ms()).unwrap_or(0) / 60_000;
+    for l in lines(&out) {
+        let id: Comb = l.parse().expect("id");
+        assert_eq!(id.version(), 8);
+        let prefix = u64::from(u16::from_be_bytes([id.as_bytes()[0], id.as_bytes()[1]]));
+        assert!(prefix == minute % 65_536 || prefix == (minute + 1) % 65_536, "{l}");
+    }
+    let v4 = combkey(&["new", "--kind", "short-prefix", "--v4", "--width", "3", "--interval", "30s"], None);
+    let id: Comb = lines(&v4)[0].parse().expect("id");
+    assert_eq!(id.version(), 4);
+}
+
+#[test]
+fn inspect_json_on_the_rfc_vector() {
+    let out = combkey(&["inspect", "--json", "017f22e2-79b0-7cc3-98c4-dc0c0c07398f"], None);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(v["kind"], "v7");
+    assert_eq!(v["version"], 7);
+    assert_eq!(v["unix_ms"], 1_645_557_742_000u64);
+    assert_eq!(v["time"], "2022-02-22T19:22:22.000Z");
+    assert_eq!(v["variant"], "rfc9562");
+}
+
+#[test]
+fn inspect_json_short_prefix_and_plain_uuid() {
+    let out = combkey(
+        &[
+            "inspect",
+            "--json",
+            "--near",
+            "2022-03-18T05:30:00Z",
+            "0064ffff-ffff-8fff-bfff-ffffffffffff",
+            "919108f7-52d1-4320-9bac-f847db4148a8",
+        ],
+        None,
+    );
+    assert!(out.status.success());
+    let rows: Vec<serde_json::Value> =
+        lines(&out).iter().map(|l| serde_json::from_str(l).expect("json line")).collect();
+    assert_eq!(rows[0]["kind"], "short-prefix");
+    assert_eq!(rows[0]["prefix"], 100);
+    assert_eq!(rows[0]["interval_start"], "2022-03-18T05:24:00.000Z");
+    assert_eq!(rows[0]["unix_ms"], serde_json::Value::Null);
+    assert_eq!(rows[1]["kind"], "uuid");
+    assert_eq!(rows[1]["version"], 4);
+    assert_eq!(rows[1]["time"], serde_json::Value::Null);
+}
+
+#[test]
+fn validate_klokwrk_vectors() {
+    let base = ["validate", "--kind", "short-prefix", "--v4", "--now", "2022-03-18T03:44:00Z"];
+    let id = |p: &str| format!("{p}f3b1-1c2d-4e5f-9a6b-7c8d9e0f1a2b");
+    let ok: Vec<String> = ["0000", "000a", "fff6"].iter().map(|p| id(p)).collect();
+    let mut args: Vec<&str> = base.to_vec();
+    args.extend(ok.iter().map(String::as_str));
+    let out = combkey(&args, None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    for bad in ["000b", "fff5"] {
+        let b = id(bad);
+        let mut args = base.to_vec();
+        args.push(&b);
+        let out = combkey(&args, None);
+        assert_eq!(out.status.code(), Some(1), "{bad}");
+        let text = lines(&out).join("\n");
+        assert!(text.contains("invalid: id is too"), "{bad}: {text}");
+    }
+}
+
+#[test]
+fn validate_v7_reasons_one_per_id() {
+    let out = combkey(
+        &[
+            "validate",
+            "--now",
+            "2022-02-22T19:22:22Z",
+            "--past",
+            "1m",
+            "--future",
+            "1m",
+            "017f22e2-79b0-7cc3-98c4-dc0c0c07398f",
+            "017f22e2-79b0-4cc3-98c4-dc0c0c07398f",
+            "nope",
+            "017f0000-0000-7cc3-98c4-dc0c0c07398f",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let l = lines(&out);
+    assert_eq!(l.len(), 4);
+    assert_eq!(l[0], "017f22e2-79b0-7cc3-98c4-dc0c0c07398f: valid");
+    assert!(l[1].contains("wrong UUID version: expected version 7, found version 4"), "{}", l[1]);
+    assert!(l[2].contains("invalid UUID length"), "{}", l[2]);
+    assert!(l[3].contains("too old"), "{}", l[3]);
+}
+
+#[test]
+fn malformed_arguments_fail_cleanly() {
+    let cases: &[(&[&str], i32, &str)] = &[
+        (&["inspect", "garbage"], 1, "garbage: invalid UUID length"),
+        (
+            &["convert", "--from", "mysql", "--to", "canonical", "zz7f22e279b07cc398c4dc0c0c07398f"],
+            1,
+            "invalid character 'z'",
+        ),
+        (&["new", "-n", "abc"], 2, "invalid value 'abc'"),
+        (&["new", "--kind", "v9"], 2, "invalid value 'v9'"),
+        (&["new", "--kind", "short-prefix", "--width", "9"], 2, "short prefix width"),
+        (&["validate", "--past", "10x", "017f22e2-79b0-7cc3-98c4-dc0c0c07398f"], 2, "invalid duration"),
+        (&["validate", "--now", "yesterday", "017f22e2-79b0-7cc3-98c4-dc0c0c07398f"], 2, "RFC 3339"),
+        (&["frobnicate"], 2, "unrecognized subcommand"),
+    ];
+    for (args, code, message) in cases {
+        let out = combkey(args, Some(""));
+        assert_eq!(out.status.code(), Some(*code), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(message), "{args:?}: {err}");
+    }
+}
+
+fn json_lines(out: &Output) -> Vec<serde_json::Value> {
+    lines(out).iter().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}"))).collect()
+}
+
+#[test]
+fn inspect_detects_every_layout() {
+    let out = combkey(
+        &[
+            "inspect",
+            "--json",
+            "20be0ffc-314a-bd53-7a50-013a65ca76d2",
+            "d76b58b9-6220-11e1-b36c-cc52afc9f2ed",
+            "1ec9414c-232a-6b00-b3c8-9f6bdeced846",
+            "1e1624e7-5e1f-d27f-a11d-ed65de8970f6",
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rows = json_lines(&out);
+    assert_eq!(rows[0]["kind"], "locality");
+    assert_eq!(rows[0]["pid"], 12_618);
+    assert_eq!(rows[0]["counter"], 3_488_672_514u64);
+    assert_eq!(rows[0]["mac_fragment"], "__:__:_d:53:7a:50");
+    assert_eq!(rows[0]["unix_ms"], 1_350_327_498_450u64);
+    assert_eq!(rows[0]["time"], "2012-10-15T18:58:18.450Z");
+    assert_eq!(rows[1]["kind"], "v1");
+    assert_eq!(rows[1]["gregorian_ticks"], 135_497_356_990_437_561u64);
+    assert_eq!(rows[1]["node"], "cc:52:af:c9:f2:ed");
+    assert_eq!(rows[1]["time"], "2012-02-28T15:28:19.043Z");
+    assert_eq!(rows[2]["kind"], "v6");
+    assert_eq!(rows[2]["v1"], "c232ab00-9414-11ec-b3c8-9f6bdeced846");
+    assert_eq!(rows[2]["time"], "2022-02-22T19:22:22.000Z");
+    assert_eq!(rows[3]["kind"], "lambert-v13");
+}
+
+#[test]
+fn inspect_as_kind() {
+    let cases = [
+        ("rtcomb-legacy", "E25AFE33-DB2D-4502-9BF0-919001862CC4", "2002-01-10T23:40:35.000Z"),
+        ("rtcomb-sql", "d01c25cc-63a7-47cc-b5ba-018e5f3bff48", "2024-03-21T04:19:11.304Z"),
+        ("newsequentialid", "B9586BD7-2062-E111-B36C-CC52AFC9F2ED", "2012-02-28T15:28:19.043Z"),
+    ];
+    for (kind, id, time) in cases {
+        let out = combkey(&["inspect", "--json", "--as", kind, id], None);
+        assert!(out.status.success(), "{kind}");
+        let row = &json_lines(&out)[0];
+        assert_eq!(row["kind"], kind);
+        assert_eq!(row["time"], time, "{kind}");
+    }
+    // An id that is not of the kind named: an error on stderr, exit 1.
+    let out = combkey(&["inspect", "--as", "v1", "017f22e2-79b0-7cc3-98c4-dc0c0c07398f"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("expected version 1, found version 7"));
+    // Text output names the fields too.
+    let out = combkey(&["inspect", "20be0ffc-314a-bd53-7a50-013a65ca76d2"], None);
+    let text = lines(&out).join("\n");
+    assert!(
+        text.contains("pid:") && text.contains("12618") && text.contains("kind:") && text.contains("locality"),
+        "{text}"
+    );
+}
+
+#[test]
+fn convert_between_kinds() {
+    let cases = [
+        ("newsequentialid", "v1", "B9586BD7-2062-E111-B36C-CC52AFC9F2ED", "d76b58b9-6220-11e1-b36c-cc52afc9f2ed"),
+        ("v1", "v6", "c232ab00-9414-11ec-b3c8-9f6bdeced846", "1ec9414c-232a-6b00-b3c8-9f6bdeced846"),
+        ("v1", "mysql-swap", "58e0a7d7-eebc-11d8-9669-0800200c9a66", "11d8eebc-58e0-a7d7-9669-0800200c9a66"),
+        ("rtcomb-sql", "rtcomb-sql", "d01c25cc-63a7-47cc-b5ba-018e5f3bff48", "d01c25cc-63a7-47cc-b5ba-018e5f3bff48"),
+    ];
+    for (from, to, input, want) in cases {
+        let out = combkey(&["convert", "--from", from, "--to", to, input], None);
+        assert!(out.status.success(), "{from} -> {to}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(lines(&out), [want], "{from} -> {to}");
+    }
+    // RT.Comb Sql -> public id -> back.
+    let out = combkey(
+        &["convert", "--from", "rtcomb-sql", "--to", "canonical", "d01c25cc-63a7-47cc-b5ba-018e5f3bff48"],
+        None,
+    );
+    let public = lines(&out)[0].clone();
+    let id: Comb = public.parse().expect("id");
+    assert_eq!(id.version(), 7);
+    let back = combkey(&["convert", "--from", "canonical", "--to", "rtcomb-sql", &public], None);
+    assert_eq!(lines(&back), ["d01c25cc-63a7-47cc-b5ba-018e5f3bff48"]);
+    // Lossy: a clear error, exit 1.
+    let out =
+        combkey(&["convert", "--from", "rtcomb-legacy", "--to", "v7", "E25AFE33-DB2D-4502-9BF0-919001862CC4"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no lossless conversion from rtcomb-legacy to v7"));
+    let out = combkey(&["convert", "--from", "v8", "--to", "v7", "x"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown form or kind"));
+}
+
+#[test]
+fn new_every_kind() {
+    for kind in combkey::layouts::Layout::ALL {
+        let out = combkey(&["new", "-n", "3", "--kind", kind.name()], None);
+        assert!(out.status.success(), "{kind}: {}", String::from_utf8_lossy(&out.stderr));
+        let ids = lines(&out);
+        assert_eq!(ids.len(), 3, "{kind}");
+        for text in ids {
+            let id: Comb = text.parse().expect("id");
+            kind.check(&id).unwrap_or_else(|e| panic!("{kind}: {text}: {e}"));
+            let round = combkey(&["inspect", "--json", "--as", kind.name(), &text], None);
+            assert!(round.status.success(), "{kind}: {text}");
+        }
+    }
+}
+
+#[test]
+fn sql_prints_migrations() {
+    let out = combkey(&["sql", "postgres", "--up"], None);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("CREATE OR REPLACE FUNCTION combkey_v7() RETURNS uuid"), "{text}");
+    let out = combkey(&["sql", "mariadb"], None);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("CREATE FUNCTION combkey_v7()")
+            && text.contains("CREATE TRIGGER")
+            && text.contains("UNHEX(REPLACE(")
+    );
+    let out = combkey(&["sql", "sqlite"], None);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("SQLite has no stored functions"));
+    let out = combkey(&["sql", "oracle"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("postgres, mysql, sqlite or mssql"));
+    let out = combkey(&["sql", "postgres", "--up", "--down"], None);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn sql_for_sql_server_is_in_batches() {
+    let out = combkey(&["sql", "mssql", "--up"], None);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.lines().filter(|l| l.trim() == "GO").count(), 5, "{text}");
+    assert!(text.contains("CREATE OR ALTER FUNCTION dbo.combkey_v7() RETURNS uniqueidentifier"));
+}

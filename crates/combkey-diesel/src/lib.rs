@@ -1,0 +1,94 @@
+//! [`combkey`] ids as a [diesel] column type.
+//!
+//! diesel supports UUIDs only on PostgreSQL and points MySQL and SQLite users to
+//! third-party crates: this is that crate, for all three. [`Comb`] is a newtype over
+//! [`combkey::Comb`] (the orphan rule keeps diesel's traits for the core type here) that
+//! converts both ways for free, so ids move between this and the other adapters at no cost.
+//!
+//! # What it stores
+//!
+//! | backend | SQL column | `table!` type | stored |
+//! | --- | --- | --- | --- |
+//! | PostgreSQL | `uuid` | `diesel::sql_types::Uuid` | the public bytes |
+//! | MySQL / MariaDB | `BINARY(16)` | `diesel::sql_types::Binary` | the public bytes |
+//! | SQLite | `BLOB` | `diesel::sql_types::Binary` | the public bytes |
+//!
+//! `.order(id.asc())` is creation order on all three. `Option<Comb>` goes with
+//! `Nullable<Uuid>`/`Nullable<Binary>` as usual. Reading also accepts MariaDB's `UUID` type
+//! and `CHAR(36)`/`TEXT` holding UUID strings. A value of the wrong length, text that is not a
+//! UUID, or a `NULL` in a non-`Option` field is a deserialization error that says what was
+//! found; never a panic.
+//!
+//! `diesel print-schema` maps a PostgreSQL `uuid` column to `Uuid` and a MySQL `BINARY(16)` to
+//! `Binary`. On SQLite declare the column `BLOB`, not `UUID`: print-schema cannot map a
+//! `UUID` column there.
+//!
+//! diesel-async uses diesel's `ToSql`/`FromSql`, so the same impls serve it.
+//!
+//! # Features
+//!
+//! - `postgres`, `mysql`, `sqlite`: the backends (`postgres_backend`, `mysql_backend` and
+//!   `sqlite` of diesel; the connection features, with their C client libraries, are the
+//!   application's choice).
+//! - `serde`: `Serialize`/`Deserialize` as the core type does.
+//!
+//! # Example
+//!
+//! ```
+//! # #[cfg(feature = "sqlite")] {
+//! use combkey_diesel::Comb;
+//! use diesel::prelude::*;
+//!
+//! diesel::table! {
+//!     orders (id) {
+//!         id -> Binary,             // PostgreSQL: Uuid
+//!         parent -> Nullable<Binary>,
+//!         note -> Text,
+//!     }
+//! }
+//!
+//! #[derive(Queryable, Selectable, Insertable, AsChangeset, Identifiable, Debug, PartialEq)]
+//! #[diesel(table_name = orders)]
+//! struct Order {
+//!     id: Comb,
+//!     parent: Option<Comb>,
+//!     note: String,
+//! }
+//!
+//! let mut conn = SqliteConnection::establish(":memory:").unwrap();
+//! diesel::sql_query("CREATE TABLE orders (id BLOB PRIMARY KEY NOT NULL, parent BLOB, note TEXT NOT NULL)")
+//!     .execute(&mut conn)
+//!     .unwrap();
+//! let first = Order { id: Comb::new(), parent: None, note: "first".into() };
+//! let second = Order { id: Comb::new(), parent: Some(first.id), note: "second".into() };
+//! diesel::insert_into(orders::table).values([&second, &first]).execute(&mut conn).unwrap();
+//! let rows: Vec<Order> = orders::table.order(orders::id.asc()).select(Order::as_select()).load(&mut conn).unwrap();
+//! assert_eq!(rows, [first, second]);
+//! # }
+//! ```
+//!
+//! # Migrations
+//!
+//! [`sql`] (from the core, the one source of these texts in the workspace; `combkey sql
+//! DIALECT` prints them) has the column DDL, the database-side `combkey_v7()`,
+//! `combkey_unix_ms(id)` and `combkey_time(id)` functions, and the MySQL `CHAR(36)` to
+//! `BINARY(16)` conversion, ready for a `diesel migration`'s `up.sql` and `down.sql`:
+//!
+//! ```sh
+//! combkey sql postgres --up   > migrations/2026-01-01-000000_combkey/up.sql
+//! combkey sql postgres --down > migrations/2026-01-01-000000_combkey/down.sql
+//! ```
+
+#![deny(missing_docs)]
+
+mod wrappers;
+
+#[cfg(feature = "mysql")]
+mod mysql;
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(feature = "sqlite")]
+mod sqlite;
+
+pub use combkey::{Backend, sql};
+pub use wrappers::Comb;

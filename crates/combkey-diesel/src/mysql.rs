@@ -1,0 +1,30 @@
+//! MySQL and MariaDB: `BINARY(16)`; MariaDB's `UUID` type and `CHAR(36)` text read too.
+
+use std::io::Write;
+
+use combkey::ColumnKind;
+use diesel::deserialize::{self, FromSql};
+use diesel::mysql::{Mysql, MysqlValue};
+use diesel::serialize::{self, IsNull, Output, ToSql};
+use diesel::sql_types::Binary;
+
+use crate::Comb;
+
+impl ToSql<Binary, Mysql> for Comb {
+    fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Mysql>) -> serialize::Result {
+        out.write_all(self.to_comb().as_bytes())?;
+        Ok(IsNull::No)
+    }
+}
+
+impl FromSql<Binary, Mysql> for Comb {
+    fn from_sql(value: MysqlValue<'_>) -> deserialize::Result<Self> {
+        // diesel reports BINARY(16), CHAR(36) and MariaDB's UUID alike (`MysqlType::String`):
+        // 16 bytes are an id's bytes, anything else must be UUID text.
+        Ok(combkey::Comb::from_column(value.as_bytes(), ColumnKind::BinaryOrText)?.into())
+    }
+
+    fn from_nullable_sql(value: Option<MysqlValue<'_>>) -> deserialize::Result<Self> {
+        value.map_or_else(|| Err(combkey::Error::unexpected_null().into()), <Self as FromSql<Binary, Mysql>>::from_sql)
+    }
+}

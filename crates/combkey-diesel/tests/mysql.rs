@@ -1,0 +1,147 @@
+//! combkey-diesel on a real MariaDB or MySQL (`COMBKEY_MYSQL_URL`): temporary tables in a
+//! transaction that is never committed (temporary tables cause no implicit commit).
+#![allow(missing_docs)] // `table!` declares public items without docs.
+
+mod common;
+
+use combkey_diesel::Comb;
+use diesel::connection::SimpleConnection;
+use diesel::dsl::sql;
+use diesel::prelude::*;
+use diesel::sql_types::{Binary, Bool, Integer, Nullable};
+
+diesel::table! {
+    combkey_orders (id) {
+        id -> Binary,
+        parent -> Nullable<Binary>,
+        note -> Text,
+    }
+}
+
+#[derive(Queryable, Selectable, Insertable, AsChangeset, Identifiable, Debug, Clone, PartialEq)]
+#[diesel(table_name = combkey_orders)]
+struct Order {
+    id: Comb,
+    parent: Option<Comb>,
+    note: String,
+}
+
+fn connect() -> MysqlConnection {
+    let url = common::mysql_url();
+    let mut c = MysqlConnection::establish(&url)
+        .unwrap_or_else(|e| panic!("MySQL/MariaDB at {url} (source scripts/db.sh): {e}"));
+    c.batch_execute(
+        "CREATE TEMPORARY TABLE combkey_orders (id BINARY(16) NOT NULL PRIMARY KEY, parent BINARY(16) NULL, note TEXT NOT NULL)",
+    )
+    .expect("temporary table");
+    c.begin_test_transaction().expect("test transaction");
+    c
+}
+
+#[test]
+fn three_legs_and_null() {
+    let mut c = connect();
+    for id in common::sample_ids() {
+        let hex = common::hex(id);
+        let lit: Comb =
+            diesel::select(sql::<Binary>(&format!("CAST(UNHEX('{hex}') AS BINARY(16))"))).get_result(&mut c).unwrap();
+        assert_eq!(lit, id, "literal");
+        let eq: bool = diesel::select(sql::<Bool>("").bind::<Binary, _>(id).sql(&format!(" = UNHEX('{hex}')")))
+            .get_result(&mut c)
+            .unwrap();
+        assert!(eq, "bound {id} differs from the literal inside MySQL");
+        let back: Comb = diesel::select(id.into_sql::<Binary>()).get_result(&mut c).unwrap();
+        assert_eq!(back, id, "round trip");
+        // CHAR(36) text reads as the id.
+        let text: Comb =
+            diesel::select(sql::<Binary>(&format!("CAST('{id}' AS CHAR(36))"))).get_result(&mut c).unwrap();
+        assert_eq!(text, id);
+    }
+    let none: Option<Comb> = diesel::select(sql::<Nullable<Binary>>("NULL")).get_result(&mut c).unwrap();
+    assert_eq!(none, None);
+    let err = diesel::select(sql::<Binary>("NULL")).get_result::<Comb>(&mut c).unwrap_err();
+    assert!(common::chain(&err).contains("unexpected NULL"), "{err}");
+    for (expr, message) in [
+        ("CAST(UNHEX('00') AS BINARY(15))", "found 15 bytes"),
+        ("UNHEX('000102030405060708090a0b0c0d0e0f10')", "found 17 bytes"),
+        ("CAST('' AS BINARY(0))", "found 0 bytes"),
+        ("'not a uuid'", "found 10 bytes"),
+        ("'017f22e2-79b0-7cc3-98c4-dc0c0c07398z'", "invalid character 'z' at position 35"),
+    ] {
+        let err = diesel::select(sql::<Binary>(expr)).get_result::<Comb>(&mut c).unwrap_err();
+        assert!(common::chain(&err).contains(message), "{expr}: {}", common::chain(&err));
+    }
+}
+
+#[test]
+fn model_queries_and_order() {
+    use self::combkey_orders::dsl::{combkey_orders as orders, id};
+    let mut c = connect();
+    let (ids, shuffled) = common::generated_and_shuffled(10_000);
+    let rows: Vec<Order> = shuffled.iter().map(|i| Order { id: *i, parent: None, note: "n".into() }).collect();
+    for chunk in rows.chunks(1000) {
+        diesel::insert_into(orders).values(chunk).execute(&mut c).unwrap();
+    }
+    let back: Vec<Comb> = orders.select(id).order(id.asc()).load(&mut c).unwrap();
+    assert_eq!(back, ids, "ORDER BY id is generation order");
+    let later: i64 = orders.filter(id.gt(ids[9_000])).count().get_result(&mut c).unwrap();
+    assert_eq!(later, 999);
+    let some: Vec<Comb> = orders.filter(id.eq_any(&ids[10..13])).select(id).order(id.asc()).load(&mut c).unwrap();
+    assert_eq!(some, &ids[10..13]);
+    let mut first: Order = orders.find(ids[0]).select(Order::as_select()).first(&mut c).unwrap();
+    first.parent = Some(ids[1]);
+    first.note = "changed".into();
+    diesel::update(&first).set(&first).execute(&mut c).unwrap();
+    let again: Order = orders.filter(id.eq(ids[0])).select(Order::as_select()).first(&mut c).unwrap();
+    assert_eq!(again, first);
+}
+
+#[derive(QueryableByName, Debug, PartialEq)]
+struct Joined {
+    #[diesel(sql_type = Binary)]
+    item: Comb,
+    #[diesel(sql_type = Binary)]
+    parent: Comb,
+    #[diesel(sql_type = Integer)]
+    n: i32,
+}
+
+#[test]
+fn foreign_key_and_join() {
+    // InnoDB keeps no foreign keys on temporary tables: real tables with a random suffix.
+    let mut c = MysqlConnection::establish(&common::mysql_url()).expect("MySQL/MariaDB");
+    let suffix: u32 = rand::random();
+    let (o, i) = (format!("combkey_fk_orders_{suffix}"), format!("combkey_fk_items_{suffix}"));
+    c.batch_execute(&format!(
+        "CREATE TABLE {o} (id BINARY(16) NOT NULL PRIMARY KEY) ENGINE=InnoDB;
+         CREATE TABLE {i} (id BINARY(16) NOT NULL PRIMARY KEY, order_id BINARY(16) NOT NULL, n INT NOT NULL,
+           FOREIGN KEY (order_id) REFERENCES {o} (id)) ENGINE=InnoDB"
+    ))
+    .unwrap();
+    let result = (|| -> QueryResult<(Vec<Joined>, Vec<Joined>, bool)> {
+        let order = Comb::new();
+        diesel::sql_query(format!("INSERT INTO {o} (id) VALUES (?)")).bind::<Binary, _>(order).execute(&mut c)?;
+        let items: Vec<Joined> = (0..3).map(|n| Joined { item: Comb::new(), parent: order, n }).collect();
+        for it in &items {
+            diesel::sql_query(format!("INSERT INTO {i} (id, order_id, n) VALUES (?, ?, ?)"))
+                .bind::<Binary, _>(it.item)
+                .bind::<Binary, _>(it.parent)
+                .bind::<Integer, _>(it.n)
+                .execute(&mut c)?;
+        }
+        let joined: Vec<Joined> = diesel::sql_query(format!(
+            "SELECT {i}.id AS item, {o}.id AS parent, {i}.n AS n FROM {i} JOIN {o} ON {i}.order_id = {o}.id ORDER BY {i}.id"
+        ))
+        .load(&mut c)?;
+        let orphan = diesel::sql_query(format!("INSERT INTO {i} (id, order_id, n) VALUES (?, ?, 9)"))
+            .bind::<Binary, _>(Comb::new())
+            .bind::<Binary, _>(Comb::new())
+            .execute(&mut c)
+            .is_err();
+        Ok((items, joined, orphan))
+    })();
+    c.batch_execute(&format!("DROP TABLE {i}; DROP TABLE {o}")).unwrap();
+    let (items, joined, orphan_rejected) = result.unwrap();
+    assert_eq!(joined, items);
+    assert!(orphan_rejected, "the foreign key is enforced on the stored bytes");
+}

@@ -1,0 +1,129 @@
+//! combkey-diesel on a real PostgreSQL (`COMBKEY_PG_URL`), every test in a transaction that is
+//! never committed.
+#![allow(missing_docs)] // `table!` declares public items without docs.
+
+mod common;
+
+use combkey_diesel::Comb;
+use diesel::connection::SimpleConnection;
+use diesel::dsl::sql;
+use diesel::prelude::*;
+use diesel::sql_types::{Bool, Nullable, Uuid};
+
+diesel::table! {
+    combkey_orders (id) {
+        id -> Uuid,
+        parent -> Nullable<Uuid>,
+        note -> Text,
+    }
+}
+
+diesel::table! {
+    combkey_items (id) {
+        id -> Uuid,
+        order_id -> Uuid,
+        n -> Integer,
+    }
+}
+
+diesel::joinable!(combkey_items -> combkey_orders (order_id));
+diesel::allow_tables_to_appear_in_same_query!(combkey_orders, combkey_items);
+
+#[derive(Queryable, Selectable, Insertable, AsChangeset, Identifiable, Debug, Clone, PartialEq)]
+#[diesel(table_name = combkey_orders)]
+struct Order {
+    id: Comb,
+    parent: Option<Comb>,
+    note: String,
+}
+
+#[derive(Queryable, Selectable, Insertable, Identifiable, Associations, Debug, PartialEq)]
+#[diesel(table_name = combkey_items, belongs_to(Order, foreign_key = order_id))]
+struct Item {
+    id: Comb,
+    order_id: Comb,
+    n: i32,
+}
+
+fn connect() -> PgConnection {
+    let url = common::pg_url();
+    let mut c =
+        PgConnection::establish(&url).unwrap_or_else(|e| panic!("PostgreSQL at {url} (source scripts/db.sh): {e}"));
+    c.begin_test_transaction().expect("test transaction");
+    c.batch_execute(
+        "CREATE TEMPORARY TABLE combkey_orders (id uuid PRIMARY KEY, parent uuid REFERENCES combkey_orders (id), note text NOT NULL);
+         CREATE TEMPORARY TABLE combkey_items (id uuid PRIMARY KEY, order_id uuid NOT NULL REFERENCES combkey_orders (id), n int NOT NULL)",
+    )
+    .expect("temporary tables");
+    c
+}
+
+#[test]
+fn three_legs_and_null() {
+    let mut c = connect();
+    for id in common::sample_ids() {
+        let lit: Comb = diesel::select(sql::<Uuid>(&format!("'{id}'::uuid"))).get_result(&mut c).unwrap();
+        assert_eq!(lit, id, "literal");
+        let eq: bool = diesel::select(sql::<Bool>("").bind::<Uuid, _>(id).sql(&format!(" = '{id}'::uuid")))
+            .get_result(&mut c)
+            .unwrap();
+        assert!(eq, "bound {id} differs from the literal inside PostgreSQL");
+        let back: Comb = diesel::select(id.into_sql::<Uuid>()).get_result(&mut c).unwrap();
+        assert_eq!(back, id, "round trip");
+    }
+    let none: Option<Comb> = diesel::select(sql::<Nullable<Uuid>>("NULL::uuid")).get_result(&mut c).unwrap();
+    assert_eq!(none, None);
+    let err = diesel::select(sql::<Uuid>("NULL::uuid")).get_result::<Comb>(&mut c).unwrap_err();
+    let err = common::chain(&err);
+    assert!(err.contains("unexpected NULL"), "{err}");
+    // A value of the wrong length (a bytea read as uuid): an error that says what it found.
+    let err = diesel::select(sql::<Uuid>("'\\x0001'::bytea")).get_result::<Comb>(&mut c).unwrap_err();
+    let err = common::chain(&err);
+    assert!(err.contains("expected 16 bytes, found 2"), "{err}");
+}
+
+#[test]
+fn model_queries_and_order() {
+    use self::combkey_orders::dsl::{combkey_orders as orders, id};
+    let mut c = connect();
+    let (ids, shuffled) = common::generated_and_shuffled(10_000);
+    let rows: Vec<Order> = shuffled.iter().map(|i| Order { id: *i, parent: None, note: "n".into() }).collect();
+    for chunk in rows.chunks(1000) {
+        diesel::insert_into(orders).values(chunk).execute(&mut c).unwrap();
+    }
+    let back: Vec<Comb> = orders.select(id).order(id.asc()).load(&mut c).unwrap();
+    assert_eq!(back, ids, "ORDER BY id is generation order");
+    let later: i64 = orders.filter(id.gt(ids[9_000])).count().get_result(&mut c).unwrap();
+    assert_eq!(later, 999);
+    let some: Vec<Comb> = orders.filter(id.eq_any(&ids[10..13])).select(id).order(id.asc()).load(&mut c).unwrap();
+    assert_eq!(some, &ids[10..13]);
+    // Update through AsChangeset, find through Identifiable, a nullable self-reference.
+    let mut first: Order = orders.find(ids[0]).select(Order::as_select()).first(&mut c).unwrap();
+    first.parent = Some(ids[1]);
+    first.note = "changed".into();
+    diesel::update(&first).set(&first).execute(&mut c).unwrap();
+    let again: Order = orders.filter(id.eq(ids[0])).select(Order::as_select()).first(&mut c).unwrap();
+    assert_eq!(again, first);
+}
+
+#[test]
+fn foreign_key_and_join() {
+    let mut c = connect();
+    let order = Order { id: Comb::new(), parent: None, note: "o".into() };
+    diesel::insert_into(combkey_orders::table).values(&order).execute(&mut c).unwrap();
+    let items: Vec<Item> = (0..3).map(|n| Item { id: Comb::new(), order_id: order.id, n }).collect();
+    diesel::insert_into(combkey_items::table).values(&items).execute(&mut c).unwrap();
+    let joined: Vec<(Comb, Comb)> = combkey_items::table
+        .inner_join(combkey_orders::table)
+        .select((combkey_items::id, combkey_orders::id))
+        .order(combkey_items::id.asc())
+        .load(&mut c)
+        .unwrap();
+    assert_eq!(joined, items.iter().map(|i| (i.id, order.id)).collect::<Vec<_>>());
+    let belonging: Vec<Item> =
+        Item::belonging_to(&order).select(Item::as_select()).order(combkey_items::n.asc()).load(&mut c).unwrap();
+    assert_eq!(belonging, items);
+    // The foreign key is enforced on the stored bytes.
+    let orphan = Item { id: Comb::new(), order_id: Comb::new(), n: 9 };
+    assert!(diesel::insert_into(combkey_items::table).values(&orphan).execute(&mut c).is_err());
+}

@@ -1,0 +1,124 @@
+//! combkey-diesel on embedded SQLite.
+#![allow(missing_docs)] // `table!` declares public items without docs.
+
+mod common;
+
+use combkey_diesel::Comb;
+use diesel::connection::SimpleConnection;
+use diesel::dsl::sql;
+use diesel::prelude::*;
+use diesel::sql_types::{Binary, Bool, Nullable};
+
+diesel::table! {
+    combkey_orders (id) {
+        id -> Binary,
+        parent -> Nullable<Binary>,
+        note -> Text,
+    }
+}
+
+diesel::table! {
+    combkey_items (id) {
+        id -> Binary,
+        order_id -> Binary,
+        n -> Integer,
+    }
+}
+
+diesel::joinable!(combkey_items -> combkey_orders (order_id));
+diesel::allow_tables_to_appear_in_same_query!(combkey_orders, combkey_items);
+
+#[derive(Queryable, Selectable, Insertable, AsChangeset, Identifiable, Debug, Clone, PartialEq)]
+#[diesel(table_name = combkey_orders)]
+struct Order {
+    id: Comb,
+    parent: Option<Comb>,
+    note: String,
+}
+
+#[derive(Queryable, Selectable, Insertable, Identifiable, Associations, Debug, PartialEq)]
+#[diesel(table_name = combkey_items, belongs_to(Order, foreign_key = order_id))]
+struct Item {
+    id: Comb,
+    order_id: Comb,
+    n: i32,
+}
+
+fn connect() -> SqliteConnection {
+    let mut c = SqliteConnection::establish(":memory:").expect("in-memory SQLite");
+    c.batch_execute(
+        "PRAGMA foreign_keys = ON;
+         CREATE TABLE combkey_orders (id BLOB NOT NULL PRIMARY KEY, parent BLOB REFERENCES combkey_orders (id), note TEXT NOT NULL);
+         CREATE TABLE combkey_items (id BLOB NOT NULL PRIMARY KEY, order_id BLOB NOT NULL REFERENCES combkey_orders (id), n INTEGER NOT NULL);",
+    )
+    .expect("tables");
+    c
+}
+
+#[test]
+fn three_legs_and_null() {
+    let mut c = connect();
+    for id in common::sample_ids() {
+        let hex = common::hex(id);
+        let lit: Comb = diesel::select(sql::<Binary>(&format!("X'{hex}'"))).get_result(&mut c).unwrap();
+        assert_eq!(lit, id, "literal");
+        let eq: bool = diesel::select(sql::<Bool>("").bind::<Binary, _>(id).sql(&format!(" = X'{hex}'")))
+            .get_result(&mut c)
+            .unwrap();
+        assert!(eq, "bound {id} differs from the literal inside SQLite");
+        let back: Comb = diesel::select(id.into_sql::<Binary>()).get_result(&mut c).unwrap();
+        assert_eq!(back, id, "round trip");
+        let text: Comb = diesel::select(sql::<Binary>(&format!("'{id}'"))).get_result(&mut c).unwrap();
+        assert_eq!(text, id, "TEXT holding the UUID string");
+    }
+    let none: Option<Comb> = diesel::select(sql::<Nullable<Binary>>("NULL")).get_result(&mut c).unwrap();
+    assert_eq!(none, None);
+    let err = diesel::select(sql::<Binary>("NULL")).get_result::<Comb>(&mut c).unwrap_err();
+    assert!(common::chain(&err).contains("unexpected NULL"), "{err}");
+    for (expr, message) in [
+        ("zeroblob(15)", "expected 16 bytes, found 15"),
+        ("zeroblob(17)", "expected 16 bytes, found 17"),
+        ("zeroblob(0)", "expected 16 bytes, found 0"),
+        ("CAST('017f22e2-79b0-7cc3-98c4-dc0c0c07398f' AS BLOB)", "UUID text stored in a binary column"),
+        ("'garbage'", "invalid UUID length"),
+    ] {
+        let err = diesel::select(sql::<Binary>(expr)).get_result::<Comb>(&mut c).unwrap_err();
+        assert!(common::chain(&err).contains(message), "{expr}: {}", common::chain(&err));
+    }
+}
+
+#[test]
+fn model_queries_order_and_foreign_key() {
+    use self::combkey_orders::dsl::{combkey_orders as orders, id};
+    let mut c = connect();
+    let (ids, shuffled) = common::generated_and_shuffled(10_000);
+    let rows: Vec<Order> = shuffled.iter().map(|i| Order { id: *i, parent: None, note: "n".into() }).collect();
+    c.transaction(|c| {
+        for chunk in rows.chunks(300) {
+            diesel::insert_into(orders).values(chunk).execute(c)?;
+        }
+        QueryResult::Ok(())
+    })
+    .unwrap();
+    let back: Vec<Comb> = orders.select(id).order(id.asc()).load(&mut c).unwrap();
+    assert_eq!(back, ids, "ORDER BY id is generation order");
+    let later: i64 = orders.filter(id.gt(ids[9_000])).count().get_result(&mut c).unwrap();
+    assert_eq!(later, 999);
+    let some: Vec<Comb> = orders.filter(id.eq_any(&ids[10..13])).select(id).order(id.asc()).load(&mut c).unwrap();
+    assert_eq!(some, &ids[10..13]);
+    let mut first: Order = orders.find(ids[0]).select(Order::as_select()).first(&mut c).unwrap();
+    first.parent = Some(ids[1]);
+    diesel::update(&first).set(&first).execute(&mut c).unwrap();
+    let again: Order = orders.filter(id.eq(ids[0])).select(Order::as_select()).first(&mut c).unwrap();
+    assert_eq!(again, first);
+
+    let items: Vec<Item> = (0..3).map(|n| Item { id: Comb::new(), order_id: first.id, n }).collect();
+    diesel::insert_into(combkey_items::table).values(&items).execute(&mut c).unwrap();
+    let belonging: Vec<Item> =
+        Item::belonging_to(&first).select(Item::as_select()).order(combkey_items::n.asc()).load(&mut c).unwrap();
+    assert_eq!(belonging, items);
+    let joined: i64 = combkey_items::table.inner_join(orders).count().get_result(&mut c).unwrap();
+    assert_eq!(joined, 3);
+    let orphan = Item { id: Comb::new(), order_id: Comb::new(), n: 9 };
+    assert!(diesel::insert_into(combkey_items::table).values(&orphan).execute(&mut c).is_err());
+}

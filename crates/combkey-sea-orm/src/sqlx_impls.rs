@@ -1,0 +1,39 @@
+//! The sqlx traits, delegated to combkey-sqlx's (sea-orm sits on sqlx 0.9): a sea-orm user
+//! binds and reads the same type in raw sqlx queries.
+
+use sqlx::encode::IsNull;
+use sqlx::error::BoxDynError;
+use sqlx::{Database, Decode, Encode, Type};
+
+use crate::CombUuid;
+
+impl<DB: Database> Type<DB> for CombUuid
+where
+    combkey_sqlx::Comb: Type<DB>,
+{
+    fn type_info() -> DB::TypeInfo {
+        <combkey_sqlx::Comb as Type<DB>>::type_info()
+    }
+
+    fn compatible(ty: &DB::TypeInfo) -> bool {
+        <combkey_sqlx::Comb as Type<DB>>::compatible(ty)
+    }
+}
+
+impl<'q, DB: Database> Encode<'q, DB> for CombUuid
+where
+    combkey_sqlx::Comb: Encode<'q, DB>,
+{
+    fn encode_by_ref(&self, buf: &mut DB::ArgumentBuffer) -> Result<IsNull, BoxDynError> {
+        combkey_sqlx::Comb::from(*self).encode_by_ref(buf)
+    }
+}
+
+impl<'r, DB: Database> Decode<'r, DB> for CombUuid
+where
+    combkey_sqlx::Comb: Decode<'r, DB>,
+{
+    fn decode(value: DB::ValueRef<'r>) -> Result<Self, BoxDynError> {
+        combkey_sqlx::Comb::decode(value).map(CombUuid::from)
+    }
+}

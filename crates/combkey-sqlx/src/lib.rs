@@ -1,0 +1,111 @@
+//! [`combkey`] ids as [sqlx] column types.
+//!
+//! [`Comb`] is a thin newtype over [`combkey::Comb`]: Rust's orphan rule keeps the sqlx trait
+//! impls out of the core crate and out of sqlx, so they live here. It converts to and from
+//! the core type for free, so a program that also uses the diesel or sea-orm adapters moves
+//! ids between them without cost.
+//!
+//! # What it stores
+//!
+//! | backend | column | stored | also decodes |
+//! | --- | --- | --- | --- |
+//! | PostgreSQL | `uuid` (`uuid[]` for arrays) | the public bytes | the text wire format |
+//! | MySQL / MariaDB | `BINARY(16)` | the public bytes | MariaDB's `UUID` type (v7 ids only belong there), `CHAR(36)` text |
+//! | SQLite | `BLOB` | the public bytes | `TEXT` holding a UUID string |
+//!
+//! The stored bytes are the public bytes, so `ORDER BY id` returns creation order and the id
+//! a client sees is the id in the row. Bad data (a `BLOB` of 15 bytes, UUID text in a
+//! binary column, text that is not a UUID, `NULL` into a non-`Option` field) is a decode
+//! error that says what was found, never a panic.
+//!
+//! # Features
+//!
+//! - `postgres`, `mysql`, `sqlite`: the backends, forwarded to sqlx's features of those names.
+//! - `serde`: `Serialize`/`Deserialize` as the core type does.
+//!
+//! # Example
+//!
+//! ```
+//! # #[cfg(feature = "sqlite")]
+//! # tokio_test(async {
+//! use combkey_sqlx::Comb;
+//!
+//! #[derive(sqlx::FromRow)]
+//! struct Order {
+//!     id: Comb,
+//!     note: String,
+//! }
+//!
+//! let pool = sqlx::SqlitePool::connect("sqlite::memory:").await?;
+//! sqlx::query("CREATE TABLE orders (id BLOB PRIMARY KEY, note TEXT NOT NULL)").execute(&pool).await?;
+//! let id = Comb::new();
+//! sqlx::query("INSERT INTO orders (id, note) VALUES (?, ?)").bind(id).bind("first").execute(&pool).await?;
+//! let order: Order = sqlx::query_as("SELECT id, note FROM orders WHERE id = ?").bind(id).fetch_one(&pool).await?;
+//! assert_eq!(order.id, id);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # });
+//! # #[cfg(feature = "sqlite")]
+//! # fn tokio_test<F: std::future::Future<Output = Result<(), Box<dyn std::error::Error>>>>(f: F) {
+//! #     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(f).unwrap()
+//! # }
+//! ```
+//!
+//! # With `query!` and `query_as!`
+//!
+//! The macros see a `uuid`/`BINARY(16)`/`BLOB` column and pick their default type for it;
+//! override it per column with sqlx's type-override syntax:
+//!
+//! ```ignore
+//! let order = sqlx::query_as!(Order, r#"SELECT id AS "id: Comb", note FROM orders WHERE id = $1"#, id as Comb)
+//!     .fetch_one(&pool)
+//!     .await?;
+//! ```
+//!
+//! or once for the whole crate in sqlx 0.9's `sqlx.toml`:
+//!
+//! ```toml
+//! [macros.type-overrides]
+//! # PostgreSQL
+//! 'uuid' = "combkey_sqlx::Comb"
+//! [macros.table-overrides.'orders']
+//! # MySQL / SQLite: name the columns, since BINARY(16)/BLOB also hold other data.
+//! 'id' = "combkey_sqlx::Comb"
+//! ```
+//!
+//! (Those blocks need a database, or sqlx's offline query data, at compile time, so they are
+//! shown here, not compiled; `tests/macros.rs` compiles and runs the first form against
+//! PostgreSQL from the committed `.sqlx/` data.)
+//!
+//! # Migrations
+//!
+//! [`sql`] (re-exported from the core, the one source of these texts in the workspace) gives
+//! the column DDL per dialect, database-side `combkey_v7()`, `combkey_unix_ms(id)` and
+//! `combkey_time(id)` functions for PostgreSQL and MySQL/MariaDB, and the conversion of a
+//! MySQL `CHAR(36)` key to `BINARY(16)`. Put them in a `sqlx::migrate!` file with
+//! `combkey sql postgres --up > migrations/0001_combkey.sql`, or run them directly:
+//!
+//! ```no_run
+//! # #[cfg(feature = "postgres")]
+//! # async fn f(pool: sqlx::PgPool) -> Result<(), sqlx::Error> {
+//! use combkey_sqlx::Backend;
+//!
+//! sqlx::raw_sql(Backend::Postgres.install_functions()).execute(&pool).await?;
+//! sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE TABLE orders ({}, note text)", Backend::Postgres.primary_key("id"))))
+//!     .execute(&pool)
+//!     .await?;
+//! # Ok(()) }
+//! ```
+
+#![deny(missing_docs)]
+
+mod wrappers;
+
+#[cfg(feature = "mysql")]
+mod mysql;
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(feature = "sqlite")]
+mod sqlite;
+
+pub use combkey::{Backend, sql};
+pub use wrappers::Comb;

@@ -1,0 +1,48 @@
+//! PostgreSQL: native `uuid`, binary and text wire formats, `uuid[]`.
+
+use sqlx::encode::IsNull;
+use sqlx::error::BoxDynError;
+use sqlx::postgres::{PgArgumentBuffer, PgHasArrayType, PgTypeInfo, PgValueFormat, PgValueRef, Postgres};
+use sqlx::{Decode, Encode, Type, ValueRef};
+
+use crate::Comb;
+
+impl Type<Postgres> for Comb {
+    fn type_info() -> PgTypeInfo {
+        <sqlx::types::Uuid as Type<Postgres>>::type_info()
+    }
+
+    fn compatible(ty: &PgTypeInfo) -> bool {
+        <sqlx::types::Uuid as Type<Postgres>>::compatible(ty)
+    }
+}
+
+impl PgHasArrayType for Comb {
+    fn array_type_info() -> PgTypeInfo {
+        <sqlx::types::Uuid as PgHasArrayType>::array_type_info()
+    }
+}
+
+impl Encode<'_, Postgres> for Comb {
+    fn encode_by_ref(&self, buf: &mut PgArgumentBuffer) -> Result<IsNull, BoxDynError> {
+        buf.extend_from_slice(self.to_comb().as_bytes());
+        Ok(IsNull::No)
+    }
+
+    fn size_hint(&self) -> usize {
+        16
+    }
+}
+
+impl Decode<'_, Postgres> for Comb {
+    fn decode(value: PgValueRef<'_>) -> Result<Self, BoxDynError> {
+        if value.is_null() {
+            return Err(combkey::Error::unexpected_null().into());
+        }
+        let id = match value.format() {
+            PgValueFormat::Binary => combkey::Comb::from_slice(value.as_bytes()?)?,
+            PgValueFormat::Text => value.as_str()?.parse()?,
+        };
+        Ok(id.into())
+    }
+}

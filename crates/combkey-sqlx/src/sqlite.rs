@@ -1,0 +1,38 @@
+//! SQLite: `BLOB`; `TEXT` holding a UUID string decodes too.
+
+use sqlx::encode::IsNull;
+use sqlx::error::BoxDynError;
+use sqlx::sqlite::{Sqlite, SqliteArgumentsBuffer, SqliteTypeInfo, SqliteValueRef};
+use sqlx::{Decode, Encode, Type, TypeInfo, ValueRef};
+
+use combkey::ColumnKind;
+
+use crate::Comb;
+
+impl Type<Sqlite> for Comb {
+    fn type_info() -> SqliteTypeInfo {
+        <sqlx::types::Uuid as Type<Sqlite>>::type_info()
+    }
+
+    /// `BLOB` and `TEXT`.
+    fn compatible(ty: &SqliteTypeInfo) -> bool {
+        <sqlx::types::Uuid as Type<Sqlite>>::compatible(ty)
+    }
+}
+
+impl Encode<'_, Sqlite> for Comb {
+    fn encode_by_ref(&self, args: &mut SqliteArgumentsBuffer) -> Result<IsNull, BoxDynError> {
+        <Vec<u8> as Encode<Sqlite>>::encode(self.to_comb().as_bytes().to_vec(), args)
+    }
+}
+
+impl Decode<'_, Sqlite> for Comb {
+    fn decode(value: SqliteValueRef<'_>) -> Result<Self, BoxDynError> {
+        if value.is_null() {
+            return Err(combkey::Error::unexpected_null().into());
+        }
+        let column = if value.type_info().name() == "TEXT" { ColumnKind::Text } else { ColumnKind::Binary };
+        let bytes = <&[u8] as Decode<Sqlite>>::decode(value)?;
+        Ok(combkey::Comb::from_column(bytes, column)?.into())
+    }
+}

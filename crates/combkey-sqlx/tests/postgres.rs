@@ -1,0 +1,149 @@
+//! combkey-sqlx against a real PostgreSQL (`COMBKEY_PG_URL`).
+
+mod common;
+
+use combkey_sqlx::Backend;
+use combkey_sqlx::Comb;
+use sqlx::{AssertSqlSafe, Connection, PgConnection, Row};
+
+async fn connect() -> PgConnection {
+    let url = common::pg_url();
+    PgConnection::connect(&url).await.unwrap_or_else(|e| panic!("PostgreSQL at {url} (source scripts/db.sh): {e}"))
+}
+
+#[tokio::test]
+async fn three_legs_and_null() {
+    let mut c = connect().await;
+    for id in common::sample_ids() {
+        // 1. A SQL literal decodes to the id: catches byte-order bugs a round trip hides.
+        let lit: Comb =
+            sqlx::query_scalar(AssertSqlSafe(format!("SELECT '{id}'::uuid"))).fetch_one(&mut c).await.unwrap();
+        assert_eq!(lit, id, "literal");
+        // 2. The bound value equals the literal inside SQL.
+        let eq: bool = sqlx::query_scalar(AssertSqlSafe(format!("SELECT $1 = '{id}'::uuid")))
+            .bind(id)
+            .fetch_one(&mut c)
+            .await
+            .unwrap();
+        assert!(eq, "bound {id} differs from the literal inside PostgreSQL");
+        // 3. Round trip.
+        let back: Comb = sqlx::query_scalar("SELECT $1").bind(id).fetch_one(&mut c).await.unwrap();
+        assert_eq!(back, id, "round trip");
+        // The text form PostgreSQL prints is the public string.
+        let text: String = sqlx::query_scalar("SELECT $1::text").bind(id).fetch_one(&mut c).await.unwrap();
+        assert_eq!(text, id.to_string());
+    }
+    // 4. NULL: None for Option, an error (not a panic) otherwise.
+    let none: Option<Comb> = sqlx::query_scalar("SELECT NULL::uuid").fetch_one(&mut c).await.unwrap();
+    assert_eq!(none, None);
+    let some: Option<Comb> = sqlx::query_scalar("SELECT $1").bind(Some(Comb::new())).fetch_one(&mut c).await.unwrap();
+    assert!(some.is_some());
+    let err = sqlx::query_scalar::<_, Comb>("SELECT NULL::uuid").fetch_one(&mut c).await.unwrap_err();
+    assert!(err.to_string().to_lowercase().contains("null"), "{err}");
+    // A column of another type: a type mismatch error.
+    let err = sqlx::query_scalar::<_, Comb>("SELECT 'not a uuid'::text").fetch_one(&mut c).await.unwrap_err();
+    assert!(err.to_string().contains("mismatched types"), "{err}");
+}
+
+#[tokio::test]
+async fn text_wire_format_decodes() {
+    // Simple-query protocol results arrive as text.
+    let mut c = connect().await;
+    let id = Comb::new();
+    let rows = sqlx::raw_sql(AssertSqlSafe(format!("SELECT '{id}'::uuid AS id"))).fetch_all(&mut c).await.unwrap();
+    let back: Comb = rows[0].try_get("id").unwrap();
+    assert_eq!(back, id);
+}
+
+#[tokio::test]
+async fn order_by_id_is_generation_order_and_arrays_bind() {
+    let mut c = connect().await;
+    sqlx::query("CREATE TEMPORARY TABLE combkey_order (id uuid PRIMARY KEY, n int)").execute(&mut c).await.unwrap();
+    let (ids, shuffled) = common::generated_and_shuffled(10_000);
+    // uuid[] binds through PgHasArrayType.
+    sqlx::query("INSERT INTO combkey_order (id) SELECT * FROM UNNEST($1::uuid[])")
+        .bind(&shuffled)
+        .execute(&mut c)
+        .await
+        .unwrap();
+    let back: Vec<Comb> =
+        sqlx::query_scalar("SELECT id FROM combkey_order ORDER BY id").fetch_all(&mut c).await.unwrap();
+    assert_eq!(back, ids);
+    let arr: Vec<Comb> =
+        sqlx::query_scalar("SELECT array_agg(id ORDER BY id) FROM combkey_order").fetch_one(&mut c).await.unwrap();
+    assert_eq!(arr, ids);
+}
+
+#[tokio::test]
+async fn database_side_functions_match_rust_ids() {
+    let mut c = connect().await;
+    sqlx::raw_sql(Backend::Postgres.install_functions()).execute(&mut c).await.unwrap();
+    let clock = combkey::V7Generator::with_clock(combkey::SystemClock);
+    let mut ids = Vec::new();
+    for _ in 0..5 {
+        ids.push(Comb::from(clock.generate()));
+        tokio::time::sleep(std::time::Duration::from_millis(3)).await;
+        let db: Comb = sqlx::query_scalar("SELECT combkey_v7()").fetch_one(&mut c).await.unwrap();
+        assert_eq!((db.to_comb().version(), db.to_comb().is_rfc_variant()), (7, true), "{db}");
+        ids.push(db);
+        tokio::time::sleep(std::time::Duration::from_millis(3)).await;
+    }
+    let mut sorted = ids.clone();
+    sorted.sort();
+    assert_eq!(sorted, ids, "database-made and Rust-made ids sort by time together");
+    for id in &ids {
+        let ms: i64 = sqlx::query_scalar("SELECT combkey_unix_ms($1)").bind(id).fetch_one(&mut c).await.unwrap();
+        assert_eq!(Some(ms), id.to_comb().timestamp().map(|t| t.unix_ms()));
+        let within: bool =
+            sqlx::query_scalar("SELECT abs(extract(epoch FROM combkey_time($1)) * 1000 - $2::bigint) < 1")
+                .bind(id)
+                .bind(ms)
+                .fetch_one(&mut c)
+                .await
+                .unwrap();
+        assert!(within);
+    }
+    // A DEFAULT from the migration helpers.
+    sqlx::query(AssertSqlSafe(format!(
+        "CREATE TEMPORARY TABLE combkey_default ({}, note text)",
+        Backend::Postgres.primary_key("id")
+    )))
+    .execute(&mut c)
+    .await
+    .unwrap();
+    let made: Comb = sqlx::query_scalar("INSERT INTO combkey_default (note) VALUES ('x') RETURNING id")
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(made.to_comb().version(), 7);
+}
+
+#[tokio::test]
+async fn from_row_and_transactions() {
+    #[derive(sqlx::FromRow, Debug, PartialEq)]
+    struct Order {
+        id: Comb,
+        parent: Option<Comb>,
+        note: String,
+    }
+    let mut c = connect().await;
+    let mut tx = c.begin().await.unwrap();
+    sqlx::query("CREATE TEMPORARY TABLE combkey_rows (id uuid PRIMARY KEY, parent uuid, note text NOT NULL)")
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    let a = Order { id: Comb::new(), parent: None, note: "a".into() };
+    let b = Order { id: Comb::new(), parent: Some(a.id), note: "b".into() };
+    for o in [&a, &b] {
+        sqlx::query("INSERT INTO combkey_rows (id, parent, note) VALUES ($1, $2, $3)")
+            .bind(o.id)
+            .bind(o.parent)
+            .bind(&o.note)
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+    }
+    let rows: Vec<Order> = sqlx::query_as("SELECT * FROM combkey_rows ORDER BY id").fetch_all(&mut *tx).await.unwrap();
+    assert_eq!(rows, vec![a, b]);
+    tx.rollback().await.unwrap();
+}

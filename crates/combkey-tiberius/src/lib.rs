@@ -1,0 +1,94 @@
+//! [`combkey`] ids for SQL Server through [tiberius].
+//!
+//! tiberius is the open-source way from Rust to SQL Server (sqlx dropped it; diesel and
+//! open-source sea-orm never had it), and SQL Server is the database where the stored form
+//! of an id differs from the public one. [`Comb`] is a newtype over [`combkey::Comb`] (the
+//! orphan rule keeps tiberius' traits for the core type here) that converts both ways for
+//! free.
+//!
+//! # What it stores
+//!
+//! | backend | column | stored |
+//! | --- | --- | --- |
+//! | SQL Server | `uniqueidentifier` | the public bytes permuted into the suffix layout |
+//!
+//! SQL Server compares `uniqueidentifier`s by display bytes 10..15 first, then 8..9, 7..6,
+//! 5..4, 3..0. [`Comb`] sends the permutation of the public id for which that order *is*
+//! the public order ([`combkey::Comb::to_sqlserver_bytes`]), with the Unix milliseconds in
+//! bytes 10..15 (so `SUBSTRING(CAST(id AS BINARY(16)), 11, 6)` reads them, as RT.Comb's
+//! T-SQL does), and converts back on read. The application only ever sees public ids; an
+//! `ORDER BY id` on SQL Server returns them in creation order, ids from one millisecond
+//! included.
+//!
+//! ```text
+//!  public                     017f22e2-79b0-7cc3-98c4-dc0c0c07398f
+//!  SQL Server shows           8F39070C-0CDC-C498-7CC3-017F22E279B0
+//!  CAST(id AS BINARY(16))     0x0C07398FDC0C98C47CC3017F22E279B0
+//! ```
+//!
+//! NULL: bind [`OptionalComb`] (tiberius takes no foreign `Option<T>` impl); read with
+//! `row.try_get::<Comb, _>(..)`, which is already an `Option`. Reading a column of another
+//! type as a [`Comb`] is a conversion error, never a panic.
+//!
+//! # Features
+//!
+//! - `serde`: `Serialize`/`Deserialize` as the core type does.
+//!
+//! tiberius is used with no TLS feature; turn on the one you need (`rustls`,
+//! `native-tls`, `vendored-openssl`) on your own tiberius dependency.
+//!
+//! # Example
+//!
+//! ```no_run
+//! # async fn f(client: &mut tiberius::Client<tokio_util::compat::Compat<tokio::net::TcpStream>>) -> tiberius::Result<()> {
+//! use combkey_tiberius::Comb;
+//!
+//! let id = Comb::new();
+//! client.execute("INSERT INTO orders (id, note) VALUES (@P1, @P2)", &[&id, &"first"]).await?;
+//! let row = client.query("SELECT id FROM orders WHERE id = @P1", &[&id]).await?.into_row().await?;
+//! let back: Option<Comb> = row.and_then(|r| r.get(0));
+//! assert_eq!(back, Some(id));
+//! # Ok(()) }
+//! ```
+//!
+//! # Bulk insert
+//!
+//! [`Comb`] is `IntoSql`, so tuples holding it are `IntoRow` for `Client::bulk_insert`. Ids
+//! from one generator arrive in SQL Server's own order, so the `ORDER (id ASC)` hint of
+//! `bulk_insert_with_options` holds and SQL Server can skip its sort.
+//!
+//! # T-SQL
+//!
+//! [`sql`] (from the core; `combkey sql mssql` prints it): `Backend::SqlServer` has the
+//! column DDL, `dbo.combkey_v7()` (ids in the same stored form and order as the Rust side,
+//! usable in a `DEFAULT` constraint; `NEWID()` comes through a view, since functions may
+//! not call it), `dbo.combkey_unix_ms(id)`, `dbo.combkey_time(id)`, and
+//! `dbo.combkey_from_rtcomb_sql(id)` with [`sql::mssql_convert_rtcomb_sql`] to convert a
+//! column RT.Comb's `Sql` provider filled. SQL Server runs each `CREATE FUNCTION` in a batch
+//! of its own:
+//!
+//! ```no_run
+//! # async fn f(client: &mut tiberius::Client<tokio_util::compat::Compat<tokio::net::TcpStream>>) -> tiberius::Result<()> {
+//! use combkey_tiberius::{Backend, sql::batches};
+//!
+//! for batch in batches(Backend::SqlServer.install_functions()) {
+//!     client.simple_query(batch).await?.into_results().await?;
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! # Testing against SQL Server
+//!
+//! No SQL Server runs on this project's CI machines. The tests that need one run where
+//! `COMBKEY_MSSQL_URL` is set (an ADO.NET connection string): start the docker-compose
+//! service with `docker compose up --wait mssql` and set the variable from `.env.sample`.
+//! Without it they print that they skipped; the byte-order and comparison-order tests run
+//! everywhere.
+
+#![deny(missing_docs)]
+
+mod sqlserver;
+mod wrappers;
+
+pub use combkey::{Backend, sql};
+pub use wrappers::{Comb, OptionalComb};

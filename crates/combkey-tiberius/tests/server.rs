@@ -1,0 +1,134 @@
+//! Against a real SQL Server: only where `COMBKEY_MSSQL_URL` is set (an ADO.NET string, e.g.
+//! the docker-compose service: see `.env.sample`). Elsewhere each test prints that it
+//! skipped, and `stored_form.rs` covers byte order and SQL Server's comparison without one.
+
+use combkey::{Backend, sql::batches};
+use combkey_tiberius::{Comb, OptionalComb};
+use tiberius::{Client, Config, SortOrder, SqlBulkCopyOptions};
+use tokio::net::TcpStream;
+use tokio_util::compat::{Compat, TokioAsyncWriteCompatExt};
+
+type Conn = Client<Compat<TcpStream>>;
+
+async fn connect(test: &str) -> Option<Conn> {
+    let Ok(url) = std::env::var("COMBKEY_MSSQL_URL") else {
+        eprintln!(
+            "skipped {test}: COMBKEY_MSSQL_URL is not set (no SQL Server here; `docker compose up --wait mssql` \
+             and the variable from .env.sample run it)"
+        );
+        return None;
+    };
+    let config = Config::from_ado_string(&url).expect("COMBKEY_MSSQL_URL is an ADO.NET connection string");
+    let tcp = TcpStream::connect(config.get_addr()).await.expect("SQL Server reachable");
+    tcp.set_nodelay(true).expect("nodelay");
+    Some(Client::connect(config, tcp.compat_write()).await.expect("SQL Server login"))
+}
+
+fn sample_ids() -> Vec<Comb> {
+    let mut ids: Vec<Comb> = ["017f22e2-79b0-7cc3-98c4-dc0c0c07398f", "00112233-4455-6677-8899-aabbccddeeff"]
+        .iter()
+        .map(|s| s.parse().unwrap())
+        .collect();
+    ids.extend((0..5).map(|_| Comb::new()));
+    ids
+}
+
+#[tokio::test]
+async fn three_legs_and_null() {
+    let Some(mut c) = connect("three_legs_and_null").await else { return };
+    for id in sample_ids() {
+        let shown = format!("{:#}", combkey::Comb::from_bytes(id.to_comb().to_sqlserver_bytes()));
+        // 1. A literal of the stored form reads as the public id.
+        let row = c
+            .query(format!("SELECT CAST('{shown}' AS uniqueidentifier)"), &[])
+            .await
+            .unwrap()
+            .into_row()
+            .await
+            .unwrap();
+        assert_eq!(row.and_then(|r| r.get::<Comb, _>(0)), Some(id));
+        // 2. The bound id equals the literal inside SQL Server.
+        let row = c
+            .query(format!("SELECT CASE WHEN @P1 = CAST('{shown}' AS uniqueidentifier) THEN 1 ELSE 0 END"), &[&id])
+            .await
+            .unwrap()
+            .into_row()
+            .await
+            .unwrap();
+        assert_eq!(row.and_then(|r| r.get::<i32, _>(0)), Some(1));
+        // 3. Round trip; and SQL Server reads the milliseconds where RT.Comb's T-SQL does.
+        let row = c
+            .query("SELECT @P1, CAST(0x0000 + SUBSTRING(CAST(@P1 AS BINARY(16)), 11, 6) AS BIGINT)", &[&id])
+            .await
+            .unwrap()
+            .into_row()
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(row.get::<Comb, _>(0), Some(id));
+        if let Some(ms) = id.to_comb().unix_ms() {
+            assert_eq!(row.get::<i64, _>(1), Some(ms));
+        }
+    }
+    // 4. NULL both ways.
+    let row = c.query("SELECT @P1", &[&OptionalComb(None)]).await.unwrap().into_row().await.unwrap().unwrap();
+    assert_eq!(row.get::<Comb, _>(0), None);
+    // Another column type: an error, not a panic.
+    let row = c.query("SELECT 42", &[]).await.unwrap().into_row().await.unwrap().unwrap();
+    assert!(row.try_get::<Comb, _>(0).is_err());
+}
+
+#[tokio::test]
+async fn order_by_id_bulk_insert_and_tsql_default() {
+    let Some(mut c) = connect("order_by_id_bulk_insert_and_tsql_default").await else { return };
+    for batch in batches(Backend::SqlServer.install_functions()) {
+        c.simple_query(batch).await.unwrap().into_results().await.unwrap();
+    }
+    let table = format!("combkey_order_{}", std::process::id());
+    c.simple_query(format!("CREATE TABLE {table} (id uniqueidentifier NOT NULL PRIMARY KEY, n INT NULL)"))
+        .await
+        .unwrap()
+        .into_results()
+        .await
+        .unwrap();
+    let mut ids = vec![combkey::Comb::NIL; 10_000];
+    combkey::V7Generator::new().fill(&mut ids);
+    let ids: Vec<Comb> = ids.into_iter().map(Comb::from).collect();
+    // Half shuffled through parameters, half in order through bulk insert with the ORDER hint.
+    let mut shuffled: Vec<Comb> = ids[..5_000].to_vec();
+    shuffled.reverse();
+    for id in &shuffled {
+        c.execute(format!("INSERT INTO {table} (id) VALUES (@P1)"), &[id]).await.unwrap();
+    }
+    let hints = [("id", SortOrder::Ascending)];
+    let mut bulk = c.bulk_insert_with_options(&table, &["id"], SqlBulkCopyOptions::empty(), &hints).await.unwrap();
+    for id in &ids[5_000..] {
+        bulk.send(tiberius::IntoRow::into_row(*id)).await.unwrap();
+    }
+    bulk.finalize().await.unwrap();
+    let rows =
+        c.query(format!("SELECT id FROM {table} ORDER BY id"), &[]).await.unwrap().into_first_result().await.unwrap();
+    let back: Vec<Comb> = rows.iter().filter_map(|r| r.get::<Comb, _>(0)).collect();
+    // The database-side default makes ids in the same stored form, after the Rust ones.
+    c.simple_query(format!("ALTER TABLE {table} ADD CONSTRAINT df_{table} DEFAULT dbo.combkey_v7() FOR id"))
+        .await
+        .unwrap()
+        .into_results()
+        .await
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    c.execute(format!("INSERT INTO {table} (n) VALUES (1)"), &[]).await.unwrap();
+    let made = c
+        .query(format!("SELECT id FROM {table} WHERE n = 1"), &[])
+        .await
+        .unwrap()
+        .into_row()
+        .await
+        .unwrap()
+        .and_then(|r| r.get::<Comb, _>(0));
+    c.simple_query(format!("DROP TABLE {table}")).await.unwrap().into_results().await.unwrap();
+    assert_eq!(back, ids, "ORDER BY id on SQL Server is generation order");
+    let made = made.expect("a defaulted id");
+    assert_eq!(made.to_comb().version(), 7);
+    assert!(made > *ids.last().unwrap());
+}

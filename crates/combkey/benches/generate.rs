@@ -1,0 +1,76 @@
+//! Generator and conversion speed against uuid and ulid, in one run.
+//!
+//! `cargo bench -p combkey`; as a smoke test `cargo bench -p combkey -- --test`.
+
+use std::hint::black_box;
+
+use combkey::{Comb, ShortPrefix, ShortPrefixGenerator, SystemClock, V7Generator};
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+
+fn one_id(c: &mut Criterion) {
+    let mut g = c.benchmark_group("one id");
+    g.bench_function("combkey Comb::new (v7, coarse clock)", |b| b.iter(|| black_box(Comb::new())));
+    let precise = V7Generator::with_clock(SystemClock);
+    g.bench_function("combkey v7, SystemClock", |b| b.iter(|| black_box(precise.generate())));
+    let short = ShortPrefixGenerator::new(ShortPrefix::default());
+    g.bench_function("combkey short prefix", |b| b.iter(|| black_box(short.generate())));
+    g.bench_function("uuid Uuid::now_v7", |b| b.iter(|| black_box(uuid::Uuid::now_v7())));
+    g.bench_function("uuid Uuid::new_v4", |b| b.iter(|| black_box(uuid::Uuid::new_v4())));
+    g.bench_function("ulid Ulid::new", |b| b.iter(|| black_box(ulid::Ulid::new())));
+    g.finish();
+}
+
+fn batch(c: &mut Criterion) {
+    const N: usize = 1000;
+    let mut g = c.benchmark_group("batch of 1000");
+    g.throughput(Throughput::Elements(N as u64));
+    let v7 = V7Generator::new();
+    let mut buf = vec![Comb::NIL; N];
+    g.bench_function("combkey v7 fill", |b| b.iter(|| v7.fill(black_box(&mut buf))));
+    let short = ShortPrefixGenerator::new(ShortPrefix::default());
+    g.bench_function("combkey short prefix fill", |b| b.iter(|| short.fill(black_box(&mut buf))));
+    g.bench_function("uuid now_v7 loop", |b| {
+        b.iter(|| {
+            for slot in buf.iter_mut() {
+                *slot = Comb::from(uuid::Uuid::now_v7());
+            }
+            black_box(&buf);
+        })
+    });
+    g.finish();
+}
+
+fn convert(c: &mut Criterion) {
+    const N: usize = 1000;
+    let mut ids = vec![Comb::NIL; N];
+    V7Generator::new().fill(&mut ids);
+    let stored: Vec<[u8; 16]> = ids.iter().map(|id| id.to_sqlserver_bytes()).collect();
+    let mut g = c.benchmark_group("sql server conversion, 1000 ids");
+    g.throughput(Throughput::Elements(N as u64));
+    g.bench_function("public -> stored", |b| {
+        b.iter_batched_ref(
+            || vec![[0u8; 16]; N],
+            |out| {
+                for (o, id) in out.iter_mut().zip(black_box(&ids)) {
+                    *o = id.to_sqlserver_bytes();
+                }
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    g.bench_function("stored -> public", |b| {
+        b.iter_batched_ref(
+            || vec![Comb::NIL; N],
+            |out| {
+                for (o, s) in out.iter_mut().zip(black_box(&stored)) {
+                    *o = Comb::from_sqlserver_bytes(*s);
+                }
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    g.finish();
+}
+
+criterion_group!(benches, one_id, batch, convert);
+criterion_main!(benches);

@@ -1,0 +1,348 @@
+//! The public id type.
+
+use core::fmt;
+
+use crate::bits;
+use crate::error::{Detail, Error};
+use crate::time::Timestamp;
+
+/// A COMB: a 16-byte id in the public (RFC 9562) byte order.
+///
+/// This is the form the application, its API, its logs and its clients see. Its bytes
+/// compare in creation order, and so does its lowercase string. The form a database column
+/// holds can differ (SQL Server's `uniqueidentifier`, see [`Backend`](crate::Backend)); the
+/// adapter crates convert both ways.
+///
+/// Byte order is always named: [`as_bytes`](Self::as_bytes) and
+/// [`from_bytes`](Self::from_bytes) are the public (RFC 9562) order, the order of the
+/// string; SQL Server's stored form has its own names
+/// ([`to_sqlserver_bytes`](Self::to_sqlserver_bytes), and `_le` for Microsoft's
+/// mixed-endian bytes).
+///
+/// The default kind, made by [`Comb::new`], is a UUIDv7 (RFC 9562 section 5.7), laid out as
+/// the [`V7Generator`](crate::V7Generator) docs draw it:
+///
+/// ```text
+///  017f22e2-79b0-7cc3-98c4-dc0c0c07398f      (RFC 9562, appendix A.6)
+///  └──────────┘ │└─┘ │└┘└────────────┘
+///  unix_ms      7 ctr v ctr  random
+/// ```
+///
+/// ```
+/// use combkey::Comb;
+///
+/// let id: Comb = "017F22E2-79B0-7CC3-98C4-DC0C0C07398F".parse()?;
+/// assert_eq!(id.to_string(), "017f22e2-79b0-7cc3-98c4-dc0c0c07398f");
+/// assert_eq!(id.version(), 7);
+/// assert_eq!(id.unix_ms(), Some(1_645_557_742_000));
+/// assert_eq!(id.as_bytes()[..6], [0x01, 0x7f, 0x22, 0xe2, 0x79, 0xb0]);
+/// assert!(Comb::new() > id);
+/// # Ok::<(), combkey::Error>(())
+/// ```
+#[repr(transparent)]
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Comb([u8; 16]);
+
+impl Comb {
+    /// The nil id, all zeros.
+    pub const NIL: Comb = Comb([0; 16]);
+
+    /// The max id, all ones (RFC 9562 section 5.10).
+    pub const MAX: Comb = Comb([0xff; 16]);
+
+    /// A fresh UUIDv7 COMB from the process-wide default generator.
+    ///
+    /// Strictly greater than every id this process made before with `Comb::new()`, on any
+    /// thread. See [`V7Generator`](crate::V7Generator) for the layout and guarantees.
+    ///
+    /// ```
+    /// let a = combkey::Comb::new();
+    /// let b = combkey::Comb::new();
+    /// assert!(a < b);
+    /// ```
+    #[allow(clippy::new_without_default)] // `Default` is the nil id, as for `uuid::Uuid`.
+    pub fn new() -> Self {
+        crate::v7::default_generator().generate()
+    }
+
+    /// The id with these 16 bytes, in public (RFC 9562) order.
+    pub const fn from_bytes(bytes: [u8; 16]) -> Self {
+        Comb(bytes)
+    }
+
+    /// The id in a slice of exactly 16 bytes (a database or wire value).
+    ///
+    /// ```
+    /// use combkey::{Comb, ErrorKind};
+    ///
+    /// let err = Comb::from_slice(&[0u8; 15]).unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::ByteLength);
+    /// assert_eq!(err.to_string(), "invalid UUID byte length: expected 16 bytes, found 15");
+    /// ```
+    pub fn from_slice(bytes: &[u8]) -> Result<Self, Error> {
+        <[u8; 16]>::try_from(bytes).map(Comb).map_err(|_| Error(Detail::ByteLength { found: bytes.len() }))
+    }
+
+    /// The 16 bytes in public (RFC 9562) order.
+    pub const fn as_bytes(&self) -> &[u8; 16] {
+        &self.0
+    }
+
+    /// The 16 bytes in public (RFC 9562) order, by value.
+    pub const fn into_bytes(self) -> [u8; 16] {
+        self.0
+    }
+
+    /// The id read as a big-endian 128-bit integer (same order as the bytes).
+    pub const fn from_u128(v: u128) -> Self {
+        Comb(v.to_be_bytes())
+    }
+
+    /// The id as a big-endian 128-bit integer.
+    pub const fn as_u128(&self) -> u128 {
+        u128::from_be_bytes(self.0)
+    }
+
+    /// The version nibble (the first hex digit of the third group): 7 for the default kind,
+    /// 8 for a short prefix COMB, 4 for a v4-labelled COMB.
+    pub const fn version(&self) -> u8 {
+        self.0[6] >> 4
+    }
+
+    /// Whether the variant bits are RFC 9562's (`10x`, the first hex digit of the fourth
+    /// group is 8, 9, a or b).
+    pub const fn is_rfc_variant(&self) -> bool {
+        self.0[8] & 0xc0 == 0x80
+    }
+
+    /// The Unix time in milliseconds a UUIDv7 carries (bytes 0..6); `None` for other versions.
+    pub const fn unix_ms(&self) -> Option<i64> {
+        match self.timestamp() {
+            Some(t) => Some(t.unix_ms()),
+            None => None,
+        }
+    }
+
+    /// The time a UUIDv7 carries; `None` for other versions.
+    ///
+    /// ```
+    /// let id: combkey::Comb = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f".parse()?;
+    /// assert_eq!(id.timestamp().unwrap().to_string(), "2022-02-22T19:22:22.000Z");
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
+    pub const fn timestamp(&self) -> Option<Timestamp> {
+        if self.version() == 7 { Some(bits::read_unix_ms48(&self.0, 0)) } else { None }
+    }
+
+    /// The smallest UUIDv7 that can carry time `t`: for `WHERE id >= Comb::min_for(t)`.
+    ///
+    /// Fails for times before 1970 or after the 48-bit limit (year 10889).
+    ///
+    /// ```
+    /// use combkey::{Comb, Timestamp};
+    ///
+    /// let t: Timestamp = "2022-02-22T19:22:22Z".parse()?;
+    /// let id: Comb = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f".parse()?;
+    /// assert!(Comb::min_for(t)? <= id && id <= Comb::max_for(t)?);
+    /// assert_eq!(Comb::min_for(t)?.to_string(), "017f22e2-79b0-7000-8000-000000000000");
+    /// assert_eq!(Comb::max_for(t)?.to_string(), "017f22e2-79b0-7fff-bfff-ffffffffffff");
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
+    pub fn min_for(t: Timestamp) -> Result<Self, Error> {
+        Ok(Self::from_v7_parts(bits::unix_ms48(t)?, 0, 0))
+    }
+
+    /// The largest UUIDv7 that can carry time `t`: for `WHERE id <= Comb::max_for(t)`.
+    pub fn max_for(t: Timestamp) -> Result<Self, Error> {
+        Ok(Self::from_v7_parts(bits::unix_ms48(t)?, u16::MAX, u64::MAX))
+    }
+
+    /// A UUIDv7 from its parts: the 48-bit Unix milliseconds, the 16-bit counter (12 bits in
+    /// `rand_a`, 4 after the variant) and 58 bits of `rand_b` (the low 58 bits of `random`).
+    ///
+    /// `unix_ms` above 48 bits is truncated to its low 48 bits.
+    pub const fn from_v7_parts(unix_ms: u64, counter: u16, random: u64) -> Self {
+        // Written out byte by byte: this is the generator's hot path.
+        let t = unix_ms.to_be_bytes(); // t[2..8] are the low 48 bits
+        let c = counter.to_be_bytes();
+        let r = random.to_be_bytes();
+        Comb([
+            t[2],
+            t[3],
+            t[4],
+            t[5],
+            t[6],
+            t[7],
+            0x70 | (c[0] >> 4),
+            (c[0] << 4) | (c[1] >> 4),
+            0x80 | ((c[1] & 0x0f) << 2) | (r[0] & 0x03),
+            r[1],
+            r[2],
+            r[3],
+            r[4],
+            r[5],
+            r[6],
+            r[7],
+        ])
+    }
+
+    /// The 16-bit counter of a UUIDv7 made by this crate (see [`Comb::from_v7_parts`]).
+    pub const fn v7_counter(&self) -> u16 {
+        let b = &self.0;
+        (((b[6] & 0x0f) as u16) << 12) | ((b[7] as u16) << 4) | (((b[8] >> 2) & 0x0f) as u16)
+    }
+
+    /// Sets the version nibble and the RFC variant bits, keeping every other bit.
+    pub(crate) const fn with_version(mut self, version: u8) -> Self {
+        self.0[6] = (self.0[6] & 0x0f) | (version << 4);
+        self.0[8] = (self.0[8] & 0x3f) | 0x80;
+        self
+    }
+}
+
+impl fmt::Display for Comb {
+    /// The canonical form: lowercase, hyphenated (`017f22e2-79b0-7cc3-98c4-dc0c0c07398f`).
+    /// With `{:#}`, uppercase.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
+        let text = uuid::Uuid::from_bytes(self.0).hyphenated();
+        f.pad(if f.alternate() { text.encode_upper(&mut buf) } else { text.encode_lower(&mut buf) })
+    }
+}
+
+impl fmt::Debug for Comb {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl fmt::LowerHex for Comb {
+    /// 32 lowercase hex digits, no hyphens.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut buf = [0u8; uuid::fmt::Simple::LENGTH];
+        f.pad(uuid::Uuid::from_bytes(self.0).simple().encode_lower(&mut buf))
+    }
+}
+
+impl fmt::UpperHex for Comb {
+    /// 32 uppercase hex digits, no hyphens: what MySQL's `HEX(id)` shows for a `BINARY(16)`.
+    ///
+    /// ```
+    /// let id: combkey::Comb = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f".parse()?;
+    /// assert_eq!(format!("{id:X}"), "017F22E279B07CC398C4DC0C0C07398F");
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut buf = [0u8; uuid::fmt::Simple::LENGTH];
+        f.pad(uuid::Uuid::from_bytes(self.0).simple().encode_upper(&mut buf))
+    }
+}
+
+impl From<uuid::Uuid> for Comb {
+    fn from(u: uuid::Uuid) -> Self {
+        Comb(u.into_bytes())
+    }
+}
+
+impl From<Comb> for uuid::Uuid {
+    fn from(c: Comb) -> Self {
+        uuid::Uuid::from_bytes(c.0)
+    }
+}
+
+impl From<[u8; 16]> for Comb {
+    fn from(b: [u8; 16]) -> Self {
+        Comb(b)
+    }
+}
+
+impl From<Comb> for [u8; 16] {
+    fn from(c: Comb) -> Self {
+        c.0
+    }
+}
+
+impl TryFrom<&[u8]> for Comb {
+    type Error = Error;
+
+    fn try_from(b: &[u8]) -> Result<Self, Error> {
+        Comb::from_slice(b)
+    }
+}
+
+impl AsRef<[u8]> for Comb {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc9562_v7_vector() {
+        let id: Comb = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f".parse().unwrap();
+        assert_eq!(id.version(), 7);
+        assert!(id.is_rfc_variant());
+        assert_eq!(id.unix_ms(), Some(1_645_557_742_000));
+        assert_eq!(uuid::Uuid::from(id).get_version_num(), 7);
+    }
+
+    #[test]
+    fn v7_parts_round_trip_and_order() {
+        let a = Comb::from_v7_parts(1_645_557_742_000, 0xabcd, 0x0123_4567_89ab_cdef);
+        assert_eq!((a.version(), a.is_rfc_variant()), (7, true));
+        assert_eq!(a.unix_ms(), Some(1_645_557_742_000));
+        assert_eq!(a.v7_counter(), 0xabcd);
+        assert_eq!(uuid::Uuid::from(a).get_version(), Some(uuid::Version::SortRand));
+        // Counter order is byte order within one millisecond, across the variant bits.
+        let mut prev = Comb::from_v7_parts(7, 0, u64::MAX);
+        for c in 1..=u16::MAX {
+            let next = Comb::from_v7_parts(7, c, 0);
+            assert!(next > prev, "counter {c}");
+            prev = Comb::from_v7_parts(7, c, u64::MAX);
+        }
+    }
+
+    #[test]
+    fn formats() {
+        let id = Comb::from_u128(0x017f22e2_79b0_7cc3_98c4_dc0c0c07398f);
+        assert_eq!(format!("{id}"), "017f22e2-79b0-7cc3-98c4-dc0c0c07398f");
+        assert_eq!(format!("{id:#}"), "017F22E2-79B0-7CC3-98C4-DC0C0C07398F");
+        assert_eq!(format!("{id:?}"), "017f22e2-79b0-7cc3-98c4-dc0c0c07398f");
+        assert_eq!(format!("{id:x}"), "017f22e279b07cc398c4dc0c0c07398f");
+        assert_eq!(format!("{id:X}"), "017F22E279B07CC398C4DC0C0C07398F");
+        assert_eq!(id.to_string(), uuid::Uuid::from(id).to_string());
+        assert_eq!(format!("[{id:>38}]"), "[  017f22e2-79b0-7cc3-98c4-dc0c0c07398f]", "width pads");
+    }
+
+    #[test]
+    fn string_order_is_byte_order() {
+        let r = crate::SeededRandom::new(9);
+        use crate::RandomSource;
+        for _ in 0..10_000 {
+            let a = Comb::from_u128((u128::from(r.next_u64()) << 64) | u128::from(r.next_u64()));
+            let b = Comb::from_u128((u128::from(r.next_u64()) << 64) | u128::from(r.next_u64()));
+            assert_eq!(a.cmp(&b), a.to_string().cmp(&b.to_string()), "{a} vs {b}");
+        }
+    }
+
+    #[test]
+    fn min_max_for_reject_out_of_range() {
+        let err = Comb::min_for(Timestamp::from_unix_ms(-1)).unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::OutOfRange);
+        assert!(err.to_string().contains("found -1"), "{err}");
+        assert!(Comb::max_for(Timestamp::from_unix_ms(1 << 48)).is_err());
+        assert!(Comb::max_for(Timestamp::from_unix_ms((1 << 48) - 1)).is_ok());
+    }
+
+    #[test]
+    fn slices() {
+        assert_eq!(Comb::from_slice(&[1u8; 16]), Ok(Comb::from_bytes([1; 16])));
+        for n in [0usize, 15, 17, 36] {
+            let e = Comb::from_slice(&vec![0u8; n]).unwrap_err();
+            assert_eq!(e.to_string(), format!("invalid UUID byte length: expected 16 bytes, found {n}"));
+        }
+    }
+}

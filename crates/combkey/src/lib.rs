@@ -1,0 +1,81 @@
+//! Time-ordered UUIDs ("COMBs") as primary keys, with the right stored form per database.
+//!
+//! A [`Comb`] is the **public** id: what the application, its API, its logs and its clients
+//! see. By default it is a valid RFC 9562 UUIDv7 (Unix milliseconds first, then a counter and
+//! CSPRNG bits), strictly increasing per generator, so new rows land at the right edge of a
+//! B-tree index the way an auto-increment key does, while any client can make ids without a
+//! round trip.
+//!
+//! Each database compares 16-byte ids its own way, so each has a **stored** form
+//! ([`Backend`]): PostgreSQL `uuid`, MySQL/MariaDB `BINARY(16)` and SQLite `BLOB` hold the
+//! public bytes; SQL Server's `uniqueidentifier` holds them permuted so that its own
+//! comparison keeps creation order ([`Comb::to_sqlserver_bytes`]). The adapter crates
+//! (`combkey-sqlx`, `combkey-diesel`, `combkey-sea-orm`, `combkey-tiberius`) convert both
+//! ways. The repository's `docs/design.md` explains every layout and stored form.
+//!
+//! ```
+//! use combkey::Comb;
+//!
+//! let a = Comb::new();
+//! let b = Comb::new();
+//! assert!(a < b && a.to_string() < b.to_string());
+//! assert_eq!(a.version(), 7);
+//! let same: Comb = a.to_string().parse()?;
+//! assert_eq!(same, a);
+//! # Ok::<(), combkey::Error>(())
+//! ```
+//!
+//! # What is here
+//!
+//! - The id: [`Comb`], its text forms, [`Timestamp`] (the time it carries).
+//! - Generators: [`V7Generator`] (the default, [`Comb::new`]; UUIDv7, strictly increasing)
+//!   and [`ShortPrefixGenerator`] (uuid-creator's short prefix COMB: a wrapping minute
+//!   counter in the first two bytes, the rest random; hides the creation time once the
+//!   prefix wraps). Both take a [`Clock`] and a [`RandomSource`], so tests and batch jobs
+//!   choose "now".
+//! - Client-made ids: [`Validator`] checks version, variant, and the time an id carries
+//!   within a window around a clock you choose.
+//! - Databases: [`Backend`] (column type, stored form, name) and [`sql`] (DDL and
+//!   database-side functions per database); [`Comb::from_column`] is the decoding every
+//!   adapter shares.
+//! - [`layouts`] (default feature `layouts`): every other system's layout by name (RT.Comb's
+//!   three providers, SQL Server's `NEWSEQUENTIALID`, v1 and its re-ordered forms, Groupon's
+//!   locality UUID, uuid-creator's COMBs), with time extraction, lossless conversion and
+//!   generation.
+//!
+//! # Features
+//!
+//! - `layouts` (default): the [`layouts`] module.
+//! - `serde`: `Serialize`/`Deserialize` for [`Comb`] (the string in human-readable formats,
+//!   16 bytes otherwise).
+
+#![deny(missing_docs)]
+
+mod backend;
+mod bits;
+mod clock;
+mod comb;
+mod error;
+mod macros;
+mod parse;
+mod rng;
+mod short_prefix;
+pub mod sql;
+mod time;
+mod v7;
+mod validate;
+
+#[cfg(feature = "layouts")]
+pub mod layouts;
+#[cfg(feature = "serde")]
+mod serde;
+
+pub use backend::{Backend, ColumnKind, sqlserver_cmp};
+pub use clock::{Clock, CoarseClock, FixedClock, SystemClock};
+pub use comb::Comb;
+pub use error::{Error, ErrorKind};
+pub use rng::{RandomSource, SeededRandom, ThreadRandom};
+pub use short_prefix::{ShortPrefix, ShortPrefixGenerator};
+pub use time::Timestamp;
+pub use v7::V7Generator;
+pub use validate::{Expected, Validator};

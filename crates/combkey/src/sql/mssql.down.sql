@@ -1,0 +1,10 @@
+DROP FUNCTION IF EXISTS dbo.combkey_from_rtcomb_sql;
+GO
+DROP FUNCTION IF EXISTS dbo.combkey_time;
+GO
+DROP FUNCTION IF EXISTS dbo.combkey_unix_ms;
+GO
+DROP FUNCTION IF EXISTS dbo.combkey_v7;
+GO
+DROP VIEW IF EXISTS dbo.combkey_random;
+GO

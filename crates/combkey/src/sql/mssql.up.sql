@@ -1,0 +1,51 @@
+CREATE OR ALTER VIEW dbo.combkey_random AS SELECT CAST(NEWID() AS BINARY(16)) AS r;
+GO
+CREATE OR ALTER FUNCTION dbo.combkey_v7() RETURNS uniqueidentifier AS
+BEGIN
+  -- NEWID() is not allowed in a function; a view over it is.
+  DECLARE @r BINARY(16) = (SELECT r FROM dbo.combkey_random);
+  DECLARE @now DATETIME2(7) = SYSUTCDATETIME();
+  DECLARE @ms BIGINT = DATEDIFF_BIG(MILLISECOND, '1970-01-01', @now);
+  DECLARE @sub INT = (DATEPART(MICROSECOND, @now) % 1000) * 4096 / 1000;
+  -- The stored form of the v7 id p0..p15, in SQL Server's own byte order:
+  -- p12..p15, p10 p11, p8 p9, p6 p7, p0..p5 (the milliseconds, compared first).
+  RETURN CAST(
+      SUBSTRING(@r, 1, 6)
+    + CAST(0x80 | (CAST(SUBSTRING(@r, 7, 1) AS INT) & 0x3F) AS BINARY(1))
+    + SUBSTRING(@r, 8, 1)
+    + CAST(0x70 | (@sub / 256) AS BINARY(1))
+    + CAST(@sub % 256 AS BINARY(1))
+    + CAST(@ms AS BINARY(6))
+    AS uniqueidentifier);
+END;
+GO
+CREATE OR ALTER FUNCTION dbo.combkey_unix_ms(@id uniqueidentifier) RETURNS BIGINT AS
+BEGIN
+  RETURN CAST(0x0000 + SUBSTRING(CAST(@id AS BINARY(16)), 11, 6) AS BIGINT);
+END;
+GO
+CREATE OR ALTER FUNCTION dbo.combkey_time(@id uniqueidentifier) RETURNS DATETIME2(3) AS
+BEGIN
+  DECLARE @ms BIGINT = dbo.combkey_unix_ms(@id);
+  RETURN DATEADD(MILLISECOND, @ms % 86400000, DATEADD(DAY, @ms / 86400000, CAST('1970-01-01' AS DATETIME2(3))));
+END;
+GO
+CREATE OR ALTER FUNCTION dbo.combkey_from_rtcomb_sql(@id uniqueidentifier) RETURNS uniqueidentifier AS
+BEGIN
+  -- RT.Comb Sql (a v4 GUID, ms in bytes 11..16 of the BINARY(16)) to combkey's stored form of
+  -- the same id as v7: only bytes 7..10 change.
+  DECLARE @b BINARY(16) = CAST(@id AS BINARY(16));
+  DECLARE @a INT = CAST(SUBSTRING(@b, 9, 1) AS INT) & 0x3F;
+  DECLARE @bb INT = CAST(SUBSTRING(@b, 10, 1) AS INT);
+  DECLARE @c INT = CAST(SUBSTRING(@b, 7, 1) AS INT);
+  DECLARE @d INT = CAST(SUBSTRING(@b, 8, 1) AS INT) & 0x0F;
+  RETURN CAST(
+      SUBSTRING(@b, 1, 6)
+    + CAST(0x80 | ((@bb % 4) * 16 + @c / 16) AS BINARY(1))
+    + CAST((@c % 16) * 16 + @d AS BINARY(1))
+    + CAST(0x70 | (@a / 4) AS BINARY(1))
+    + CAST((@a % 4) * 64 + @bb / 4 AS BINARY(1))
+    + SUBSTRING(@b, 11, 6)
+    AS uniqueidentifier);
+END;
+GO

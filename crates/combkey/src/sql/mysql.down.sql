@@ -1,0 +1,4 @@
+DROP FUNCTION IF EXISTS combkey_time;
+DROP FUNCTION IF EXISTS combkey_unix_ms;
+DROP FUNCTION IF EXISTS combkey_v7;
+DROP FUNCTION IF EXISTS combkey_v7_from;
