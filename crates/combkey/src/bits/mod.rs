@@ -25,6 +25,7 @@ pub(crate) const fn read_u48(b: &[u8; 16], at: usize) -> u64 {
 }
 
 /// Writes the low 48 bits of `v` big-endian into bytes `at..at + 6`.
+#[cfg_attr(not(feature = "layouts"), allow(dead_code))] // the layouts write their time here
 pub(crate) const fn write_u48(b: &mut [u8; 16], at: usize, v: u64) {
     let be = v.to_be_bytes();
     let mut i = 0;
