@@ -74,6 +74,12 @@ _combkey_db() {
 
   # SQLite is embedded in the Rust tests; the command-line client is for the shell tests.
   if ! command -v sqlite3 >/dev/null 2>&1; then _apt sqlite3 || return 1; fi
+  # SQL Server cannot run here: its uniqueidentifier order is checked against .NET's SqlGuid
+  # (Mono's System.Data), an implementation that is not ours.
+  if ! command -v mono >/dev/null 2>&1 || ! command -v mcs >/dev/null 2>&1; then
+    echo "db.sh: installing Mono (SQL Server's order oracle, SqlGuid)" >&2
+    _apt mono-runtime mono-mcs libmono-system-data4.0-cil || return 1
+  fi
   # diesel's synchronous connections link the C client libraries (libpq, MariaDB's).
   if ! pkg-config --exists libpq libmariadb 2>/dev/null; then
     echo "db.sh: installing the PostgreSQL and MariaDB client libraries for diesel" >&2

@@ -329,6 +329,6 @@ fn sql_for_sql_server_is_in_batches() {
     let out = combkey(&["sql", "mssql", "--up"], None);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(text.lines().filter(|l| l.trim() == "GO").count(), 5, "{text}");
+    assert_eq!(text.lines().filter(|l| l.trim() == "GO").count(), 7, "{text}");
     assert!(text.contains("CREATE OR ALTER FUNCTION dbo.combkey_v7() RETURNS uniqueidentifier"));
 }

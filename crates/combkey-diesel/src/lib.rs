@@ -14,16 +14,24 @@
 //! | SQLite | `BLOB` | `diesel::sql_types::Binary` | the public bytes |
 //!
 //! `.order(id.asc())` is creation order on all three. `Option<Comb>` goes with
-//! `Nullable<Uuid>`/`Nullable<Binary>` as usual. Reading also accepts MariaDB's `UUID` type
-//! and `CHAR(36)`/`TEXT` holding UUID strings. A value of the wrong length, text that is not a
-//! UUID, or a `NULL` in a non-`Option` field is a deserialization error that says what was
-//! found; never a panic.
+//! `Nullable<Uuid>`/`Nullable<Binary>` as usual, and the nullable side of a `LEFT JOIN`
+//! (`(a, b).nullable()`, `Option::<T>::as_select()`) reads as `None`. Reading also accepts
+//! MariaDB's `UUID` type and `CHAR(36)`/`TEXT` holding UUID strings. A value of the wrong
+//! length or text that is not a UUID is a deserialization error that says what was found; a
+//! `NULL` in a non-`Option` field is diesel's own `UnexpectedNullError` (which its nullable
+//! tuples rely on); never a panic.
+//!
+//! [`CombText`] is the same id in a text column (`Text`, which `Char` and `VarChar` alias):
+//! it writes the canonical 36-character text, so tables keyed by `CHAR(36)` are read *and
+//! written* (and `WHERE id = ?` matches) until they are migrated to binary keys.
 //!
 //! `diesel print-schema` maps a PostgreSQL `uuid` column to `Uuid` and a MySQL `BINARY(16)` to
 //! `Binary`. On SQLite declare the column `BLOB`, not `UUID`: print-schema cannot map a
 //! `UUID` column there.
 //!
-//! diesel-async uses diesel's `ToSql`/`FromSql`, so the same impls serve it.
+//! diesel-async uses diesel's `ToSql`/`FromSql`, so the same impls serve it: its
+//! `AsyncPgConnection` and `AsyncMysqlConnection` are tested on the real servers
+//! (`tests/async.rs`).
 //!
 //! # Features
 //!
@@ -91,4 +99,4 @@ mod postgres;
 mod sqlite;
 
 pub use combkey::{Backend, sql};
-pub use wrappers::Comb;
+pub use wrappers::{Comb, CombText};

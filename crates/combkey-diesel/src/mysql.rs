@@ -1,4 +1,5 @@
-//! MySQL and MariaDB: `BINARY(16)`; MariaDB's `UUID` type and `CHAR(36)` text read too.
+//! MySQL and MariaDB: `BINARY(16)`; MariaDB's `UUID` type and `CHAR(36)` text read too;
+//! `CHAR(36)` written through `CombText`.
 
 use std::io::Write;
 
@@ -6,9 +7,9 @@ use combkey::ColumnKind;
 use diesel::deserialize::{self, FromSql};
 use diesel::mysql::{Mysql, MysqlValue};
 use diesel::serialize::{self, IsNull, Output, ToSql};
-use diesel::sql_types::Binary;
+use diesel::sql_types::{Binary, Text};
 
-use crate::Comb;
+use crate::{Comb, CombText};
 
 impl ToSql<Binary, Mysql> for Comb {
     fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Mysql>) -> serialize::Result {
@@ -23,8 +24,17 @@ impl FromSql<Binary, Mysql> for Comb {
         // 16 bytes are an id's bytes, anything else must be UUID text.
         Ok(combkey::Comb::from_column(value.as_bytes(), ColumnKind::BinaryOrText)?.into())
     }
+}
 
-    fn from_nullable_sql(value: Option<MysqlValue<'_>>) -> deserialize::Result<Self> {
-        value.map_or_else(|| Err(combkey::Error::unexpected_null().into()), <Self as FromSql<Binary, Mysql>>::from_sql)
+impl ToSql<Text, Mysql> for CombText {
+    fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Mysql>) -> serialize::Result {
+        write!(out, "{}", self.to_comb())?;
+        Ok(IsNull::No)
+    }
+}
+
+impl FromSql<Text, Mysql> for CombText {
+    fn from_sql(value: MysqlValue<'_>) -> deserialize::Result<Self> {
+        Ok(combkey::Comb::from_column(value.as_bytes(), ColumnKind::Text)?.into())
     }
 }

@@ -1,13 +1,15 @@
-//! PostgreSQL: native `uuid`.
+//! PostgreSQL: native `uuid`; text columns through `CombText`.
 
 use std::io::Write;
 
 use diesel::deserialize::{self, FromSql};
 use diesel::pg::{Pg, PgValue};
 use diesel::serialize::{self, IsNull, Output, ToSql};
-use diesel::sql_types::Uuid;
+use diesel::sql_types::{Text, Uuid};
 
-use crate::Comb;
+use combkey::ColumnKind;
+
+use crate::{Comb, CombText};
 
 impl ToSql<Uuid, Pg> for Comb {
     fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Pg>) -> serialize::Result {
@@ -20,8 +22,17 @@ impl FromSql<Uuid, Pg> for Comb {
     fn from_sql(value: PgValue<'_>) -> deserialize::Result<Self> {
         Ok(combkey::Comb::from_slice(value.as_bytes())?.into())
     }
+}
 
-    fn from_nullable_sql(value: Option<PgValue<'_>>) -> deserialize::Result<Self> {
-        value.map_or_else(|| Err(combkey::Error::unexpected_null().into()), <Self as FromSql<Uuid, Pg>>::from_sql)
+impl ToSql<Text, Pg> for CombText {
+    fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Pg>) -> serialize::Result {
+        write!(out, "{}", self.to_comb())?;
+        Ok(IsNull::No)
+    }
+}
+
+impl FromSql<Text, Pg> for CombText {
+    fn from_sql(value: PgValue<'_>) -> deserialize::Result<Self> {
+        Ok(combkey::Comb::from_column(value.as_bytes(), ColumnKind::Text)?.into())
     }
 }

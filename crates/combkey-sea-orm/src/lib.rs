@@ -2,16 +2,15 @@
 //!
 //! [`CombUuid`] is a newtype over [`combkey::Comb`] (the orphan rule keeps sea-orm's traits
 //! for the core type here) that converts both ways for free. It is an entity field, an
-//! `Option` field and a primary key as it is: `#[sea_orm(primary_key)] pub id: CombUuid`
-//! (sea-orm 2.0 treats a key whose type name ends in `Uuid` as not auto-increment).
+//! `Option` field, a `Vec` field (PostgreSQL `uuid[]`) and a primary key.
 //!
 //! # What it stores
 //!
 //! | backend | column | stored |
 //! | --- | --- | --- |
-//! | PostgreSQL | `uuid` | the public bytes |
+//! | PostgreSQL | `uuid` (`uuid[]` for `Vec<CombUuid>`) | the public bytes |
 //! | MySQL / MariaDB | `binary(16)` | the public bytes |
-//! | SQLite | `blob` (via [`migration::comb_column`]; an entity-derived table says `uuid_text`, still storing BLOBs) | the public bytes |
+//! | SQLite | `blob` (with [`create_table_from_entity`] or [`migration::comb_column`]) | the public bytes |
 //!
 //! Values are always bound as parameters (sea-orm binds a UUID value, which sqlx sends as
 //! 16 bytes to `binary(16)`/`blob`). Do not render them inline into SQL text for MySQL or
@@ -19,18 +18,24 @@
 //! column holds.
 //!
 //! Reading goes through combkey-sqlx's codecs, so MariaDB's `UUID` type and `CHAR(36)` text
-//! read too, and bad values are errors that say what was found.
+//! read too, and a bad value is an error that keeps its cause (a `DbErr::Query` holding the
+//! sqlx error, whose source is the [`combkey::Error`] saying what was found). A backend
+//! whose feature is off, a mock or a proxy connection decodes with the same rules through
+//! sea-orm's own values.
 //!
 //! Open-source sea-orm has no SQL Server backend: for SQL Server use `combkey-tiberius`.
 //!
-//! # Features
+//! # An entity keyed by COMB ids
 //!
-//! - `postgres`, `mysql`, `sqlite`: the backends (sea-orm's `sqlx-postgres`, `sqlx-mysql`,
-//!   `sqlx-sqlite`, and combkey-sqlx's backends for the same type in raw sqlx queries).
-//! - `migration`: the [`migration`] helpers (sea-orm-migration).
-//! - `serde`: `Serialize`/`Deserialize` as the core type does.
+//! Two things to write, both shown below:
 //!
-//! # Example
+//! - `#[sea_orm(primary_key, auto_increment = false)]`. sea-orm's derive makes a single
+//!   primary key auto-increment unless its type's *name* ends in `Uuid` or `String`; a type
+//!   alias (`type OrderId = CombUuid;`) would silently become `AUTO_INCREMENT`. Saying it
+//!   costs nothing, and [`before_save`] refuses a key that is auto-increment anyway.
+//! - [`before_save`] in `ActiveModelBehavior::before_save`: a new row gets its id on insert.
+//!   (Not in `ActiveModelBehavior::new`: `save()` decides insert or update by whether the
+//!   key is set, so an id set by `new()` turns `save()` into a failing `UPDATE`.)
 //!
 //! ```
 //! use combkey_sea_orm::CombUuid;
@@ -39,7 +44,7 @@
 //! #[derive(Clone, Debug, PartialEq, DeriveEntityModel)]
 //! #[sea_orm(table_name = "orders")]
 //! pub struct Model {
-//!     #[sea_orm(primary_key)]
+//!     #[sea_orm(primary_key, auto_increment = false)]
 //!     pub id: CombUuid,
 //!     pub parent: Option<CombUuid>,
 //!     pub note: String,
@@ -48,26 +53,46 @@
 //! #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
 //! pub enum Relation {}
 //!
+//! #[async_trait::async_trait]
 //! impl ActiveModelBehavior for ActiveModel {
-//!     // Every new ActiveModel gets a fresh id.
-//!     fn new() -> Self {
-//!         Self { id: combkey_sea_orm::new_id(), ..ActiveModelTrait::default() }
+//!     async fn before_save<C: ConnectionTrait>(self, _db: &C, insert: bool) -> Result<Self, DbErr> {
+//!         // An unset id gets a fresh COMB on insert.
+//!         combkey_sea_orm::before_save(self, insert)
 //!     }
 //! }
 //! ```
 //!
+//! Then `ActiveModel { note: Set(..), ..Default::default() }.save(db)` inserts with a new
+//! id, `.insert(db)` too, and a loaded model's `.save(db)` or `.update(db)` updates. Tables
+//! come from [`create_table_from_entity`] (sea-orm's, with `blob` on SQLite). Time ranges
+//! read naturally as conditions on the key: `Column::Id.gte(CombUuid::from(Comb::min_for(t)?))`.
+//!
 //! Raw sqlx queries take the same type: `CombUuid` implements sqlx's `Type`, `Encode` and
 //! `Decode` by delegating to combkey-sqlx.
+//!
+//! # Features
+//!
+//! - `postgres`, `mysql`, `sqlite`: the backends (sea-orm's `sqlx-postgres`, `sqlx-mysql`,
+//!   `sqlx-sqlite`, and combkey-sqlx's backends for the same type in raw sqlx queries).
+//!   `postgres` also gives `Vec<CombUuid>` fields and array binds (sea-orm's
+//!   `postgres-array`).
+//! - `migration`: the [`migration`] helpers (sea-orm-migration).
+//! - `serde`: `Serialize`/`Deserialize` as the core type does.
 
 #![deny(missing_docs)]
 
+mod behavior;
+mod schema;
 mod sqlx_impls;
 mod value;
 mod wrappers;
 
 #[cfg(feature = "migration")]
 pub mod migration;
+#[cfg(feature = "postgres")]
+mod postgres;
 
+pub use behavior::before_save;
 pub use combkey::{Backend, sql};
-pub use value::new_id;
+pub use schema::create_table_from_entity;
 pub use wrappers::CombUuid;

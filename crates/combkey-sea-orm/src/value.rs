@@ -1,5 +1,8 @@
 //! sea-orm's value traits: what the column binds and how it reads back.
 
+use std::sync::Arc;
+
+use combkey::ColumnKind;
 use sea_orm::sea_query::{ArrayType, ColumnType, Nullable, Value, ValueType, ValueTypeErr};
 use sea_orm::{ActiveValue, ColIdx, DbErr, IntoActiveValue, QueryResult, TryFromU64, TryGetError, TryGetable};
 
@@ -37,9 +40,9 @@ impl ValueType for CombUuid {
         ArrayType::Uuid
     }
 
-    /// `uuid` on PostgreSQL, `binary(16)` on MySQL/MariaDB; on SQLite sea-query declares a
-    /// UUID column `uuid_text`, which still stores the bound values as BLOBs (use
-    /// `migration::comb_column` to declare it `BLOB`).
+    /// `uuid` on PostgreSQL, `binary(16)` on MySQL/MariaDB. On SQLite sea-query declares a
+    /// UUID column `uuid_text`; [`create_table_from_entity`](crate::create_table_from_entity)
+    /// declares it `blob` instead.
     fn column_type() -> ColumnType {
         ColumnType::Uuid
     }
@@ -47,33 +50,57 @@ impl ValueType for CombUuid {
 
 impl TryGetable for CombUuid {
     fn try_get_by<I: ColIdx>(res: &QueryResult, idx: I) -> Result<Self, TryGetError> {
-        // Decode with combkey-sqlx's codecs: the same errors everywhere, MariaDB's UUID type
-        // and CHAR(36) text included.
-        let decoded: Option<Result<Option<combkey_sqlx::Comb>, sqlx::Error>> = {
-            #[allow(unused_mut)]
-            let mut decoded = None;
-            #[cfg(feature = "postgres")]
-            if let Some(row) = res.try_as_pg_row() {
-                decoded = Some(sqlx::Row::try_get(row, idx.as_sqlx_postgres_index()));
-            }
-            #[cfg(feature = "mysql")]
-            if let Some(row) = res.try_as_mysql_row() {
-                decoded = Some(sqlx::Row::try_get(row, idx.as_sqlx_mysql_index()));
-            }
-            #[cfg(feature = "sqlite")]
-            if let Some(row) = res.try_as_sqlite_row() {
-                decoded = Some(sqlx::Row::try_get(row, idx.as_sqlx_sqlite_index()));
-            }
-            decoded
-        };
-        match decoded {
-            Some(Ok(Some(id))) => Ok(id.into()),
-            Some(Ok(None)) => Err(TryGetError::Null(format!("{idx:?}"))),
-            Some(Err(e)) => Err(TryGetError::DbErr(DbErr::Type(e.to_string()))),
-            // Other drivers (mock, proxy): sea-orm's own UUID decoding.
-            None => uuid::Uuid::try_get_by(res, idx).map(|u| CombUuid::from(combkey::Comb::from(u))),
+        // Decode with combkey-sqlx's codecs: the same rules and errors as raw sqlx (MariaDB's
+        // UUID type and CHAR(36) text included), the sqlx error kept as the source.
+        #[cfg(feature = "postgres")]
+        if let Some(row) = res.try_as_pg_row() {
+            return from_sqlx(sqlx::Row::try_get(row, idx.as_sqlx_postgres_index()), idx);
         }
+        #[cfg(feature = "mysql")]
+        if let Some(row) = res.try_as_mysql_row() {
+            return from_sqlx(sqlx::Row::try_get(row, idx.as_sqlx_mysql_index()), idx);
+        }
+        #[cfg(feature = "sqlite")]
+        if let Some(row) = res.try_as_sqlite_row() {
+            return from_sqlx(sqlx::Row::try_get(row, idx.as_sqlx_sqlite_index()), idx);
+        }
+        from_any_driver(res, idx)
     }
+}
+
+/// A value combkey-sqlx decoded: `NULL` is sea-orm's `Null` (what `Option` fields need), a
+/// decode error keeps the sqlx error (and its `combkey::Error` source).
+#[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
+pub(crate) fn from_sqlx<I: ColIdx>(
+    decoded: Result<Option<combkey_sqlx::Comb>, sqlx::Error>,
+    idx: I,
+) -> Result<CombUuid, TryGetError> {
+    match decoded {
+        Ok(Some(id)) => Ok(id.into()),
+        Ok(None) => Err(TryGetError::Null(format!("{idx:?}"))),
+        Err(e) => Err(TryGetError::DbErr(DbErr::Query(sea_orm::RuntimeErr::SqlxError(Arc::new(e))))),
+    }
+}
+
+/// A driver combkey-sqlx does not decode here (a backend whose feature is off, a mock or a
+/// proxy connection): read the value as sea-orm reads a UUID, bytes or text, and decode it
+/// with combkey's rules, so the same values are accepted and the same errors given.
+fn from_any_driver<I: ColIdx>(res: &QueryResult, idx: I) -> Result<CombUuid, TryGetError> {
+    // Each attempt may fail as "NULL" without the value being NULL (sea-orm's mock and proxy
+    // drivers report any conversion failure so), so all three are tried before giving up.
+    if let Ok(u) = uuid::Uuid::try_get_by(res, idx) {
+        return Ok(CombUuid::from(combkey::Comb::from(u)));
+    }
+    let decoded = match Vec::<u8>::try_get_by(res, idx) {
+        Ok(bytes) => combkey::Comb::from_column(&bytes, ColumnKind::BinaryOrText),
+        Err(_) => {
+            let text = String::try_get_by(res, idx)?;
+            combkey::Comb::from_column(text.as_bytes(), ColumnKind::Text)
+        }
+    };
+    decoded.map(CombUuid::from).map_err(|e| {
+        TryGetError::DbErr(DbErr::TryIntoErr { from: "database value", into: "CombUuid", source: Arc::new(e) })
+    })
 }
 
 impl TryFromU64 for CombUuid {
@@ -86,35 +113,4 @@ impl IntoActiveValue<CombUuid> for CombUuid {
     fn into_active_value(self) -> ActiveValue<CombUuid> {
         ActiveValue::Set(self)
     }
-}
-
-/// A fresh id as an `ActiveValue`, for `ActiveModelBehavior::new` so every new ActiveModel
-/// has its id before insert:
-///
-/// ```
-/// use sea_orm::entity::prelude::*;
-/// use combkey_sea_orm::CombUuid;
-///
-/// #[derive(Clone, Debug, PartialEq, DeriveEntityModel)]
-/// #[sea_orm(table_name = "orders")]
-/// pub struct Model {
-///     #[sea_orm(primary_key)]
-///     pub id: CombUuid,
-///     pub note: String,
-/// }
-///
-/// #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
-/// pub enum Relation {}
-///
-/// impl ActiveModelBehavior for ActiveModel {
-///     fn new() -> Self {
-///         Self { id: combkey_sea_orm::new_id(), ..ActiveModelTrait::default() }
-///     }
-/// }
-///
-/// let order = ActiveModel::new();
-/// assert!(order.id.is_set());
-/// ```
-pub fn new_id() -> ActiveValue<CombUuid> {
-    ActiveValue::Set(CombUuid::new())
 }

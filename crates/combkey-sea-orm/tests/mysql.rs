@@ -4,7 +4,7 @@ mod common;
 
 use combkey_sea_orm::CombUuid;
 use combkey_sea_orm::migration::InstallCombkeyFunctions;
-use sea_orm::{Database, DatabaseConnection, FromQueryResult, Statement};
+use sea_orm::{ConnectionTrait, Database, DatabaseConnection, FromQueryResult, Statement};
 use sea_orm_migration::{MigrationTrait, SchemaManager};
 
 async fn connect() -> DatabaseConnection {
@@ -12,10 +12,40 @@ async fn connect() -> DatabaseConnection {
     Database::connect(&url).await.unwrap_or_else(|e| panic!("MySQL/MariaDB at {url} (source scripts/db.sh): {e}"))
 }
 
+/// The tests that share this backend's tables run one at a time.
+static LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 #[tokio::test]
-async fn entity_crud_order_relation_and_helpers() {
+async fn entity_patterns() {
     let db = connect().await;
+    let _guard = LOCK.lock().await;
     common::exercise(&db).await;
+}
+
+#[tokio::test]
+async fn sea_orm_uuid_tests_ported() {
+    let db = connect().await;
+    let _guard = LOCK.lock().await;
+    common::sea_orm_uuid_tests_ported(&db).await;
+}
+
+#[tokio::test]
+async fn bad_data_and_null() {
+    let db = connect().await;
+    let _guard = LOCK.lock().await;
+    common::bad_data(
+        &db,
+        "CREATE TABLE combkey_seaorm_orders (id VARBINARY(16) NOT NULL PRIMARY KEY, parent VARBINARY(16), note TEXT NOT NULL)",
+        "UNHEX('000102030405060708090A0B0C0D0E')",
+        "found 15 bytes",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn migration_helpers_read_by_sqlx_and_diesel() {
+    let db = connect().await;
+    let _guard = LOCK.lock().await;
     let ids = common::helper_table(&db).await;
     let pool = db.get_mysql_connection_pool();
     let by_sqlx: Vec<CombUuid> =
@@ -28,6 +58,17 @@ async fn entity_crud_order_relation_and_helpers() {
     .await
     .unwrap();
     assert_eq!(ty.to_lowercase(), "binary(16)", "not binary(1)");
+    let by_diesel: Vec<CombUuid> = {
+        use diesel::prelude::*;
+        let mut c = diesel::MysqlConnection::establish(&common::mysql_url()).unwrap();
+        diesel::sql_query("SELECT id FROM combkey_seaorm_helper ORDER BY id")
+            .load::<common::DieselBinaryRow>(&mut c)
+            .unwrap()
+            .into_iter()
+            .map(|r| CombUuid::from(r.id.to_comb()))
+            .collect()
+    };
+    assert_eq!(by_diesel, ids);
     common::drop_helper(&db).await;
 }
 
@@ -50,4 +91,8 @@ async fn migration_installs_and_removes_the_database_functions() {
     assert_eq!(made.id.to_comb().version(), 7);
     // Up again is fine (MySQL has no CREATE OR REPLACE FUNCTION: the migration drops first).
     InstallCombkeyFunctions.up(&manager).await.unwrap();
+    InstallCombkeyFunctions.down(&manager).await.unwrap();
+    let err = db.execute_unprepared("SELECT combkey_v7()").await.unwrap_err();
+    assert!(err.to_string().contains("combkey_v7"), "down removed the function: {err}");
+    InstallCombkeyFunctions.up(&manager).await.unwrap(); // other tests use them
 }

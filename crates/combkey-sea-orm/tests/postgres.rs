@@ -4,7 +4,10 @@ mod common;
 
 use combkey_sea_orm::CombUuid;
 use combkey_sea_orm::migration::InstallCombkeyFunctions;
-use sea_orm::{Database, DatabaseConnection, FromQueryResult, Statement};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, Database, DatabaseConnection, EntityTrait, FromQueryResult,
+    QueryFilter, QueryOrder, Set, Statement,
+};
 use sea_orm_migration::{MigrationTrait, SchemaManager};
 
 async fn connect() -> DatabaseConnection {
@@ -13,11 +16,95 @@ async fn connect() -> DatabaseConnection {
 }
 
 #[tokio::test]
-async fn entity_crud_order_relation_and_helpers() {
+async fn entity_patterns() {
     let db = connect().await;
+    let _guard = LOCK.lock().await;
     common::exercise(&db).await;
+}
 
-    // Tables made by the migration helpers read back through sqlx and diesel.
+#[tokio::test]
+async fn sea_orm_uuid_tests_ported() {
+    let db = connect().await;
+    let _guard = LOCK.lock().await;
+    common::sea_orm_uuid_tests_ported(&db).await;
+}
+
+#[tokio::test]
+async fn bad_data_and_null() {
+    let db = connect().await;
+    let _guard = LOCK.lock().await;
+    // A uuid column cannot hold 15 bytes; a bytea key column read as the id is a typed
+    // mismatch error (the sqlx error kept, its text naming both types).
+    common::drop_helper(&db).await;
+    db.execute_unprepared("DROP TABLE IF EXISTS combkey_seaorm_orders").await.unwrap();
+    db.execute_unprepared(
+        "CREATE TABLE combkey_seaorm_orders (id bytea PRIMARY KEY, parent bytea, note text NOT NULL)",
+    )
+    .await
+    .unwrap();
+    db.execute_unprepared("INSERT INTO combkey_seaorm_orders VALUES ('\\x00'::bytea, NULL, 'bad')").await.unwrap();
+    let err = common::order::Entity::find().all(&db).await.unwrap_err();
+    assert!(
+        matches!(&err, sea_orm::DbErr::Query(sea_orm::RuntimeErr::SqlxError(e)) if matches!(**e, sqlx::Error::ColumnDecode { .. })),
+        "{err:?}"
+    );
+    assert!(combkey_testutil::chain(&err).contains("mismatched types"), "{err}");
+    db.execute_unprepared("DROP TABLE combkey_seaorm_orders").await.unwrap();
+}
+
+/// `Vec<CombUuid>` fields (`uuid[]`) and array conditions: sea-orm's `postgres-array`.
+mod tagged {
+    use combkey_sea_orm::CombUuid;
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "combkey_seaorm_tagged")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: CombUuid,
+        pub related: Vec<CombUuid>,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    #[async_trait::async_trait]
+    impl ActiveModelBehavior for ActiveModel {
+        async fn before_save<C: ConnectionTrait>(self, _db: &C, insert: bool) -> Result<Self, DbErr> {
+            combkey_sea_orm::before_save(self, insert)
+        }
+    }
+}
+
+#[tokio::test]
+async fn arrays() {
+    let db = connect().await;
+    db.execute_unprepared("DROP TABLE IF EXISTS combkey_seaorm_tagged").await.unwrap();
+    let stmt = combkey_sea_orm::create_table_from_entity(db.get_database_backend(), tagged::Entity);
+    assert!(db.get_database_backend().build(&stmt).to_string().contains("uuid[]"));
+    db.execute(&stmt).await.unwrap();
+    let (ids, _) = combkey_testutil::generated_and_shuffled::<CombUuid>(6);
+    for (n, id) in ids.iter().enumerate() {
+        tagged::ActiveModel { id: Set(*id), related: Set(ids[..n].to_vec()) }.insert(&db).await.unwrap();
+    }
+    let last = tagged::Entity::find_by_id(ids[5]).one(&db).await.unwrap().unwrap();
+    assert_eq!(last.related, &ids[..5], "a uuid[] field reads back in order");
+    let picked = tagged::Entity::find()
+        .filter(tagged::Column::Id.eq_any(vec![ids[1], ids[3]]))
+        .order_by_asc(tagged::Column::Id)
+        .all(&db)
+        .await
+        .unwrap();
+    assert_eq!(picked.iter().map(|m| m.id).collect::<Vec<_>>(), [ids[1], ids[3]], "= ANY($1) with a uuid[] bind");
+    let empty = tagged::Entity::find_by_id(ids[0]).one(&db).await.unwrap().unwrap();
+    assert!(empty.related.is_empty());
+    db.execute_unprepared("DROP TABLE combkey_seaorm_tagged").await.unwrap();
+}
+
+#[tokio::test]
+async fn migration_helpers_read_by_sqlx_and_diesel() {
+    let db = connect().await;
+    let _guard = LOCK.lock().await;
     let ids = common::helper_table(&db).await;
     let pool = db.get_postgres_connection_pool();
     let by_sqlx: Vec<CombUuid> =
@@ -27,7 +114,7 @@ async fn entity_crud_order_relation_and_helpers() {
         use diesel::prelude::*;
         let mut c = diesel::PgConnection::establish(&common::pg_url()).unwrap();
         diesel::sql_query("SELECT id FROM combkey_seaorm_helper ORDER BY id")
-            .load::<DieselRow>(&mut c)
+            .load::<DieselUuidRow>(&mut c)
             .unwrap()
             .into_iter()
             .map(|r| r.id)
@@ -45,7 +132,7 @@ async fn entity_crud_order_relation_and_helpers() {
 }
 
 #[derive(diesel::QueryableByName)]
-struct DieselRow {
+struct DieselUuidRow {
     #[diesel(sql_type = diesel::sql_types::Uuid)]
     id: combkey_diesel::Comb,
 }
@@ -56,7 +143,7 @@ struct Made {
 }
 
 #[tokio::test]
-async fn migration_installs_the_database_functions() {
+async fn migration_installs_and_removes_the_database_functions() {
     let db = connect().await;
     let manager = SchemaManager::new(&db);
     InstallCombkeyFunctions.up(&manager).await.unwrap();
@@ -66,4 +153,11 @@ async fn migration_installs_the_database_functions() {
         .unwrap()
         .unwrap();
     assert_eq!(made.id.to_comb().version(), 7);
+    InstallCombkeyFunctions.down(&manager).await.unwrap();
+    let err = db.execute_unprepared("SELECT combkey_v7()").await.unwrap_err();
+    assert!(err.to_string().contains("combkey_v7"), "down removed the function: {err}");
+    InstallCombkeyFunctions.up(&manager).await.unwrap(); // other tests use them
 }
+
+/// The tests that share this backend's tables run one at a time.
+static LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());

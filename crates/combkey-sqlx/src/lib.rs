@@ -18,6 +18,10 @@
 //! binary column, text that is not a UUID, `NULL` into a non-`Option` field) is a decode
 //! error that says what was found, never a panic.
 //!
+//! [`CombText`] is the same id in a text column (`CHAR(36)`, `VARCHAR`, `TEXT`): it binds the
+//! canonical 36-character text, so tables keyed by UUID text are read *and written* until
+//! they are migrated to binary keys (`Comb` reads such columns but binds 16 bytes).
+//!
 //! # Features
 //!
 //! - `postgres`, `mysql`, `sqlite`: the backends, forwarded to sqlx's features of those names.
@@ -61,20 +65,35 @@
 //!     .await?;
 //! ```
 //!
-//! or once for the whole crate in sqlx 0.9's `sqlx.toml`:
+//! or once for the whole crate in sqlx 0.9's `sqlx.toml` (beside the `Cargo.toml` of the
+//! crate that uses the macros; sqlx reads it only with its `sqlx-toml` feature on):
 //!
 //! ```toml
 //! [macros.type-overrides]
-//! # PostgreSQL
-//! 'uuid' = "combkey_sqlx::Comb"
+//! # PostgreSQL. The key is the type's name as the driver spells it: `UUID`, upper case
+//! # ('uuid' matches nothing and the macros silently keep uuid::Uuid).
+//! 'UUID' = "combkey_sqlx::Comb"
 //! [macros.table-overrides.'orders']
 //! # MySQL / SQLite: name the columns, since BINARY(16)/BLOB also hold other data.
 //! 'id' = "combkey_sqlx::Comb"
+//! # A CHAR(36) key column:
+//! 'legacy_id' = "combkey_sqlx::CombText"
 //! ```
 //!
 //! (Those blocks need a database, or sqlx's offline query data, at compile time, so they are
-//! shown here, not compiled; `tests/macros.rs` compiles and runs the first form against
-//! PostgreSQL from the committed `.sqlx/` data.)
+//! shown here, not compiled. `tests/macros.rs` compiles and runs the per-query form against
+//! PostgreSQL from the committed `.sqlx/` data; the `combkey-sqlx-toml-test` crate, with its
+//! own `sqlx.toml`, the type and table overrides.)
+//!
+//! # `sqlx::Any`
+//!
+//! Not supported, on purpose. sqlx's `Any` driver carries values as a handful of kinds
+//! (integers, floats, text, blob) with no UUID kind, so an id could only travel as a blob or
+//! as text; PostgreSQL refuses either for a `uuid` column without a cast written in the
+//! SQL, and the same `Any` code would store 16 bytes in one database and 36 characters in
+//! another. Use the concrete drivers' types (`PgPool`, `MySqlPool`, `SqlitePool`), which this
+//! crate supports, or bind `id.to_string()` with an explicit `CAST(... AS uuid)` if a query
+//! must go through `Any`.
 //!
 //! # Migrations
 //!
@@ -108,4 +127,4 @@ mod postgres;
 mod sqlite;
 
 pub use combkey::{Backend, sql};
-pub use wrappers::Comb;
+pub use wrappers::{Comb, CombText};

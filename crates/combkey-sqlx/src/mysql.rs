@@ -1,4 +1,5 @@
-//! MySQL and MariaDB: `BINARY(16)`; also reads MariaDB's `UUID` type and `CHAR(36)` text.
+//! MySQL and MariaDB: `BINARY(16)`; also reads MariaDB's `UUID` type and `CHAR(36)` text;
+//! `CHAR(36)` written through `CombText`.
 
 use sqlx::encode::IsNull;
 use sqlx::error::BoxDynError;
@@ -7,7 +8,7 @@ use sqlx::{Decode, Encode, Type, TypeInfo, ValueRef};
 
 use combkey::ColumnKind;
 
-use crate::Comb;
+use crate::{Comb, CombText};
 
 impl Type<MySql> for Comb {
     fn type_info() -> MySqlTypeInfo {
@@ -43,5 +44,36 @@ impl Decode<'_, MySql> for Comb {
         };
         let bytes = <&[u8] as Decode<MySql>>::decode(value)?;
         Ok(combkey::Comb::from_column(bytes, column)?.into())
+    }
+}
+
+impl Type<MySql> for CombText {
+    fn type_info() -> MySqlTypeInfo {
+        <&str as Type<MySql>>::type_info()
+    }
+
+    /// `CHAR`, `VARCHAR`, `TEXT` (and MariaDB's `UUID`, which arrives as text).
+    fn compatible(ty: &MySqlTypeInfo) -> bool {
+        <&str as Type<MySql>>::compatible(ty)
+    }
+}
+
+impl Encode<'_, MySql> for CombText {
+    fn encode_by_ref(&self, buf: &mut Vec<u8>) -> Result<IsNull, BoxDynError> {
+        <String as Encode<MySql>>::encode(self.to_comb().to_string(), buf)
+    }
+
+    fn size_hint(&self) -> usize {
+        37
+    }
+}
+
+impl Decode<'_, MySql> for CombText {
+    fn decode(value: MySqlValueRef<'_>) -> Result<Self, BoxDynError> {
+        if value.is_null() {
+            return Err(combkey::Error::unexpected_null().into());
+        }
+        let bytes = <&[u8] as Decode<MySql>>::decode(value)?;
+        Ok(combkey::Comb::from_column(bytes, ColumnKind::Text)?.into())
     }
 }

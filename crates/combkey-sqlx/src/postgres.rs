@@ -1,11 +1,14 @@
-//! PostgreSQL: native `uuid`, binary and text wire formats, `uuid[]`.
+//! PostgreSQL: native `uuid`, binary and text wire formats, `uuid[]`; text columns through
+//! `CombText`.
 
 use sqlx::encode::IsNull;
 use sqlx::error::BoxDynError;
 use sqlx::postgres::{PgArgumentBuffer, PgHasArrayType, PgTypeInfo, PgValueFormat, PgValueRef, Postgres};
 use sqlx::{Decode, Encode, Type, ValueRef};
 
-use crate::Comb;
+use combkey::ColumnKind;
+
+use crate::{Comb, CombText};
 
 impl Type<Postgres> for Comb {
     fn type_info() -> PgTypeInfo {
@@ -44,5 +47,42 @@ impl Decode<'_, Postgres> for Comb {
             PgValueFormat::Text => value.as_str()?.parse()?,
         };
         Ok(id.into())
+    }
+}
+
+impl Type<Postgres> for CombText {
+    fn type_info() -> PgTypeInfo {
+        <String as Type<Postgres>>::type_info()
+    }
+
+    /// `text`, `varchar`, `char(n)`, `name`, `citext`.
+    fn compatible(ty: &PgTypeInfo) -> bool {
+        <String as Type<Postgres>>::compatible(ty)
+    }
+}
+
+impl PgHasArrayType for CombText {
+    fn array_type_info() -> PgTypeInfo {
+        <String as PgHasArrayType>::array_type_info()
+    }
+}
+
+impl Encode<'_, Postgres> for CombText {
+    fn encode_by_ref(&self, buf: &mut PgArgumentBuffer) -> Result<IsNull, BoxDynError> {
+        <String as Encode<Postgres>>::encode(self.to_comb().to_string(), buf)
+    }
+
+    fn size_hint(&self) -> usize {
+        36
+    }
+}
+
+impl Decode<'_, Postgres> for CombText {
+    fn decode(value: PgValueRef<'_>) -> Result<Self, BoxDynError> {
+        if value.is_null() {
+            return Err(combkey::Error::unexpected_null().into());
+        }
+        // Text arrives as its UTF-8 bytes in both wire formats.
+        Ok(combkey::Comb::from_column(value.as_bytes()?, ColumnKind::Text)?.into())
     }
 }

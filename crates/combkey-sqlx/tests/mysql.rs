@@ -2,9 +2,9 @@
 
 mod common;
 
-use combkey_sqlx::Backend;
-use combkey_sqlx::Comb;
-use sqlx::{AssertSqlSafe, Connection, MySqlConnection};
+use combkey_sqlx::{Backend, Comb, CombText};
+use sqlx::mysql::{MySql, MySqlRow};
+use sqlx::{AssertSqlSafe, Connection, Decode, Encode, Executor, MySqlConnection, Row, Type};
 
 async fn connect() -> MySqlConnection {
     let url = common::mysql_url();
@@ -55,9 +55,12 @@ async fn mariadb_uuid_type_and_char36_decode() {
     let text: Comb =
         sqlx::query_scalar(AssertSqlSafe(format!("SELECT CAST('{id}' AS CHAR(36))"))).fetch_one(&mut c).await.unwrap();
     assert_eq!(text, id);
-    if !is_mariadb(&mut c).await {
-        return; // MySQL has no UUID type; the BINARY(16) tests above are the contract there.
-    }
+    // MySQL has no UUID type: this test then fails, saying so, rather than pass without
+    // testing anything (run the others with `--skip mariadb_uuid_type` against MySQL).
+    assert!(
+        is_mariadb(&mut c).await,
+        "mariadb_uuid_type_and_char36_decode needs MariaDB's UUID type; COMBKEY_MYSQL_URL is a MySQL server"
+    );
     sqlx::query("CREATE TEMPORARY TABLE combkey_uuid (id UUID PRIMARY KEY)").execute(&mut c).await.unwrap();
     // Leg 1: a literal inserted as text reads back as the id.
     sqlx::query(AssertSqlSafe(format!("INSERT INTO combkey_uuid VALUES ('{id}')"))).execute(&mut c).await.unwrap();
@@ -202,4 +205,75 @@ async fn bad_data_is_a_decode_error() {
         let err = sqlx::query_scalar::<_, Comb>(sql).fetch_one(&mut c).await.unwrap_err();
         assert!(err.to_string().contains(message), "{sql}: {err}");
     }
+}
+
+/// sqlx's own `test_type!` (sqlx-test/src/lib.rs) as a plain function: the prepared leg
+/// (`{lit} <=> ?`: the bound value equals the literal inside SQL; the literal decodes; the
+/// value round-trips) and the unprepared leg (a simple query: MySQL's text protocol).
+async fn sqlx_test_type<T>(c: &mut MySqlConnection, literal: &str, value: T)
+where
+    T: for<'r> Decode<'r, MySql> + for<'q> Encode<'q, MySql> + Type<MySql> + Clone + PartialEq + std::fmt::Debug,
+    T: Send + Unpin + 'static,
+{
+    let query = format!("SELECT {literal} <=> ?, {literal} AS _2, ? AS _3");
+    let row: MySqlRow =
+        sqlx::query(AssertSqlSafe(query)).bind(value.clone()).bind(value.clone()).fetch_one(&mut *c).await.unwrap();
+    assert_eq!(row.get::<i64, _>(0), 1, "[1] {literal}: the bound {value:?} differs from the literal");
+    assert_eq!(row.get::<T, _>(1), value, "[2] {literal} decodes");
+    assert_eq!(row.get::<T, _>(2), value, "[3] round trip");
+    let rows = c.fetch_all(AssertSqlSafe(format!("SELECT {literal} AS _1"))).await.unwrap();
+    assert_eq!(rows[0].get::<T, _>("_1"), value, "unprepared {literal}");
+}
+
+/// The `uuid` and `uuid_hyphenated` cases of sqlx's `tests/mysql/types.rs`, with its values:
+/// `Comb` for the binary literals, `CombText` for the text ones.
+#[tokio::test]
+async fn sqlx_uuid_type_tests_ported() {
+    let mut c = connect().await;
+    let a: Comb = "b731678f-636f-4135-bc6f-19440c13bd19".parse().unwrap();
+    let nil: Comb = "00000000-0000-0000-0000-000000000000".parse().unwrap();
+    sqlx_test_type(&mut c, "x'b731678f636f4135bc6f19440c13bd19'", a).await;
+    sqlx_test_type(&mut c, "x'00000000000000000000000000000000'", nil).await;
+    sqlx_test_type(&mut c, "'b731678f-636f-4135-bc6f-19440c13bd19'", CombText::from(a.to_comb())).await;
+    sqlx_test_type(&mut c, "'00000000-0000-0000-0000-000000000000'", CombText::from(nil.to_comb())).await;
+}
+
+#[tokio::test]
+async fn text_keys_read_and_write() {
+    let mut c = connect().await;
+    sqlx::query("CREATE TEMPORARY TABLE combkey_legacy (id CHAR(36) NOT NULL PRIMARY KEY, note TEXT NOT NULL)")
+        .execute(&mut c)
+        .await
+        .unwrap();
+    let ids: Vec<CombText> = (0..3).map(|_| CombText::new()).collect();
+    for (n, id) in ids.iter().enumerate() {
+        sqlx::query("INSERT INTO combkey_legacy (id, note) VALUES (?, ?)")
+            .bind(id)
+            .bind(format!("row {n}"))
+            .execute(&mut c)
+            .await
+            .unwrap();
+    }
+    let stored: String =
+        sqlx::query_scalar("SELECT id FROM combkey_legacy WHERE note = 'row 1'").fetch_one(&mut c).await.unwrap();
+    assert_eq!(stored, ids[1].to_string(), "stored as the canonical text");
+    let note: String = sqlx::query_scalar("SELECT note FROM combkey_legacy WHERE id = ?")
+        .bind(ids[2])
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(note, "row 2", "WHERE char36_id = ? finds the row");
+    let back: Vec<CombText> =
+        sqlx::query_scalar("SELECT id FROM combkey_legacy ORDER BY id").fetch_all(&mut c).await.unwrap();
+    assert_eq!(back, ids);
+    // `Comb` in the same column reads too (decoding accepts the text), but binds 16 bytes,
+    // which MariaDB refuses to compare with utf8 text (or, elsewhere, matches nothing): the
+    // reason `CombText` exists.
+    let binary_bind = sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM combkey_legacy WHERE id = ?")
+        .bind(Comb::from(ids[0].to_comb()))
+        .fetch_one(&mut c)
+        .await;
+    assert!(!matches!(binary_bind, Ok(1)), "{binary_bind:?}");
+    let err = sqlx::query_scalar::<_, CombText>("SELECT 'garbage'").fetch_one(&mut c).await.unwrap_err();
+    assert!(err.to_string().contains("invalid UUID length"), "{err}");
 }

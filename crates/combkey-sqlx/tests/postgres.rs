@@ -2,9 +2,9 @@
 
 mod common;
 
-use combkey_sqlx::Backend;
-use combkey_sqlx::Comb;
-use sqlx::{AssertSqlSafe, Connection, PgConnection, Row};
+use combkey_sqlx::{Backend, Comb, CombText};
+use sqlx::postgres::{PgRow, Postgres};
+use sqlx::{AssertSqlSafe, Connection, Decode, Encode, Executor, PgConnection, Row, Type};
 
 async fn connect() -> PgConnection {
     let url = common::pg_url();
@@ -146,4 +146,89 @@ async fn from_row_and_transactions() {
     let rows: Vec<Order> = sqlx::query_as("SELECT * FROM combkey_rows ORDER BY id").fetch_all(&mut *tx).await.unwrap();
     assert_eq!(rows, vec![a, b]);
     tx.rollback().await.unwrap();
+}
+
+/// sqlx's own `test_type!` (sqlx-test/src/lib.rs) as a plain function: the prepared leg
+/// (`{lit} IS NOT DISTINCT FROM $1, $2::text, {lit}, $3`: the bound value equals the
+/// literal inside SQL, the literal decodes, the value round-trips) and the unprepared leg
+/// (a simple query, whose results PostgreSQL sends as text).
+async fn sqlx_test_type<T>(c: &mut PgConnection, literal: &str, value: T)
+where
+    T: for<'r> Decode<'r, Postgres>
+        + for<'q> Encode<'q, Postgres>
+        + Type<Postgres>
+        + Clone
+        + PartialEq
+        + std::fmt::Debug,
+    T: Send + Unpin + 'static,
+{
+    let query = format!("SELECT {literal} IS NOT DISTINCT FROM $1, $2::text AS _1, {literal} AS _2, $3 AS _3");
+    let row: PgRow = sqlx::query(AssertSqlSafe(query))
+        .bind(value.clone())
+        .bind(value.clone())
+        .bind(value.clone())
+        .fetch_one(&mut *c)
+        .await
+        .unwrap();
+    let (same, received): (bool, Option<String>) = (row.get(0), row.get(1));
+    assert!(same, "[1] {literal}: the bound {value:?} (received as {received:?}) differs from the literal");
+    assert_eq!(row.get::<T, _>(2), value, "[2] {literal} decodes");
+    assert_eq!(row.get::<T, _>(3), value, "[3] round trip");
+    let rows = c.fetch_all(AssertSqlSafe(format!("SELECT {literal} AS _1"))).await.unwrap();
+    assert_eq!(rows[0].get::<T, _>("_1"), value, "unprepared {literal}");
+}
+
+/// The `uuid` and `uuid_vec` cases of sqlx's `tests/postgres/types.rs`, with its values.
+#[tokio::test]
+async fn sqlx_uuid_type_tests_ported() {
+    let mut c = connect().await;
+    let a: Comb = "b731678f-636f-4135-bc6f-19440c13bd19".parse().unwrap();
+    let nil: Comb = "00000000-0000-0000-0000-000000000000".parse().unwrap();
+    sqlx_test_type(&mut c, "'b731678f-636f-4135-bc6f-19440c13bd19'::uuid", a).await;
+    sqlx_test_type(&mut c, "'00000000-0000-0000-0000-000000000000'::uuid", nil).await;
+    sqlx_test_type(
+        &mut c,
+        "'{b731678f-636f-4135-bc6f-19440c13bd19,00000000-0000-0000-0000-000000000000}'::uuid[]",
+        vec![a, nil],
+    )
+    .await;
+    sqlx_test_type(&mut c, "NULL::uuid", None::<Comb>).await;
+    // The text form in text columns (as `uuid::fmt::Hyphenated` in sqlx's MySQL and SQLite tests).
+    sqlx_test_type(&mut c, "'b731678f-636f-4135-bc6f-19440c13bd19'::text", CombText::from(a.to_comb())).await;
+    sqlx_test_type(&mut c, "'00000000-0000-0000-0000-000000000000'::varchar", CombText::from(nil.to_comb())).await;
+}
+
+#[tokio::test]
+async fn text_keys_read_and_write() {
+    let mut c = connect().await;
+    sqlx::query("CREATE TEMPORARY TABLE combkey_legacy (id text PRIMARY KEY, note text NOT NULL)")
+        .execute(&mut c)
+        .await
+        .unwrap();
+    let ids: Vec<CombText> = (0..3).map(|_| CombText::new()).collect();
+    for (n, id) in ids.iter().enumerate() {
+        sqlx::query("INSERT INTO combkey_legacy (id, note) VALUES ($1, $2)")
+            .bind(id)
+            .bind(format!("row {n}"))
+            .execute(&mut c)
+            .await
+            .unwrap();
+    }
+    let stored: String =
+        sqlx::query_scalar("SELECT id FROM combkey_legacy WHERE note = 'row 1'").fetch_one(&mut c).await.unwrap();
+    assert_eq!(stored, ids[1].to_string(), "stored as the canonical text");
+    let note: String = sqlx::query_scalar("SELECT note FROM combkey_legacy WHERE id = $1")
+        .bind(ids[2])
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+    assert_eq!(note, "row 2", "WHERE text_key = $1 finds the row");
+    let back: Vec<CombText> =
+        sqlx::query_scalar("SELECT id FROM combkey_legacy ORDER BY id").fetch_all(&mut c).await.unwrap();
+    assert_eq!(back, ids);
+    let err = sqlx::query_scalar::<_, CombText>("SELECT 'garbage'::text").fetch_one(&mut c).await.unwrap_err();
+    assert!(err.to_string().contains("invalid UUID length"), "{err}");
+    // The binary column type is not text: a type mismatch, not a silent misread.
+    let err = sqlx::query_scalar::<_, CombText>("SELECT gen_random_uuid()").fetch_one(&mut c).await.unwrap_err();
+    assert!(err.to_string().contains("mismatched types"), "{err}");
 }

@@ -2,9 +2,9 @@
 
 mod common;
 
-use combkey_sqlx::Backend;
-use combkey_sqlx::Comb;
-use sqlx::{AssertSqlSafe, Connection, SqliteConnection};
+use combkey_sqlx::{Backend, Comb, CombText};
+use sqlx::sqlite::{Sqlite, SqliteRow};
+use sqlx::{AssertSqlSafe, Connection, Decode, Encode, Executor, Row, SqliteConnection, Type};
 
 async fn connect() -> SqliteConnection {
     SqliteConnection::connect("sqlite::memory:").await.expect("in-memory SQLite")
@@ -74,20 +74,88 @@ async fn bad_data_is_a_decode_error_and_writes_nothing() {
         let err = sqlx::query_scalar::<_, Comb>(sql).fetch_one(&mut c).await.unwrap_err();
         assert!(err.to_string().contains(message), "{sql}: {err}");
     }
-    // A copy that fails on a bad row inside a transaction leaves nothing behind.
-    sqlx::query("CREATE TABLE src (id BLOB)").execute(&mut c).await.unwrap();
+    // A copy that fails on a bad row inside a transaction leaves nothing behind: the good
+    // row before it is inserted first, then the bad one fails to decode, and the rollback
+    // takes the insert back.
+    sqlx::query("CREATE TABLE src (n INTEGER, id BLOB)").execute(&mut c).await.unwrap();
     sqlx::query("CREATE TABLE dst (id BLOB PRIMARY KEY)").execute(&mut c).await.unwrap();
-    sqlx::query("INSERT INTO src VALUES (?), (zeroblob(15))").bind(Comb::new()).execute(&mut c).await.unwrap();
+    sqlx::query("INSERT INTO src VALUES (1, ?), (2, zeroblob(15))").bind(Comb::new()).execute(&mut c).await.unwrap();
+    let rows: Vec<SqliteRow> = sqlx::query("SELECT id FROM src ORDER BY n").fetch_all(&mut c).await.unwrap();
+    let mut inserted_before_failing = 0;
     let copied: Result<(), sqlx::Error> = async {
         let mut tx = c.begin().await?;
-        let rows: Vec<Comb> = sqlx::query_scalar("SELECT id FROM src ORDER BY rowid").fetch_all(&mut *tx).await?;
-        for id in rows {
+        for row in &rows {
+            let id: Comb = row.try_get("id")?;
             sqlx::query("INSERT INTO dst VALUES (?)").bind(id).execute(&mut *tx).await?;
+            inserted_before_failing = sqlx::query_scalar("SELECT COUNT(*) FROM dst").fetch_one(&mut *tx).await?;
         }
         tx.commit().await
     }
     .await;
-    assert!(copied.is_err());
+    let err = copied.unwrap_err();
+    assert!(err.to_string().contains("expected 16 bytes, found 15"), "{err}");
+    assert_eq!(inserted_before_failing, 1, "the good row was inserted inside the transaction");
     let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM dst").fetch_one(&mut c).await.unwrap();
-    assert_eq!(n, 0);
+    assert_eq!(n, 0, "the rollback took it back");
+}
+
+/// sqlx's own `test_type!` (sqlx-test/src/lib.rs) as a plain function: the prepared leg
+/// (`{lit} IS ?`: the bound value equals the literal inside SQL; the literal decodes; the
+/// value round-trips) and the unprepared leg.
+async fn sqlx_test_type<T>(c: &mut SqliteConnection, literal: &str, value: T)
+where
+    T: for<'r> Decode<'r, Sqlite> + for<'q> Encode<'q, Sqlite> + Type<Sqlite> + Clone + PartialEq + std::fmt::Debug,
+    T: Send + Unpin + 'static,
+{
+    let query = format!("SELECT {literal} IS ?, {literal} AS _2, ? AS _3");
+    let row: SqliteRow =
+        sqlx::query(AssertSqlSafe(query)).bind(value.clone()).bind(value.clone()).fetch_one(&mut *c).await.unwrap();
+    assert!(row.get::<bool, _>(0), "[1] {literal}: the bound {value:?} differs from the literal");
+    assert_eq!(row.get::<T, _>(1), value, "[2] {literal} decodes");
+    assert_eq!(row.get::<T, _>(2), value, "[3] round trip");
+    let rows = c.fetch_all(AssertSqlSafe(format!("SELECT {literal} AS _1"))).await.unwrap();
+    assert_eq!(rows[0].get::<T, _>("_1"), value, "unprepared {literal}");
+}
+
+/// The `uuid` and `uuid_hyphenated` cases of sqlx's `tests/sqlite/types.rs`, with its values:
+/// `Comb` for the blob literals, `CombText` for the text ones.
+#[tokio::test]
+async fn sqlx_uuid_type_tests_ported() {
+    let mut c = connect().await;
+    let a: Comb = "b731678f-636f-4135-bc6f-19440c13bd19".parse().unwrap();
+    let nil: Comb = "00000000-0000-0000-0000-000000000000".parse().unwrap();
+    sqlx_test_type(&mut c, "x'b731678f636f4135bc6f19440c13bd19'", a).await;
+    sqlx_test_type(&mut c, "x'00000000000000000000000000000000'", nil).await;
+    sqlx_test_type(&mut c, "'b731678f-636f-4135-bc6f-19440c13bd19'", CombText::from(a.to_comb())).await;
+    sqlx_test_type(&mut c, "'00000000-0000-0000-0000-000000000000'", CombText::from(nil.to_comb())).await;
+}
+
+#[tokio::test]
+async fn text_keys_read_and_write() {
+    let mut c = connect().await;
+    sqlx::query("CREATE TABLE legacy (id TEXT NOT NULL PRIMARY KEY, note TEXT NOT NULL)")
+        .execute(&mut c)
+        .await
+        .unwrap();
+    let ids: Vec<CombText> = (0..3).map(|_| CombText::new()).collect();
+    for (n, id) in ids.iter().enumerate() {
+        sqlx::query("INSERT INTO legacy (id, note) VALUES (?, ?)")
+            .bind(id)
+            .bind(format!("row {n}"))
+            .execute(&mut c)
+            .await
+            .unwrap();
+    }
+    let stored: String =
+        sqlx::query_scalar("SELECT id FROM legacy WHERE note = 'row 1'").fetch_one(&mut c).await.unwrap();
+    assert_eq!(stored, ids[1].to_string(), "stored as the canonical text");
+    let kind: String = sqlx::query_scalar("SELECT typeof(id) FROM legacy LIMIT 1").fetch_one(&mut c).await.unwrap();
+    assert_eq!(kind, "text");
+    let note: String =
+        sqlx::query_scalar("SELECT note FROM legacy WHERE id = ?").bind(ids[2]).fetch_one(&mut c).await.unwrap();
+    assert_eq!(note, "row 2", "WHERE text_key = ? finds the row");
+    let back: Vec<CombText> = sqlx::query_scalar("SELECT id FROM legacy ORDER BY id").fetch_all(&mut c).await.unwrap();
+    assert_eq!(back, ids);
+    let err = sqlx::query_scalar::<_, CombText>("SELECT 'garbage'").fetch_one(&mut c).await.unwrap_err();
+    assert!(err.to_string().contains("invalid UUID length"), "{err}");
 }

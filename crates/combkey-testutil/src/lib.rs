@@ -1,5 +1,6 @@
 //! Shared by the database tests of the combkey crates (not published): where the test
-//! databases are, and ids that expose byte-order mistakes.
+//! databases are, ids that expose byte-order mistakes, and SQL Server's order from an
+//! implementation that is not ours ([`sqlserver_sort`]).
 
 /// `COMBKEY_PG_URL`, default `postgres://postgres@127.0.0.1:5432/test` (scripts/db.sh).
 pub fn pg_url() -> String {
@@ -53,3 +54,48 @@ pub fn chain(err: &dyn std::error::Error) -> String {
     }
     s
 }
+
+/// Sorts GUID strings (SQL Server's display form) the way SQL Server orders
+/// `uniqueidentifier` values, by asking an implementation that is not combkey's: .NET's
+/// `System.Data.SqlTypes.SqlGuid.CompareTo` in Mono (Debian's `mono-runtime`, `mono-mcs`,
+/// `libmono-system-data4.0-cil`; `scripts/db.sh` installs them). The C# program
+/// (`SqlGuidSort.cs`) is compiled once per test process.
+///
+/// Panics with what to install when Mono is missing: an order test must not pass without
+/// its oracle.
+pub fn sqlserver_sort(guids: &[String]) -> Vec<String> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    use std::sync::OnceLock;
+    static EXE: OnceLock<std::path::PathBuf> = OnceLock::new();
+    let exe = EXE.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("combkey-sqlguid-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        let src = dir.join("SqlGuidSort.cs");
+        std::fs::write(&src, include_str!("SqlGuidSort.cs")).expect("write SqlGuidSort.cs");
+        let exe = dir.join("SqlGuidSort.exe");
+        let out = Command::new("mcs")
+            .arg("-r:System.Data.dll")
+            .arg(format!("-out:{}", exe.display()))
+            .arg(&src)
+            .output()
+            .unwrap_or_else(|e| panic!("mcs (Mono's C# compiler) is needed for SQL Server's order: {e}; {MONO}"));
+        assert!(out.status.success(), "mcs failed: {}", String::from_utf8_lossy(&out.stderr));
+        exe
+    });
+    let mut child = Command::new("mono")
+        .arg(exe)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("mono is needed for SQL Server's order: {e}; {MONO}"));
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    let input = guids.join("\n");
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child.wait_with_output().expect("mono ran");
+    writer.join().expect("writer thread").expect("wrote the GUIDs");
+    assert!(out.status.success(), "SqlGuidSort failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("ASCII GUIDs").lines().map(str::to_string).collect()
+}
+
+const MONO: &str = "install Debian's mono-runtime mono-mcs libmono-system-data4.0-cil (scripts/db.sh does)";

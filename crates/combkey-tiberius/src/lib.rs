@@ -8,9 +8,9 @@
 //!
 //! # What it stores
 //!
-//! | backend | column | stored |
-//! | --- | --- | --- |
-//! | SQL Server | `uniqueidentifier` | the public bytes permuted into the suffix layout |
+//! | backend | column | stored | also reads |
+//! | --- | --- | --- | --- |
+//! | SQL Server | `uniqueidentifier` | the public bytes permuted into the suffix layout | `binary(16)` holding the public bytes (as on MySQL and SQLite), `char(36)`/`nvarchar(36)` UUID text |
 //!
 //! SQL Server compares `uniqueidentifier`s by display bytes 10..15 first, then 8..9, 7..6,
 //! 5..4, 3..0. [`Comb`] sends the permutation of the public id for which that order *is*
@@ -28,7 +28,13 @@
 //!
 //! NULL: bind [`OptionalComb`] (tiberius takes no foreign `Option<T>` impl); read with
 //! `row.try_get::<Comb, _>(..)`, which is already an `Option`. Reading a column of another
-//! type as a [`Comb`] is a conversion error, never a panic.
+//! type, or a `binary` of another length, or text that is not a UUID, as a [`Comb`] is a
+//! conversion error that says what was found, never a panic (use `try_get`: tiberius'
+//! `Row::get` panics on any conversion error).
+//!
+//! In ad-hoc T-SQL, `dbo.combkey_stored('017f22e2-...')` turns a public id literal into the
+//! stored form (`WHERE id = dbo.combkey_stored(...)`) and `dbo.combkey_public(id)` shows the
+//! public id; both are installed with the other functions below.
 //!
 //! # Features
 //!
@@ -46,7 +52,11 @@
 //! let id = Comb::new();
 //! client.execute("INSERT INTO orders (id, note) VALUES (@P1, @P2)", &[&id, &"first"]).await?;
 //! let row = client.query("SELECT id FROM orders WHERE id = @P1", &[&id]).await?.into_row().await?;
-//! let back: Option<Comb> = row.and_then(|r| r.get(0));
+//! // try_get: a column of another type is an error, not a panic (`Row::get` panics).
+//! let back: Option<Comb> = match row {
+//!     Some(r) => r.try_get(0)?,
+//!     None => None,
+//! };
 //! assert_eq!(back, Some(id));
 //! # Ok(()) }
 //! ```
@@ -64,7 +74,7 @@
 //! usable in a `DEFAULT` constraint; `NEWID()` comes through a view, since functions may
 //! not call it), `dbo.combkey_unix_ms(id)`, `dbo.combkey_time(id)`, and
 //! `dbo.combkey_from_rtcomb_sql(id)` with [`sql::mssql_convert_rtcomb_sql`] to convert a
-//! column RT.Comb's `Sql` provider filled. SQL Server runs each `CREATE FUNCTION` in a batch
+//! column RT.Comb's `Sql` provider filled, and `dbo.combkey_stored`/`dbo.combkey_public`. SQL Server runs each `CREATE FUNCTION` in a batch
 //! of its own:
 //!
 //! ```no_run

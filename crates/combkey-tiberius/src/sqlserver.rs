@@ -1,5 +1,7 @@
-//! tiberius' conversion traits: `uniqueidentifier` in the suffix stored form.
+//! tiberius' conversion traits: `uniqueidentifier` in the suffix stored form; `binary(16)`
+//! and UUID text read too.
 
+use combkey::ColumnKind;
 use tiberius::{ColumnData, FromSql, FromSqlOwned, IntoSql, ToSql};
 
 use crate::{Comb, OptionalComb};
@@ -33,15 +35,29 @@ impl<'a> IntoSql<'a> for OptionalComb {
 }
 
 fn from_column(value: &ColumnData<'static>) -> tiberius::Result<Option<Comb>> {
-    match value {
-        ColumnData::Guid(stored) => Ok(stored.map(Comb::from_stored_uuid)),
+    let decoded = match value {
+        ColumnData::Guid(stored) => return Ok(stored.map(Comb::from_stored_uuid)),
+        // binary(16) holds the public bytes, as BINARY(16) does on MySQL and BLOB on SQLite
+        // (a table moved from there); nvarchar(36)/char(36) hold UUID text.
+        ColumnData::Binary(bytes) => bytes.as_deref().map(|b| combkey::Comb::from_column(b, ColumnKind::Binary)),
+        ColumnData::String(text) => text.as_deref().map(|t| combkey::Comb::from_column(t.as_bytes(), ColumnKind::Text)),
         other => {
-            // The variant's name (`I32`, `String`, ...) without the value.
+            // The variant's name (`I32`, `DateTime`, ...) without the value.
             let debug = format!("{other:?}");
             let found = debug.split_once('(').map_or(debug.as_str(), |(variant, _)| variant);
-            Err(tiberius::error::Error::Conversion(
-                format!("cannot read a {found} column value as a combkey id: expected a uniqueidentifier").into(),
-            ))
+            return Err(tiberius::error::Error::Conversion(
+                format!(
+                    "cannot read a {found} column value as a combkey id: expected a uniqueidentifier, binary(16) or \
+                     UUID text"
+                )
+                .into(),
+            ));
+        }
+    };
+    match decoded.transpose() {
+        Ok(id) => Ok(id.map(Comb::from)),
+        Err(e) => {
+            Err(tiberius::error::Error::Conversion(format!("cannot read this value as a combkey id: {e}").into()))
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Without a server: the values that reach tiberius, the bytes tiberius puts on the wire,
-//! SQL Server's order of stored values, and the T-SQL helpers' byte arithmetic.
+//! SQL Server's order of stored values (from .NET's `SqlGuid`, run in Mono: an implementation
+//! that is not ours), and the T-SQL helpers' byte arithmetic.
 
-use std::cmp::Ordering;
 use std::io;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -12,12 +12,6 @@ use combkey::{RandomSource, SeededRandom};
 use combkey_tiberius::{Comb, OptionalComb};
 use futures_util::io::{AsyncRead, AsyncWrite};
 use tiberius::{ColumnData, FromSql, FromSqlOwned, IntoSql, ToSql};
-
-/// SQL Server's `uniqueidentifier` order as docs/design.md states it (display bytes).
-fn sqlserver_order(a: &[u8; 16], b: &[u8; 16]) -> Ordering {
-    const ORDER: [usize; 16] = [10, 11, 12, 13, 14, 15, 8, 9, 7, 6, 5, 4, 3, 2, 1, 0];
-    ORDER.iter().map(|&i| a[i].cmp(&b[i])).find(|o| o.is_ne()).unwrap_or(Ordering::Equal)
-}
 
 fn stored(id: Comb) -> [u8; 16] {
     match id.to_sql() {
@@ -41,15 +35,52 @@ fn the_value_tiberius_gets() {
 }
 
 #[test]
-fn other_column_types_are_errors() {
-    for data in [
-        ColumnData::I32(Some(7)),
-        ColumnData::String(Some("017f22e2-79b0-7cc3-98c4-dc0c0c07398f".into())),
-        ColumnData::Binary(Some(vec![0u8; 16].into())),
+fn binary16_and_text_columns_read_other_types_are_errors() {
+    let id: Comb = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f".parse().unwrap();
+    // binary(16) holds the public bytes (as on MySQL and SQLite); nvarchar(36) UUID text.
+    let binary = ColumnData::Binary(Some(id.to_comb().as_bytes().to_vec().into()));
+    assert_eq!(Comb::from_sql(&binary).unwrap(), Some(id));
+    let text = ColumnData::String(Some("017F22E2-79B0-7CC3-98C4-DC0C0C07398F".into()));
+    assert_eq!(Comb::from_sql_owned(text).unwrap(), Some(id));
+    assert_eq!(Comb::from_sql(&ColumnData::Binary(None)).unwrap(), None);
+    assert_eq!(Comb::from_sql(&ColumnData::String(None)).unwrap(), None);
+    for (data, message) in [
+        (ColumnData::I32(Some(7)), "cannot read a I32 column value as a combkey id"),
+        (ColumnData::Binary(Some(vec![0u8; 15].into())), "expected 16 bytes, found 15"),
+        (ColumnData::String(Some("garbage".into())), "invalid UUID length"),
     ] {
         let err = Comb::from_sql(&data).unwrap_err().to_string();
-        assert!(err.contains("expected a uniqueidentifier"), "{err}");
-        assert!(!err.contains("017f22e2"), "the message does not echo the value: {err}");
+        assert!(err.contains(message), "{err}");
+    }
+    // A wrong type's message does not echo the value.
+    let err = Comb::from_sql(&ColumnData::I64(Some(1_645_557_742))).unwrap_err().to_string();
+    assert!(!err.contains("1645557742"), "{err}");
+}
+
+/// The stored value tiberius is given for `id`, as SQL Server shows it.
+fn shown(id: Comb) -> String {
+    uuid::Uuid::from_bytes(stored(id)).hyphenated().to_string().to_uppercase()
+}
+
+#[test]
+fn the_oracle_agrees_with_sql_server_as_observed() {
+    // Lambert's "Custom UUID as primary key": SQL Server returned these in this order from
+    // ORDER BY, the first although 0x0001ABD9 > 0x0001A3DB; and NEWSEQUENTIALID() values in
+    // ORDER BY order.
+    let observed = [
+        ["0001ABD9-3F62-E111-B305-0FCE8C655371", "0001A3DB-3F62-E111-B305-0FCE8C655371"].as_slice(),
+        &[
+            "B8586BD7-2062-E111-B36C-CC52AFC9F2ED",
+            "B9586BD7-2062-E111-B36C-CC52AFC9F2ED",
+            "BA586BD7-2062-E111-B36C-CC52AFC9F2ED",
+            "BB586BD7-2062-E111-B36C-CC52AFC9F2ED",
+        ],
+        // RT.Comb's README: the last six bytes are compared first.
+        &["FFFFFFFF-FFFF-FFFF-FFFF-000000000001", "00000000-0000-0000-0000-000000000002"],
+    ];
+    for order in observed {
+        let reversed: Vec<String> = order.iter().rev().map(|s| s.to_string()).collect();
+        assert_eq!(combkey_testutil::sqlserver_sort(&reversed), order, "SqlGuid sorts as SQL Server did");
     }
 }
 
@@ -57,17 +88,24 @@ fn other_column_types_are_errors() {
 fn sql_server_order_of_stored_values_is_public_order() {
     let r = SeededRandom::new(77);
     let random = || Comb::from(combkey::Comb::from_u128((u128::from(r.next_u64()) << 64) | u128::from(r.next_u64())));
-    for _ in 0..100_000 {
-        let (a, b) = (random(), random());
-        assert_eq!(sqlserver_order(&stored(a), &stored(b)), a.cmp(&b), "{a} vs {b}");
-    }
-    // Ids from one millisecond (a frozen clock): the counter decides, and SQL Server agrees.
+    // Random ids over the whole space, and ids from one millisecond (a frozen clock), where
+    // the counter decides the order.
     let g =
         combkey::V7Generator::with_clock(combkey::FixedClock::new(combkey::Timestamp::from_unix_ms(1_700_000_000_000)));
-    let ids: Vec<Comb> = (0..20_000).map(|_| Comb::from(g.generate())).collect();
-    let mut by_server: Vec<Comb> = ids.iter().rev().copied().collect();
-    by_server.sort_by(|a, b| sqlserver_order(&stored(*a), &stored(*b)));
-    assert_eq!(by_server, ids);
+    let mut ids: Vec<Comb> = (0..30_000).map(|_| random()).collect();
+    ids.extend((0..20_000).map(|_| Comb::from(g.generate())));
+    // Handed to SqlGuid in another order than the public one.
+    let mut input = ids.clone();
+    input.sort_by_key(|id| std::cmp::Reverse(stored(*id)));
+    let by_server = combkey_testutil::sqlserver_sort(&input.iter().map(|id| shown(*id)).collect::<Vec<_>>());
+    let back: Vec<Comb> = by_server.iter().map(|s| Comb::from_stored_uuid(s.parse().unwrap())).collect();
+    ids.sort();
+    assert!(back == ids, "SQL Server's order of the stored values is the public order");
+    // Without the permutation (the public bytes stored as they are) SQL Server's order is
+    // not the public order: the check above is not vacuous.
+    let unpermuted: Vec<String> = ids.iter().map(|id| id.to_string().to_uppercase()).collect();
+    let by_server = combkey_testutil::sqlserver_sort(&unpermuted);
+    assert_ne!(by_server, unpermuted, "public bytes stored as they are do not sort in public order");
 }
 
 /// The T-SQL of `dbo.combkey_from_rtcomb_sql`, transcribed byte for byte on SQL Server's own
@@ -100,6 +138,39 @@ fn tsql_v7(r: [u8; 16], ms: u64, micros_in_ms: u32) -> [u8; 16] {
     out[9] = u8::try_from(sub % 256).unwrap();
     out[10..].copy_from_slice(&ms.to_be_bytes()[2..]);
     out
+}
+
+/// `SUBSTRING(@b, start, len) + ...` in T-SQL: the parts' bytes, concatenated (1-based).
+fn substrings(b: [u8; 16], parts: &[(usize, usize)]) -> [u8; 16] {
+    let bytes: Vec<u8> = parts.iter().flat_map(|&(start, len)| b[start - 1..start - 1 + len].iter().copied()).collect();
+    bytes.try_into().expect("the parts make 16 bytes")
+}
+
+/// `dbo.combkey_stored` and `dbo.combkey_public`, transcribed from their SUBSTRING lists.
+fn tsql_stored(public_le: [u8; 16]) -> [u8; 16] {
+    substrings(public_le, &[(13, 4), (11, 2), (9, 2), (8, 1), (7, 1), (4, 1), (3, 1), (2, 1), (1, 1), (6, 1), (5, 1)])
+}
+
+fn tsql_public(stored_le: [u8; 16]) -> [u8; 16] {
+    substrings(
+        stored_le,
+        &[(14, 1), (13, 1), (12, 1), (11, 1), (16, 1), (15, 1), (10, 1), (9, 1), (7, 2), (5, 2), (1, 4)],
+    )
+}
+
+#[test]
+fn tsql_conversions_between_public_and_stored() {
+    let r = SeededRandom::new(9);
+    for _ in 0..10_000 {
+        let id = combkey::Comb::from_u128((u128::from(r.next_u64()) << 64) | u128::from(r.next_u64()));
+        let public_le = id.to_sqlserver_bytes_le_of_display();
+        assert_eq!(tsql_stored(public_le), id.to_sqlserver_bytes_le(), "dbo.combkey_stored({id})");
+        assert_eq!(tsql_public(id.to_sqlserver_bytes_le()), public_le, "dbo.combkey_public of {id}'s stored form");
+    }
+    // The installed text holds exactly these SUBSTRING lists.
+    let text = combkey::Backend::SqlServer.install_functions();
+    assert!(text.contains("SUBSTRING(@b, 13, 4) + SUBSTRING(@b, 11, 2) + SUBSTRING(@b, 9, 2)"), "{text}");
+    assert!(text.contains("+ SUBSTRING(@s, 7, 2) + SUBSTRING(@s, 5, 2) + SUBSTRING(@s, 1, 4)"), "{text}");
 }
 
 #[test]

@@ -57,7 +57,8 @@ macro_rules! run_with {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let url = std::env::var("DATABASE_URL").unwrap_or_else(|_| ":memory:".to_string());
+    // Unset or empty (as an `.env` line `DATABASE_URL=` leaves it): in-memory SQLite.
+    let url = std::env::var("DATABASE_URL").ok().filter(|u| !u.is_empty()).unwrap_or_else(|| ":memory:".into());
     println!("database: {}", url.split('@').next_back().unwrap_or(&url));
     let in_order = if url.starts_with("postgres") {
         run_with!(

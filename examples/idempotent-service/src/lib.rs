@@ -129,6 +129,25 @@ pub async fn app(config: Config) -> Result<Router, sqlx::Error> {
     Ok(Router::new().route("/orders", post(create)).route("/orders/{id}", get(read)).with_state(state))
 }
 
+/// The longest `item` accepted, in characters (the MySQL column is `VARCHAR(200)`).
+pub const MAX_ITEM_CHARS: usize = 200;
+
+/// Checks an order's body as the id is checked: a positive quantity, an item that is not
+/// empty and not longer than [`MAX_ITEM_CHARS`].
+fn validate_body(item: &str, quantity: i64) -> Result<(), String> {
+    if quantity < 1 {
+        return Err(format!("quantity: expected at least 1, found {quantity}"));
+    }
+    if item.trim().is_empty() {
+        return Err("item: expected a name, found an empty string".into());
+    }
+    let chars = item.chars().count();
+    if chars > MAX_ITEM_CHARS {
+        return Err(format!("item: expected at most {MAX_ITEM_CHARS} characters, found {chars}"));
+    }
+    Ok(())
+}
+
 fn error(status: StatusCode, message: impl std::fmt::Display) -> Response {
     (status, Json(serde_json::json!({ "error": message.to_string() }))).into_response()
 }
@@ -172,6 +191,9 @@ async fn create(State(state): State<Arc<AppState>>, body: Result<Json<CreateOrde
         Ok(b) => b,
         Err(rejection) => return error(rejection.status(), rejection.body_text()),
     };
+    if let Err(reason) = validate_body(&req.item, req.quantity) {
+        return error(StatusCode::UNPROCESSABLE_ENTITY, reason);
+    }
     let result = match (&req.id, &req.command_id) {
         (Some(id), _) => match validate(&state.config, id, req.clock.as_deref()) {
             Ok(id) => {

@@ -4,7 +4,8 @@
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut config = idempotent_service::Config::default();
-    if let Ok(url) = std::env::var("DATABASE_URL") {
+    // Unset or empty (as an `.env` line `DATABASE_URL=` leaves it): the in-memory default.
+    if let Some(url) = std::env::var("DATABASE_URL").ok().filter(|u| !u.is_empty()) {
         config.database_url = url;
     }
     let bind = std::env::var("BIND").unwrap_or_else(|_| "127.0.0.1:3000".into());

@@ -109,6 +109,26 @@ where
     assert_eq!(s, 422, "{e}");
     assert!(e["error"].as_str().unwrap_or_default().starts_with("clock:"), "{e}");
 
+    // A body that is not an order: validated like the id, 422 with the reason.
+    let long = "x".repeat(100_000);
+    for (item, quantity, reason) in [
+        ("tea", -5, "quantity: expected at least 1, found -5"),
+        ("tea", 0, "quantity: expected at least 1, found 0"),
+        ("", 1, "item: expected a name"),
+        ("   ", 1, "item: expected a name"),
+        (long.as_str(), 1, "item: expected at most 200 characters, found 100000"),
+    ] {
+        let (s, e) = post(addr, &json!({ "id": Comb::new().to_string(), "item": item, "quantity": quantity })).await;
+        assert_eq!(s, 422, "{e}");
+        assert!(e["error"].as_str().unwrap_or_default().contains(reason), "{reason}: {e}");
+        let (s, e) =
+            post(addr, &json!({ "command_id": Comb::new().to_string(), "item": item, "quantity": quantity })).await;
+        assert_eq!(s, 422, "command path: {e}");
+    }
+    let longest = "é".repeat(200);
+    let (s, e) = post(addr, &json!({ "id": Comb::new().to_string(), "item": longest, "quantity": 1 })).await;
+    assert_eq!(s, 201, "200 characters (400 bytes of UTF-8) fit: {e}");
+
     // Malformed input.
     for (bad, reason) in [
         (json!({ "id": "nope", "item": "x", "quantity": 1 }), "invalid UUID length"),

@@ -13,7 +13,8 @@ use sqlx::{AssertSqlSafe, Connection, Database, Decode, Encode, Executor, IntoAr
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let url = std::env::var("DATABASE_URL").unwrap_or_else(|_| "sqlite::memory:".to_string());
+    // Unset or empty (as an `.env` line `DATABASE_URL=` leaves it): in-memory SQLite.
+    let url = std::env::var("DATABASE_URL").ok().filter(|u| !u.is_empty()).unwrap_or_else(|| "sqlite::memory:".into());
     let shown = url.split('@').next_back().unwrap_or(&url); // no credentials on screen
     println!("database: {shown}");
     if url.starts_with("postgres") {

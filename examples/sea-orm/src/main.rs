@@ -1,5 +1,5 @@
-//! combkey with sea-orm: an entity keyed by COMB ids, its table made by the migration helpers,
-//! new ActiveModels getting their ids from `ActiveModelBehavior`, rows read back in key order.
+//! combkey with sea-orm: an entity keyed by COMB ids, its table made from the entity, new rows
+//! getting their ids in `ActiveModelBehavior::before_save`, rows read back in key order.
 //!
 //! ```sh
 //! cargo run -p sea-orm-example                              # in-memory SQLite, nothing to install
@@ -7,11 +7,7 @@
 //! DATABASE_URL=mysql://root@127.0.0.1:3306/test cargo run -p sea-orm-example
 //! ```
 
-use combkey_sea_orm::migration::comb_primary_key;
-use sea_orm::sea_query::{ColumnDef, Table};
-use sea_orm::{
-    ActiveModelBehavior, ActiveModelTrait, ConnectOptions, ConnectionTrait, Database, EntityTrait, QueryOrder, Set,
-};
+use sea_orm::{ActiveModelTrait, ConnectOptions, ConnectionTrait, Database, EntityTrait, QueryOrder, Set};
 
 mod note {
     use combkey_sea_orm::CombUuid;
@@ -20,7 +16,8 @@ mod note {
     #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
     #[sea_orm(table_name = "combkey_example_notes")]
     pub struct Model {
-        #[sea_orm(primary_key)]
+        // Not auto-increment: written out, so a type alias for the key stays right too.
+        #[sea_orm(primary_key, auto_increment = false)]
         pub id: CombUuid,
         pub text: String,
     }
@@ -28,33 +25,32 @@ mod note {
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
     pub enum Relation {}
 
+    #[async_trait::async_trait]
     impl ActiveModelBehavior for ActiveModel {
-        fn new() -> Self {
-            Self { id: combkey_sea_orm::new_id(), ..ActiveModelTrait::default() }
+        // The id is given on insert (not in `new()`, which would make `save()` an UPDATE).
+        async fn before_save<C: ConnectionTrait>(self, _db: &C, insert: bool) -> Result<Self, DbErr> {
+            combkey_sea_orm::before_save(self, insert)
         }
     }
 }
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let url = std::env::var("DATABASE_URL").unwrap_or_else(|_| "sqlite::memory:".to_string());
+    // Unset or empty (as an `.env` line `DATABASE_URL=` leaves it): in-memory SQLite.
+    let url = std::env::var("DATABASE_URL").ok().filter(|u| !u.is_empty()).unwrap_or_else(|| "sqlite::memory:".into());
     println!("database: {}", url.split('@').next_back().unwrap_or(&url));
     // One connection, so an in-memory SQLite database is the same for every statement.
     let db = Database::connect(ConnectOptions::new(url).max_connections(1).to_owned()).await?;
     let backend = db.get_database_backend();
     db.execute_unprepared("DROP TABLE IF EXISTS combkey_example_notes").await?;
-    let create = Table::create()
-        .table("combkey_example_notes")
-        .col(comb_primary_key("id", backend))
-        .col(ColumnDef::new("text").text().not_null())
-        .to_owned();
-    db.execute(&create).await?;
+    // The table from the entity: uuid, binary(16) or blob keys.
+    db.execute(&combkey_sea_orm::create_table_from_entity(backend, note::Entity)).await?;
 
     let mut made = Vec::new();
     for text in ["alpha", "beta", "gamma"] {
-        let mut n = note::ActiveModel::new(); // the id is already set
-        n.text = Set(text.to_string());
-        made.push(n.insert(&db).await?);
+        // save() of a new row inserts it; before_save gives it its id.
+        let saved = note::ActiveModel { text: Set(text.to_string()), ..Default::default() }.save(&db).await?;
+        made.push(note::Model { id: saved.id.unwrap(), text: saved.text.unwrap() });
     }
     let rows = note::Entity::find().order_by_asc(note::Column::Id).all(&db).await?;
     for n in &rows {

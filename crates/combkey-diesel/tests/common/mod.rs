@@ -16,3 +16,9 @@ pub fn generated_and_shuffled(n: usize) -> (Vec<Comb>, Vec<Comb>) {
 pub fn hex(id: Comb) -> String {
     combkey_testutil::hex(id)
 }
+
+/// Whether a diesel error is its `UnexpectedNullError`: what a NULL into a non-`Option`
+/// must give, so that diesel's nullable tuples (LEFT JOIN) turn an all-NULL side into `None`.
+pub fn is_unexpected_null(err: &diesel::result::Error) -> bool {
+    matches!(err, diesel::result::Error::DeserializationError(e) if e.is::<diesel::result::UnexpectedNullError>())
+}

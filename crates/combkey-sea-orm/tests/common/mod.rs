@@ -1,10 +1,12 @@
-//! One exercise of the column type, run on each backend by postgres.rs, mysql.rs, sqlite.rs.
+//! The patterns sea-orm's users rely on, run on each backend by postgres.rs, mysql.rs and
+//! sqlite.rs: entities keyed by the type, `save()`/`insert()`/`update()`, relations, `Option`,
+//! conditions on the key, the cases of sea-orm's own `tests/uuid_tests.rs`, bad data.
 #![allow(dead_code, missing_docs, unused_imports)]
 
 use combkey_sea_orm::CombUuid;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseBackend, DatabaseConnection, EntityTrait, IntoActiveModel,
-    ModelTrait, PaginatorTrait, QueryFilter, QueryOrder, Schema, Set,
+    ActiveModelBehavior, ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseBackend, DatabaseConnection, DbErr,
+    EntityTrait, FromQueryResult, IntoActiveModel, ModelTrait, NotSet, PaginatorTrait, QueryFilter, QueryOrder, Set,
 };
 
 pub mod order {
@@ -14,7 +16,7 @@ pub mod order {
     #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
     #[sea_orm(table_name = "combkey_seaorm_orders")]
     pub struct Model {
-        #[sea_orm(primary_key)]
+        #[sea_orm(primary_key, auto_increment = false)]
         pub id: CombUuid,
         pub parent: Option<CombUuid>,
         pub note: String,
@@ -32,9 +34,10 @@ pub mod order {
         }
     }
 
+    #[async_trait::async_trait]
     impl ActiveModelBehavior for ActiveModel {
-        fn new() -> Self {
-            Self { id: combkey_sea_orm::new_id(), ..ActiveModelTrait::default() }
+        async fn before_save<C: ConnectionTrait>(self, _db: &C, insert: bool) -> Result<Self, DbErr> {
+            combkey_sea_orm::before_save(self, insert)
         }
     }
 }
@@ -46,7 +49,7 @@ pub mod item {
     #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
     #[sea_orm(table_name = "combkey_seaorm_items")]
     pub struct Model {
-        #[sea_orm(primary_key)]
+        #[sea_orm(primary_key, auto_increment = false)]
         pub id: CombUuid,
         pub order_id: CombUuid,
         pub n: i32,
@@ -64,50 +67,152 @@ pub mod item {
         }
     }
 
-    impl ActiveModelBehavior for ActiveModel {}
+    #[async_trait::async_trait]
+    impl ActiveModelBehavior for ActiveModel {
+        async fn before_save<C: ConnectionTrait>(self, _db: &C, insert: bool) -> Result<Self, DbErr> {
+            combkey_sea_orm::before_save(self, insert)
+        }
+    }
+}
+
+/// An entity keyed through a type alias, with `auto_increment = false` written: works.
+pub mod aliased {
+    use sea_orm::entity::prelude::*;
+
+    pub type OrderId = combkey_sea_orm::CombUuid;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "combkey_seaorm_aliased")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: OrderId,
+        pub note: String,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    #[async_trait::async_trait]
+    impl ActiveModelBehavior for ActiveModel {
+        async fn before_save<C: ConnectionTrait>(self, _db: &C, insert: bool) -> Result<Self, DbErr> {
+            combkey_sea_orm::before_save(self, insert)
+        }
+    }
+}
+
+/// The same alias without `auto_increment = false`: sea-orm's derive makes the key
+/// auto-increment (the type name does not end in `Uuid`); `before_save` refuses it.
+pub mod aliased_wrong {
+    use sea_orm::entity::prelude::*;
+
+    pub type OrderKey = combkey_sea_orm::CombUuid;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "combkey_seaorm_aliased_wrong")]
+    pub struct Model {
+        #[sea_orm(primary_key)]
+        pub id: OrderKey,
+        pub note: String,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    #[async_trait::async_trait]
+    impl ActiveModelBehavior for ActiveModel {
+        async fn before_save<C: ConnectionTrait>(self, _db: &C, insert: bool) -> Result<Self, DbErr> {
+            combkey_sea_orm::before_save(self, insert)
+        }
+    }
 }
 
 pub use combkey_testutil::{mysql_url, pg_url};
 
+const TABLES: [&str; 5] = [
+    "combkey_seaorm_items",
+    "combkey_seaorm_orders",
+    "combkey_seaorm_helper",
+    "combkey_seaorm_aliased",
+    "combkey_seaorm_aliased_wrong",
+];
+
 async fn drop_tables(db: &DatabaseConnection) {
-    for t in ["combkey_seaorm_items", "combkey_seaorm_orders", "combkey_seaorm_helper"] {
+    for t in TABLES {
         db.execute_unprepared(&format!("DROP TABLE IF EXISTS {t}")).await.expect("drop");
     }
 }
 
-/// Tables from the entities; the key is not made auto-increment on any backend.
+/// Tables from the entities (`blob` keys on SQLite); no key is auto-increment.
 pub async fn create_tables(db: &DatabaseConnection) {
     drop_tables(db).await;
     let backend = db.get_database_backend();
-    let schema = Schema::new(backend);
-    for stmt in [schema.create_table_from_entity(order::Entity), schema.create_table_from_entity(item::Entity)] {
+    for stmt in [
+        combkey_sea_orm::create_table_from_entity(backend, order::Entity),
+        combkey_sea_orm::create_table_from_entity(backend, item::Entity),
+        combkey_sea_orm::create_table_from_entity(backend, aliased::Entity),
+    ] {
         let sql = backend.build(&stmt).to_string();
         let lower = sql.to_lowercase();
         assert!(
             !lower.contains("auto_increment") && !lower.contains("serial") && !lower.contains("autoincrement"),
             "{sql}"
         );
+        assert!(!lower.contains("uuid_text"), "{sql}");
         db.execute(&stmt).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
     }
 }
 
+/// `save()`, `insert()` and `update()` with the id filled in `before_save`: what broke when
+/// the docs set the id in `ActiveModelBehavior::new` (`save()` then issued an UPDATE).
+pub async fn save_insert_update(db: &DatabaseConnection) {
+    // save() of a new row (key NotSet): an INSERT, the id filled on the way.
+    let saved = order::ActiveModel { note: Set("saved".into()), ..Default::default() }.save(db).await.unwrap();
+    let saved_id = saved.id.clone().unwrap();
+    assert_eq!(saved_id.to_comb().version(), 7);
+    assert_eq!(order::Entity::find_by_id(saved_id).one(db).await.unwrap().map(|m| m.note), Some("saved".into()));
+    // ActiveModelBehavior::new() leaves the key NotSet, so save() inserts.
+    let mut fresh = <order::ActiveModel as ActiveModelBehavior>::new();
+    assert!(fresh.id.is_not_set());
+    fresh.note = Set("new then save".into());
+    let fresh = fresh.save(db).await.unwrap();
+    assert!(!fresh.id.is_not_set(), "the saved row has its id");
+    // insert(): the same.
+    let inserted = order::ActiveModel { note: Set("inserted".into()), ..Default::default() }.insert(db).await.unwrap();
+    assert!(inserted.id > saved_id, "later ids are greater");
+    // A client-made id is kept.
+    let mine = CombUuid::new();
+    let kept =
+        order::ActiveModel { id: Set(mine), note: Set("mine".into()), parent: Set(None) }.insert(db).await.unwrap();
+    assert_eq!(kept.id, mine);
+    // save() of a loaded row: an UPDATE of that row.
+    let mut loaded = inserted.clone().into_active_model();
+    loaded.note = Set("saved again".into());
+    let updated = loaded.save(db).await.unwrap();
+    assert_eq!(updated.id.clone().unwrap(), inserted.id);
+    // update(): the same.
+    let mut loaded = inserted.clone().into_active_model();
+    loaded.note = Set("updated".into());
+    assert_eq!(loaded.update(db).await.unwrap().note, "updated");
+    assert_eq!(order::Entity::find().count(db).await.unwrap(), 4);
+    // The alias key with auto_increment = false inserts on every backend.
+    let a = aliased::ActiveModel { note: Set("aliased".into()), ..Default::default() }.insert(db).await.unwrap();
+    assert_eq!(aliased::Entity::find_by_id(a.id).one(db).await.unwrap(), Some(a));
+    // Without it, before_save refuses with the fix in the message.
+    let err = aliased_wrong::ActiveModel { note: Set("x".into()), ..Default::default() }.insert(db).await.unwrap_err();
+    assert!(err.to_string().contains("auto_increment = false"), "{err}");
+    order::Entity::delete_many().exec(db).await.unwrap();
+}
+
 pub async fn exercise(db: &DatabaseConnection) {
     create_tables(db).await;
+    save_insert_update(db).await;
 
-    // insert (the id comes from ActiveModelBehavior::new), find_by_id, update, delete.
-    let mut a = <order::ActiveModel as sea_orm::ActiveModelBehavior>::new();
-    a.note = Set("first".into());
-    let first = a.insert(db).await.expect("insert");
-    assert_eq!(first.id.to_comb().version(), 7);
+    // find_by_id, update, delete; an Option column with NULL and with an id.
+    let first = order::ActiveModel { note: Set("first".into()), ..Default::default() }.insert(db).await.unwrap();
     let found = order::Entity::find_by_id(first.id).one(db).await.unwrap();
     assert_eq!(found.as_ref(), Some(&first));
-    let mut active = first.clone().into_active_model();
-    active.note = Set("changed".into());
-    let changed = active.update(db).await.unwrap();
-    assert_eq!(changed.note, "changed");
-    // An Option column: NULL and an id.
-    assert_eq!(changed.parent, None);
-    let child = order::ActiveModel { id: Set(CombUuid::new()), parent: Set(Some(first.id)), note: Set("child".into()) }
+    assert_eq!(first.parent, None);
+    let child = order::ActiveModel { parent: Set(Some(first.id)), note: Set("child".into()), ..Default::default() }
         .insert(db)
         .await
         .unwrap();
@@ -116,19 +221,22 @@ pub async fn exercise(db: &DatabaseConnection) {
     let orphans = order::Entity::find().filter(order::Column::Parent.is_null()).count(db).await.unwrap();
     assert_eq!(orphans, 1);
 
-    // A relation keyed by the type.
+    // A relation keyed by the type; find_also_related with a missing right side is None.
     for n in 0..3 {
-        item::ActiveModel { id: Set(CombUuid::new()), order_id: Set(first.id), n: Set(n) }.insert(db).await.unwrap();
+        item::ActiveModel { order_id: Set(first.id), n: Set(n), ..Default::default() }.insert(db).await.unwrap();
     }
     let items = first.find_related(item::Entity).order_by_asc(item::Column::N).all(db).await.unwrap();
     assert_eq!(items.iter().map(|i| i.n).collect::<Vec<_>>(), [0, 1, 2]);
     let (one, parent) = item::Entity::find().find_also_related(order::Entity).one(db).await.unwrap().unwrap();
     assert_eq!(parent.map(|p| p.id), Some(one.order_id));
+    let with_items =
+        order::Entity::find().find_also_related(item::Entity).order_by_asc(order::Column::Id).all(db).await.unwrap();
+    assert!(with_items.iter().any(|(o, i)| o.id == child.id && i.is_none()), "LEFT JOIN, no item: None");
 
     order::Entity::delete_by_id(child.id).exec(db).await.unwrap();
     assert!(order::Entity::find_by_id(child.id).one(db).await.unwrap().is_none());
 
-    // 10,000 ids inserted shuffled come back in generation order.
+    // 10,000 ids inserted shuffled come back in generation order; conditions on the key.
     item::Entity::delete_many().exec(db).await.unwrap();
     order::Entity::delete_many().exec(db).await.unwrap();
     let (ids, shuffled): (Vec<CombUuid>, Vec<CombUuid>) = combkey_testutil::generated_and_shuffled(10_000);
@@ -148,7 +256,81 @@ pub async fn exercise(db: &DatabaseConnection) {
     assert!(back == ids, "find().order_by_asc(Column::Id) is generation order");
     let later = order::Entity::find().filter(order::Column::Id.gt(ids[9_000])).count(db).await.unwrap();
     assert_eq!(later, 999);
+    let some = order::Entity::find()
+        .filter(order::Column::Id.is_in(ids[10..13].to_vec()))
+        .order_by_asc(order::Column::Id)
+        .all(db)
+        .await
+        .unwrap();
+    assert_eq!(some.iter().map(|m| m.id).collect::<Vec<_>>(), &ids[10..13]);
 
+    drop_tables(db).await;
+}
+
+/// The cases of sea-orm's own `tests/uuid_tests.rs` (`insert_metadata`,
+/// `create_and_update_metadata`), with the key our type.
+pub async fn sea_orm_uuid_tests_ported(db: &DatabaseConnection) {
+    create_tables(db).await;
+    // insert_metadata: insert returns the model; find by the key, into_json.
+    let model = order::Model { id: CombUuid::new(), parent: None, note: "markup".into() };
+    let result = model.clone().into_active_model().insert(db).await.unwrap();
+    assert_eq!(result, model);
+    let json = order::Entity::find().filter(order::Column::Id.eq(model.id)).into_json().one(db).await.unwrap();
+    assert_eq!(json, Some(serde_json::json!({ "id": model.id.to_string(), "parent": null, "note": "markup" })));
+    // create_and_update_metadata: Entity::insert(..).exec gives the key as last_insert_id;
+    // an update filtered on another key updates nothing.
+    let model = order::Model { id: CombUuid::new(), parent: None, note: "1.18".into() };
+    let res = order::Entity::insert(model.clone().into_active_model()).exec(db).await.unwrap();
+    assert_eq!(res.last_insert_id, model.id);
+    assert_eq!(order::Entity::find_by_id(model.id).one(db).await.unwrap(), Some(model.clone()));
+    let update = order::Entity::update(order::ActiveModel { note: Set("0.22".into()), ..model.into_active_model() })
+        .validate()
+        .unwrap()
+        .filter(order::Column::Id.eq(CombUuid::default()))
+        .exec(db)
+        .await;
+    assert_eq!(update, Err(DbErr::RecordNotUpdated));
+    drop_tables(db).await;
+}
+
+/// A bad value and a NULL in a non-`Option` field: errors that say what was found, with the
+/// sqlx error kept (not flattened to a string).
+pub async fn bad_data(db: &DatabaseConnection, create: &str, bad_key: &str, expected: &str) {
+    drop_tables(db).await;
+    db.execute_unprepared(create).await.unwrap();
+    db.execute_unprepared(&format!(
+        "INSERT INTO combkey_seaorm_orders (id, parent, note) VALUES ({bad_key}, NULL, 'bad')"
+    ))
+    .await
+    .unwrap();
+    let err = order::Entity::find().all(db).await.unwrap_err();
+    assert!(
+        matches!(&err, DbErr::Query(sea_orm::RuntimeErr::SqlxError(e)) if matches!(**e, sqlx::Error::ColumnDecode { .. })),
+        "{err:?}"
+    );
+    let chain = combkey_testutil::chain(&err);
+    assert!(chain.contains(expected), "{chain}");
+    db.execute_unprepared("DELETE FROM combkey_seaorm_orders").await.unwrap();
+    // NULL into the non-Option key (read through a query that selects NULL for it).
+    #[derive(sea_orm::FromQueryResult, Debug)]
+    struct Key {
+        id: CombUuid,
+    }
+    let err = Key::find_by_statement(sea_orm::Statement::from_string(db.get_database_backend(), "SELECT NULL AS id"))
+        .one(db)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().to_lowercase().contains("null"), "{err}");
+    #[derive(sea_orm::FromQueryResult, Debug)]
+    struct MaybeKey {
+        id: Option<CombUuid>,
+    }
+    let none =
+        MaybeKey::find_by_statement(sea_orm::Statement::from_string(db.get_database_backend(), "SELECT NULL AS id"))
+            .one(db)
+            .await
+            .unwrap();
+    assert!(matches!(none, Some(MaybeKey { id: None })), "{none:?}");
     drop_tables(db).await;
 }
 
@@ -172,7 +354,7 @@ pub async fn helper_table(db: &DatabaseConnection) -> Vec<CombUuid> {
                 DatabaseBackend::Postgres => "INSERT INTO combkey_seaorm_helper (id, parent) VALUES ($1, $2)",
                 _ => "INSERT INTO combkey_seaorm_helper (id, parent) VALUES (?, ?)",
             },
-            [(*id).into(), sea_orm::Value::from(Option::<CombUuid>::None.map(|c| uuid::Uuid::from(c.to_comb())))],
+            [(*id).into(), Option::<CombUuid>::None.into()],
         );
         db.execute_raw(stmt).await.unwrap();
     }
@@ -181,4 +363,10 @@ pub async fn helper_table(db: &DatabaseConnection) -> Vec<CombUuid> {
 
 pub async fn drop_helper(db: &DatabaseConnection) {
     db.execute_unprepared("DROP TABLE IF EXISTS combkey_seaorm_helper").await.unwrap();
+}
+
+#[derive(diesel::QueryableByName)]
+pub struct DieselBinaryRow {
+    #[diesel(sql_type = diesel::sql_types::Binary)]
+    pub id: combkey_diesel::Comb,
 }

@@ -74,8 +74,10 @@ impl Backend {
     /// - SQL Server: the functions are in `dbo` and make the stored (suffix) form; a view
     ///   `dbo.combkey_random` supplies `NEWID()`, which functions may not call, and
     ///   `dbo.combkey_from_rtcomb_sql(id)` converts RT.Comb `Sql` values
-    ///   ([`mssql_convert_rtcomb_sql`]). Its text is in batches separated by `GO` lines
-    ///   ([`batches`]).
+    ///   ([`mssql_convert_rtcomb_sql`]); `dbo.combkey_stored(public_id)` and
+    ///   `dbo.combkey_public(stored)` convert between the forms in ad-hoc T-SQL
+    ///   (`WHERE id = dbo.combkey_stored('017f22e2-...')`, `SELECT dbo.combkey_public(id)`).
+    ///   Its text is in batches separated by `GO` lines ([`batches`]).
     ///
     /// For PostgreSQL and MySQL each statement is a single SQL statement (no `DELIMITER`
     /// needed), so the text runs as it is in a `sqlx::migrate!` or `diesel migration` file, or
@@ -179,7 +181,7 @@ impl Backend {
 /// ```
 /// use combkey::{Backend, sql::batches};
 ///
-/// assert_eq!(batches(Backend::SqlServer.install_functions()).count(), 5);
+/// assert_eq!(batches(Backend::SqlServer.install_functions()).count(), 7);
 /// assert_eq!(batches(Backend::Postgres.install_functions()).count(), 1);
 /// assert_eq!(batches("SELECT 1\nGO\n\nSELECT 2\ngo\n").collect::<Vec<_>>(), ["SELECT 1", "SELECT 2"]);
 /// ```

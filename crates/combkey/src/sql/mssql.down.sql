@@ -1,3 +1,7 @@
+DROP FUNCTION IF EXISTS dbo.combkey_public;
+GO
+DROP FUNCTION IF EXISTS dbo.combkey_stored;
+GO
 DROP FUNCTION IF EXISTS dbo.combkey_from_rtcomb_sql;
 GO
 DROP FUNCTION IF EXISTS dbo.combkey_time;

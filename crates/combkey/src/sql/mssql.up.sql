@@ -49,3 +49,30 @@ BEGIN
     AS uniqueidentifier);
 END;
 GO
+CREATE OR ALTER FUNCTION dbo.combkey_stored(@public uniqueidentifier) RETURNS uniqueidentifier AS
+BEGIN
+  -- The stored form of a public id, for ad-hoc queries: WHERE id = dbo.combkey_stored('017f22e2-...').
+  -- @b is SQL Server's own bytes of the public id p0..p15: p3 p2 p1 p0 p5 p4 p7 p6 p8 .. p15.
+  -- The stored form's own bytes are p12..p15, p10 p11, p8 p9, p6 p7, p0..p5.
+  DECLARE @b BINARY(16) = CAST(@public AS BINARY(16));
+  RETURN CAST(
+      SUBSTRING(@b, 13, 4) + SUBSTRING(@b, 11, 2) + SUBSTRING(@b, 9, 2)
+    + SUBSTRING(@b, 8, 1) + SUBSTRING(@b, 7, 1)
+    + SUBSTRING(@b, 4, 1) + SUBSTRING(@b, 3, 1) + SUBSTRING(@b, 2, 1) + SUBSTRING(@b, 1, 1)
+    + SUBSTRING(@b, 6, 1) + SUBSTRING(@b, 5, 1)
+    AS uniqueidentifier);
+END;
+GO
+CREATE OR ALTER FUNCTION dbo.combkey_public(@stored uniqueidentifier) RETURNS uniqueidentifier AS
+BEGIN
+  -- The public id of a stored value (the inverse of dbo.combkey_stored), to show ids as the
+  -- application and its clients know them: SELECT dbo.combkey_public(id) FROM ...
+  DECLARE @s BINARY(16) = CAST(@stored AS BINARY(16));
+  RETURN CAST(
+      SUBSTRING(@s, 14, 1) + SUBSTRING(@s, 13, 1) + SUBSTRING(@s, 12, 1) + SUBSTRING(@s, 11, 1)
+    + SUBSTRING(@s, 16, 1) + SUBSTRING(@s, 15, 1)
+    + SUBSTRING(@s, 10, 1) + SUBSTRING(@s, 9, 1)
+    + SUBSTRING(@s, 7, 2) + SUBSTRING(@s, 5, 2) + SUBSTRING(@s, 1, 4)
+    AS uniqueidentifier);
+END;
+GO

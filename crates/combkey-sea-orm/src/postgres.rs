@@ -1,0 +1,30 @@
+//! PostgreSQL only: `uuid[]` columns (`Vec<CombUuid>` fields) and array binds
+//! (`Column::eq_any`, `Vec<CombUuid>` as one `uuid[]` value), as sea-orm's `DeriveValueType`
+//! gives a wrapper of `Uuid` under its `postgres-array` feature.
+
+use sea_orm::sea_query::postgres_array::NotU8;
+use sea_orm::{ColIdx, QueryResult, TryGetError, TryGetable, TryGetableArray};
+
+use crate::CombUuid;
+
+/// `Vec<CombUuid>` converts to one array value (`uuid[]`), not to bytes.
+impl NotU8 for CombUuid {}
+
+impl TryGetableArray for CombUuid {
+    fn try_get_by<I: ColIdx>(res: &QueryResult, idx: I) -> Result<Vec<Self>, TryGetError> {
+        if let Some(row) = res.try_as_pg_row() {
+            let decoded: Result<Option<Vec<combkey_sqlx::Comb>>, sqlx::Error> =
+                sqlx::Row::try_get(row, idx.as_sqlx_postgres_index());
+            return match decoded {
+                Ok(Some(ids)) => Ok(ids.into_iter().map(CombUuid::from).collect()),
+                Ok(None) => Err(TryGetError::Null(format!("{idx:?}"))),
+                Err(e) => Err(TryGetError::DbErr(sea_orm::DbErr::Query(sea_orm::RuntimeErr::SqlxError(
+                    std::sync::Arc::new(e),
+                )))),
+            };
+        }
+        // Another driver (mock, proxy): sea-orm's own reading of a uuid[].
+        <Vec<uuid::Uuid> as TryGetable>::try_get_by(res, idx)
+            .map(|ids| ids.into_iter().map(|u| CombUuid::from(combkey::Comb::from(u))).collect())
+    }
+}
