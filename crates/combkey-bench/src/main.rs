@@ -9,6 +9,7 @@
 //! Keys are made by the client and sent through combkey-sqlx's column type, in batches
 //! (`UNNEST` arrays on PostgreSQL, multi-row `INSERT` on MariaDB), each batch timed.
 
+mod query;
 mod report;
 mod servers;
 
@@ -47,6 +48,16 @@ struct Args {
     /// Also index the payload (a secondary index).
     #[arg(long)]
     secondary_index: bool,
+    /// Instead of the insert benchmark: "rows of one hour" on PostgreSQL through the COMB
+    /// key's range against a `created_at` index (`--rows` rows, `--rows-per-hour` an hour).
+    #[arg(long)]
+    query: bool,
+    /// With --query: rows made per hour of the table's time span.
+    #[arg(long, default_value_t = 2_000)]
+    rows_per_hour: usize,
+    /// With --query: how many random hours to time, each both ways.
+    #[arg(long, default_value_t = 200)]
+    hours: usize,
     /// Where to write summary.csv, batches.csv and the SVG charts.
     #[arg(long, default_value = "target/combkey-bench")]
     out: std::path::PathBuf,
@@ -289,6 +300,24 @@ async fn run_mariadb(url: &str, args: &Args, strategies: &[Strategy]) -> Result<
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
+    if args.query {
+        let own = if args.own_servers { Some(servers::postgres(55_433).await?) } else { None };
+        let url = match &own {
+            Some(s) => s.url.clone(),
+            None => {
+                std::env::var("COMBKEY_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
+            }
+        };
+        let mut c = PgConnection::connect(&url).await?;
+        let sb: String = sqlx::query_scalar("SHOW shared_buffers").fetch_one(&mut c).await?;
+        let version: String = sqlx::query_scalar("SHOW server_version").fetch_one(&mut c).await?;
+        drop(c);
+        let settings =
+            format!("PostgreSQL {version}, shared_buffers={sb}{}", if own.is_some() { " (own server)" } else { "" });
+        let run = query::run(&url, args.rows, args.rows_per_hour, args.hours).await?;
+        query::write_all(&run, &settings, &args.out)?;
+        return Ok(());
+    }
     let strategies: Vec<Strategy> = args.strategies.iter().map(|s| Strategy::parse(s)).collect::<Result<_, _>>()?;
     let mut runs = Vec::new();
     let mut settings = Vec::new();

@@ -50,3 +50,25 @@ fn small_run_writes_the_report() {
     }
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn small_query_run_writes_the_report() {
+    let out = std::env::temp_dir().join(format!("combkey-bench-query-smoke-{}", std::process::id()));
+    let status = Command::new(env!("CARGO_BIN_EXE_combkey-bench"))
+        .args(["--query", "--rows", "20000", "--rows-per-hour", "1000", "--hours", "5", "--out"])
+        .arg(&out)
+        .output()
+        .expect("run combkey-bench --query");
+    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+    let summary = std::fs::read_to_string(out.join("query-summary.txt")).expect("query-summary.txt");
+    for part in ["the COMB key (`id >= $1 AND id < $2`)", "`created_at` and its index", "key range / created_at:"] {
+        assert!(summary.contains(part), "{part} missing:\n{summary}");
+    }
+    // Every sampled hour returned its 1,000 rows both ways.
+    assert!(summary.contains("| 1000 |"), "{summary}");
+    let csv = std::fs::read_to_string(out.join("query.csv")).expect("query.csv");
+    assert_eq!(csv.lines().count(), 1 + 5, "{csv}");
+    let svg = std::fs::read_to_string(out.join("query-time.svg")).expect("query-time.svg");
+    assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+    let _ = std::fs::remove_dir_all(&out);
+}

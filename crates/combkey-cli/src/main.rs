@@ -6,6 +6,8 @@
 //! combkey inspect [--json] [--as KIND] [--near RFC3339] [ID...]
 //! combkey validate [--now RFC3339] [--past DUR] [--future DUR] [--kind v7|short-prefix] ID...
 //! combkey sql postgres|mysql|sqlite|mssql [--up|--down]
+//! combkey sql postgres|mysql|mssql partitions --table NAME --interval day|week|month|year
+//!     (--from DATE --to DATE [--default] | --from DATE --drop-before DATE | --add N --after DATE [--default])
 //! ```
 //!
 //! Exit status: 0 on success; 1 when an id is malformed or invalid; 2 for a usage error.
@@ -16,6 +18,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use combkey::layouts::{Layout, LocalityFields};
+use combkey::sql::{Interval, Partitioning};
 use combkey::{Backend, Comb, Expected, ShortPrefix, ShortPrefixGenerator, Timestamp, V7Generator, Validator};
 
 mod forms;
@@ -105,7 +108,75 @@ enum Command {
         dialect: Backend,
         #[command(flatten)]
         part: SqlPart,
+        #[command(subcommand)]
+        what: Option<SqlCommand>,
     },
+}
+
+#[derive(Subcommand, Debug)]
+enum SqlCommand {
+    /// Partition DDL for a table keyed by COMB ids: one partition per interval (PostgreSQL,
+    /// MySQL/MariaDB, SQL Server), or the statements that drop old partitions or add new ones.
+    Partitions(PartitionArgs),
+}
+
+/// `combkey sql DIALECT partitions`.
+#[derive(Args, Debug)]
+struct PartitionArgs {
+    /// The table (a plain identifier).
+    #[arg(long)]
+    table: String,
+    /// The COMB key column (a plain identifier).
+    #[arg(long, default_value = "id")]
+    key: String,
+    /// How long one partition lasts: day, week (ISO, from Monday), month or year.
+    #[arg(long, value_parser = parse_interval)]
+    interval: Interval,
+    /// The first interval: the one holding this date (YYYY-MM-DD or RFC 3339, UTC).
+    #[arg(long, value_parser = parse_date)]
+    from: Option<Timestamp>,
+    /// Partitions up to the interval before this date.
+    #[arg(long, value_parser = parse_date, requires = "from")]
+    to: Option<Timestamp>,
+    /// Also a catch-all partition for ids outside the intervals (PostgreSQL DEFAULT, MySQL pmax).
+    #[arg(long)]
+    default: bool,
+    /// Retention: drop the partitions older than this date (of a table made --from DATE).
+    #[arg(long, value_parser = parse_date, requires = "from", conflicts_with_all = ["to", "add"])]
+    drop_before: Option<Timestamp>,
+    /// Add this many partitions, from the interval holding --after.
+    #[arg(long, requires = "after", conflicts_with_all = ["from", "to"])]
+    add: Option<usize>,
+    /// With --add: the date whose interval is the first new partition.
+    #[arg(long, value_parser = parse_date, requires = "add")]
+    after: Option<Timestamp>,
+}
+
+fn parse_interval(s: &str) -> Result<Interval, String> {
+    s.parse().map_err(|e: combkey::Error| e.to_string())
+}
+
+/// A date (`YYYY-MM-DD`, midnight UTC) or an RFC 3339 time.
+fn parse_date(s: &str) -> Result<Timestamp, String> {
+    if s.len() == 10
+        && let Ok(t) = format!("{s}T00:00:00Z").parse()
+    {
+        return Ok(t);
+    }
+    s.parse().map_err(|_| format!("invalid date {s:?}: expected YYYY-MM-DD or an RFC 3339 time"))
+}
+
+/// The text `combkey sql DIALECT partitions ...` prints.
+fn partitions(backend: Backend, args: &PartitionArgs) -> Result<String, String> {
+    let p =
+        Partitioning::new(&args.table, args.interval).and_then(|p| p.with_key(&args.key)).map_err(|e| e.to_string())?;
+    let text = match (args.from, args.to, args.drop_before, args.add, args.after) {
+        (Some(from), Some(to), None, None, _) => p.create(backend, from, to, args.default),
+        (Some(from), None, Some(before), None, _) => p.drop_before(backend, from, before),
+        (None, None, None, Some(count), Some(after)) => p.add(backend, after, count, args.default),
+        _ => return Err("give --from and --to, or --from and --drop-before, or --add and --after".into()),
+    };
+    text.map_err(|e| e.to_string())
 }
 
 fn parse_dialect(s: &str) -> Result<Backend, String> {
@@ -255,7 +326,14 @@ fn run(command: Command, out: &mut impl Write) -> Result<bool, String> {
             }
             Ok(all_ok)
         }
-        Command::Sql { dialect, part } => {
+        Command::Sql { dialect, part, what: Some(SqlCommand::Partitions(args)) } => {
+            if part.up || part.down {
+                return Err("--up/--down do not go with partitions".into());
+            }
+            out.write_all(partitions(dialect, &args)?.as_bytes()).map_err(io_err)?;
+            Ok(true)
+        }
+        Command::Sql { dialect, part, what: None } => {
             let text = if part.up {
                 dialect.install_functions().to_string()
             } else if part.down {

@@ -332,3 +332,205 @@ fn sql_for_sql_server_is_in_batches() {
     assert_eq!(text.lines().filter(|l| l.trim() == "GO").count(), 7, "{text}");
     assert!(text.contains("CREATE OR ALTER FUNCTION dbo.combkey_v7() RETURNS uniqueidentifier"));
 }
+
+#[test]
+fn sql_partitions() {
+    let out = combkey(
+        &[
+            "sql",
+            "postgres",
+            "partitions",
+            "--table",
+            "orders",
+            "--interval",
+            "month",
+            "--from",
+            "2026-01-01",
+            "--to",
+            "2026-03-01",
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("--   CREATE TABLE orders (id uuid NOT NULL, ..., PRIMARY KEY (id)) PARTITION BY RANGE (id);"),
+        "{text}"
+    );
+    assert!(
+        text.contains("CREATE TABLE IF NOT EXISTS orders_2026_01 PARTITION OF orders FOR VALUES FROM ('019b76da-a800-7000-8000-000000000000') TO ('019c167f-cc00-7000-8000-000000000000');"),
+        "{text}"
+    );
+    assert_eq!(text.matches("PARTITION OF orders FOR VALUES").count(), 2);
+    let out = combkey(
+        &[
+            "sql",
+            "mysql",
+            "partitions",
+            "--table",
+            "orders",
+            "--interval",
+            "day",
+            "--key",
+            "order_id",
+            "--from",
+            "2026-01-01",
+            "--to",
+            "2026-01-03",
+            "--default",
+        ],
+        None,
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("ALTER TABLE orders PARTITION BY RANGE COLUMNS(order_id) (")
+            && text.contains("PARTITION p2026_01_02 VALUES LESS THAN (0x")
+            && text.contains("pmax VALUES LESS THAN (MAXVALUE)"),
+        "{text}"
+    );
+    let out = combkey(
+        &[
+            "sql",
+            "mssql",
+            "partitions",
+            "--table",
+            "orders",
+            "--interval",
+            "year",
+            "--from",
+            "2026-01-01",
+            "--to",
+            "2028-01-01",
+        ],
+        None,
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("CREATE PARTITION FUNCTION orders_by_year (uniqueidentifier) AS RANGE RIGHT FOR VALUES"),
+        "{text}"
+    );
+    assert!(
+        text.contains("CREATE PARTITION SCHEME orders_by_year_scheme AS PARTITION orders_by_year ALL TO ([PRIMARY]);")
+    );
+    // Retention and extension.
+    let out = combkey(
+        &[
+            "sql",
+            "postgres",
+            "partitions",
+            "--table",
+            "orders",
+            "--interval",
+            "month",
+            "--from",
+            "2026-01-01",
+            "--drop-before",
+            "2026-03-01",
+        ],
+        None,
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("DROP TABLE IF EXISTS orders_2026_01;\nDROP TABLE IF EXISTS orders_2026_02;\n")
+            && !text.contains("2026_03"),
+        "{text}"
+    );
+    let out = combkey(
+        &[
+            "sql",
+            "mysql",
+            "partitions",
+            "--table",
+            "orders",
+            "--interval",
+            "week",
+            "--add",
+            "2",
+            "--after",
+            "2026-01-01",
+        ],
+        None,
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("ALTER TABLE orders ADD PARTITION (\n  PARTITION p2026_w01")
+            && text.contains("PARTITION p2026_w02"),
+        "{text}"
+    );
+    // Errors: exit 2 with the reason.
+    for (args, reason) in [
+        (
+            vec![
+                "sql",
+                "sqlite",
+                "partitions",
+                "--table",
+                "t",
+                "--interval",
+                "day",
+                "--from",
+                "2026-01-01",
+                "--to",
+                "2026-01-02",
+            ],
+            "SQLite has no table partitioning",
+        ),
+        (
+            vec![
+                "sql",
+                "postgres",
+                "partitions",
+                "--table",
+                "t;x",
+                "--interval",
+                "day",
+                "--from",
+                "2026-01-01",
+                "--to",
+                "2026-01-02",
+            ],
+            "a plain identifier",
+        ),
+        (
+            vec![
+                "sql",
+                "postgres",
+                "partitions",
+                "--table",
+                "t",
+                "--interval",
+                "hour",
+                "--from",
+                "2026-01-01",
+                "--to",
+                "2026-01-02",
+            ],
+            "day, week, month or year",
+        ),
+        (
+            vec![
+                "sql",
+                "postgres",
+                "partitions",
+                "--table",
+                "t",
+                "--interval",
+                "day",
+                "--from",
+                "2026-13-01",
+                "--to",
+                "2026-01-02",
+            ],
+            "invalid date",
+        ),
+        (vec!["sql", "postgres", "partitions", "--table", "t", "--interval", "day"], "give --from and --to"),
+    ] {
+        let out = combkey(&args, None);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(reason),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -89,6 +89,7 @@
 
 #![deny(missing_docs)]
 
+mod expression;
 mod wrappers;
 
 #[cfg(feature = "mysql")]
@@ -99,4 +100,5 @@ mod postgres;
 mod sqlite;
 
 pub use combkey::{Backend, sql};
+pub use expression::CreatedInExpressionMethods;
 pub use wrappers::{Comb, CombText};

@@ -141,4 +141,20 @@ fn literal(id: Comb) -> String {
     format!("X'{}'", common::hex(id))
 }
 
+/// SQLite's query plan of `select`.
+fn plan(c: &mut SqliteConnection, select: &str) -> String {
+    #[derive(QueryableByName)]
+    struct Step {
+        #[diesel(sql_type = Text)]
+        detail: String,
+    }
+    let steps: Vec<Step> = diesel::sql_query(format!("EXPLAIN QUERY PLAN {select}")).load(c).unwrap();
+    steps.into_iter().map(|s| s.detail).collect::<Vec<_>>().join("\n")
+}
+
+/// A search through the key's index (a `BLOB PRIMARY KEY` is an automatic unique index).
+fn uses_primary_key(plan: &str) -> bool {
+    plan.contains("SEARCH combkey_orders USING") && plan.contains("(id>? AND id<?)")
+}
+
 include!("shared/orm_patterns.rs");

@@ -64,8 +64,9 @@
 //!
 //! Then `ActiveModel { note: Set(..), ..Default::default() }.save(db)` inserts with a new
 //! id, `.insert(db)` too, and a loaded model's `.save(db)` or `.update(db)` updates. Tables
-//! come from [`create_table_from_entity`] (sea-orm's, with `blob` on SQLite). Time ranges
-//! read naturally as conditions on the key: `Column::Id.gte(CombUuid::from(Comb::min_for(t)?))`.
+//! come from [`create_table_from_entity`] (sea-orm's, with `blob` on SQLite). "Created
+//! between a and b" is a condition on the key ([`CreatedIn`]):
+//! `Entity::find().filter(Column::Id.created_in(Comb::range(a..b)?))`.
 //!
 //! Raw sqlx queries take the same type: `CombUuid` implements sqlx's `Type`, `Encode` and
 //! `Decode` by delegating to combkey-sqlx.
@@ -82,6 +83,7 @@
 #![deny(missing_docs)]
 
 mod behavior;
+mod condition;
 mod schema;
 mod sqlx_impls;
 mod value;
@@ -94,5 +96,6 @@ mod postgres;
 
 pub use behavior::before_save;
 pub use combkey::{Backend, sql};
+pub use condition::CreatedIn;
 pub use schema::create_table_from_entity;
 pub use wrappers::CombUuid;

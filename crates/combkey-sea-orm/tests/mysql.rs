@@ -23,6 +23,13 @@ async fn entity_patterns() {
 }
 
 #[tokio::test]
+async fn rows_created_in_a_time_range() {
+    let db = connect().await;
+    let _guard = LOCK.lock().await;
+    common::rows_created_in_a_time_range(&db).await;
+}
+
+#[tokio::test]
 async fn sea_orm_uuid_tests_ported() {
     let db = connect().await;
     let _guard = LOCK.lock().await;
@@ -95,4 +102,16 @@ async fn migration_installs_and_removes_the_database_functions() {
     let err = db.execute_unprepared("SELECT combkey_v7()").await.unwrap_err();
     assert!(err.to_string().contains("combkey_v7"), "down removed the function: {err}");
     InstallCombkeyFunctions.up(&manager).await.unwrap(); // other tests use them
+}
+
+#[tokio::test]
+async fn partitioned_table_migration() {
+    let db = connect().await;
+    let _guard = LOCK.lock().await;
+    common::partitioned_table_migration(
+        &db,
+        |p| format!("SELECT COUNT(*) FROM combkey_seaorm_events PARTITION ({p})"),
+        ["p2026_01", "p2026_02", "pmax"],
+    )
+    .await;
 }

@@ -23,6 +23,13 @@ async fn entity_patterns() {
 }
 
 #[tokio::test]
+async fn rows_created_in_a_time_range() {
+    let db = connect().await;
+    let _guard = LOCK.lock().await;
+    common::rows_created_in_a_time_range(&db).await;
+}
+
+#[tokio::test]
 async fn sea_orm_uuid_tests_ported() {
     let db = connect().await;
     let _guard = LOCK.lock().await;
@@ -161,3 +168,15 @@ async fn migration_installs_and_removes_the_database_functions() {
 
 /// The tests that share this backend's tables run one at a time.
 static LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+#[tokio::test]
+async fn partitioned_table_migration() {
+    let db = connect().await;
+    let _guard = LOCK.lock().await;
+    common::partitioned_table_migration(
+        &db,
+        |p| format!("SELECT COUNT(*) FROM {p}"),
+        ["combkey_seaorm_events_2026_01", "combkey_seaorm_events_2026_02", "combkey_seaorm_events_default"],
+    )
+    .await;
+}

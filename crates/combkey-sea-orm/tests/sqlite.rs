@@ -30,6 +30,7 @@ async fn entity_patterns_and_blob_keys() {
             .unwrap();
     assert_eq!(declared.to_lowercase(), "blob");
     common::exercise(&db).await;
+    common::rows_created_in_a_time_range(&db).await;
     common::sea_orm_uuid_tests_ported(&db).await;
     common::bad_data(
         &db,
@@ -96,4 +97,20 @@ async fn other_drivers_decode_with_the_same_rules() {
         let err = common::order::Entity::find().one(&db).await.unwrap_err();
         assert!(combkey_testutil::chain(&err).contains(expected), "{err}");
     }
+}
+
+#[tokio::test]
+async fn partitioned_table_is_an_error_on_sqlite() {
+    use combkey_sea_orm::migration::{comb_primary_key, create_partitioned_table};
+    use sea_orm_migration::prelude::*;
+    let (db, dir) = connect("partitions").await;
+    let manager = SchemaManager::new(&db);
+    let table = Table::create().table("events").col(comb_primary_key("id", DatabaseBackend::Sqlite)).to_owned();
+    let months = combkey::sql::Partitioning::new("events", combkey::sql::Interval::Month).unwrap();
+    let (from, to) = ("2026-01-01T00:00:00Z".parse().unwrap(), "2026-03-01T00:00:00Z".parse().unwrap());
+    let err = create_partitioned_table(&manager, table, &months, from, to, false).await.unwrap_err();
+    assert!(err.to_string().contains("has no table partitioning"), "{err}");
+    assert!(!common::table_exists(&db, "events").await);
+    drop(db);
+    let _ = std::fs::remove_dir_all(dir);
 }

@@ -54,6 +54,44 @@
 //! # }
 //! ```
 //!
+//! # Rows created between two times
+//!
+//! The creation time is in the key, and it is what every database compares first, so "rows
+//! created in this hour" is a range of the primary key with two binds, answered from its
+//! index with no `created_at` column ([`combkey::KeyRange`], half-open):
+//!
+//! ```
+//! # #[cfg(feature = "sqlite")]
+//! # tokio_test(async {
+//! use combkey::{Timestamp, V7Generator};
+//! use combkey_sqlx::Comb;
+//!
+//! let pool = sqlx::SqlitePool::connect("sqlite::memory:").await?;
+//! sqlx::query("CREATE TABLE orders (id BLOB PRIMARY KEY, note TEXT NOT NULL)").execute(&pool).await?;
+//! let g = V7Generator::new();
+//! for at in ["2026-01-01T09:59:59.999Z", "2026-01-01T10:00:00Z", "2026-01-01T10:59:59.999Z", "2026-01-01T11:00:00Z"] {
+//!     let id = Comb::from(g.generate_at(at.parse()?));
+//!     sqlx::query("INSERT INTO orders (id, note) VALUES (?, ?)").bind(id).bind(at).execute(&pool).await?;
+//! }
+//! let (from, to): (Timestamp, Timestamp) = ("2026-01-01T10:00:00Z".parse()?, "2026-01-01T11:00:00Z".parse()?);
+//! let hour = combkey::Comb::range(from..to)?;
+//! let notes: Vec<String> = sqlx::query_scalar("SELECT note FROM orders WHERE id >= ? AND id < ? ORDER BY id")
+//!     .bind(Comb::from(hour.start()))
+//!     .bind(Comb::from(hour.end()))
+//!     .fetch_all(&pool)
+//!     .await?;
+//! assert_eq!(notes, ["2026-01-01T10:00:00Z", "2026-01-01T10:59:59.999Z"]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # });
+//! # #[cfg(feature = "sqlite")]
+//! # fn tokio_test<F: std::future::Future<Output = Result<(), Box<dyn std::error::Error>>>>(f: F) {
+//! #     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(f).unwrap()
+//! # }
+//! ```
+//!
+//! The same on PostgreSQL is `WHERE id >= $1 AND id < $2`. To partition a table by time
+//! through its key, see [`sql::Partitioning`] and `examples/partitioned-migrations`.
+//!
 //! # With `query!` and `query_as!`
 //!
 //! The macros see a `uuid`/`BINARY(16)`/`BLOB` column and pick their default type for it;

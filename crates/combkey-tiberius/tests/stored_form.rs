@@ -344,3 +344,76 @@ async fn bytes_on_the_wire_are_sql_servers_own_bytes_of_the_stored_form() {
     assert_eq!(wire, [0x0c, 0x07, 0x39, 0x8f, 0xdc, 0x0c, 0x98, 0xc4, 0x7c, 0xc3, 0x01, 0x7f, 0x22, 0xe2, 0x79, 0xb0]);
     assert_eq!(wire, id.to_comb().to_sqlserver_bytes_le());
 }
+
+/// A time range's bounds in the stored form enclose, in SQL Server's order (SqlGuid), exactly
+/// the stored ids made in the range, edges included.
+#[test]
+fn time_range_bounds_in_sql_servers_order() {
+    let (a, b) = (1_700_000_000_000i64, 1_700_000_060_000i64);
+    let range = combkey::Comb::range(combkey::Timestamp::from_unix_ms(a)..combkey::Timestamp::from_unix_ms(b)).unwrap();
+    let g = combkey::V7Generator::new();
+    let mut ids = Vec::new();
+    for ms in (a - 2..a + 2).chain(b - 2..b + 2).chain([a + 30_000]) {
+        ids.extend((0..50).map(|_| Comb::from(g.generate_at(combkey::Timestamp::from_unix_ms(ms)))));
+    }
+    let (lo, hi) = range.stored(combkey::Backend::SqlServer);
+    let text = |b: [u8; 16]| uuid::Uuid::from_bytes(b).hyphenated().to_string().to_uppercase();
+    let mut input: Vec<String> = ids.iter().map(|id| shown(*id)).collect();
+    input.push(text(lo));
+    input.push(text(hi));
+    let sorted = combkey_testutil::sqlserver_sort(&input);
+    let (i_lo, i_hi) =
+        (sorted.iter().position(|s| *s == text(lo)).unwrap(), sorted.iter().position(|s| *s == text(hi)).unwrap());
+    let between: Vec<Comb> =
+        sorted[i_lo + 1..i_hi].iter().map(|s| Comb::from_stored_uuid(s.parse().unwrap())).collect();
+    let mut expected: Vec<Comb> =
+        ids.iter().copied().filter(|id| (a..b).contains(&id.to_comb().unix_ms().unwrap())).collect();
+    expected.sort();
+    assert_eq!(between, expected, "exactly the range's ids lie between its stored bounds");
+}
+
+/// The T-SQL partition function's boundaries (`Partitioning::create` for SQL Server): listed
+/// in SQL Server's order, and each interval's ids between its two boundaries.
+#[test]
+fn partition_boundaries_in_sql_servers_order() {
+    use combkey::sql::{Interval, Partitioning};
+    let t = |s: &str| s.parse::<combkey::Timestamp>().unwrap();
+    let p = Partitioning::new("orders", Interval::Week).unwrap();
+    let (from, to) = (t("2026-01-01T00:00:00Z"), t("2026-03-01T00:00:00Z"));
+    let bounds: Vec<String> = p
+        .sqlserver_boundaries(from, to)
+        .unwrap()
+        .into_iter()
+        .map(|b| uuid::Uuid::from_bytes(b).hyphenated().to_string().to_uppercase())
+        .collect();
+    let ddl = p.create(combkey::Backend::SqlServer, from, to, false).unwrap();
+    let listed = ddl.find(&bounds[0]).unwrap();
+    assert!(bounds.windows(2).all(|w| ddl.find(&w[0]) < ddl.find(&w[1])), "listed in this order:\n{ddl}");
+    assert!(listed > 0 && ddl.contains("AS RANGE RIGHT FOR VALUES"), "{ddl}");
+    // SQL Server's order of the boundaries is the listed one.
+    let mut reversed = bounds.clone();
+    reversed.reverse();
+    assert_eq!(combkey_testutil::sqlserver_sort(&reversed), bounds);
+    // Ids made in each week (first and last millisecond, and between) sort between its
+    // boundaries.
+    let g = combkey::V7Generator::new();
+    let mut start = Interval::Week.start_of(from);
+    let mut interval = 0;
+    let mut input = bounds.clone();
+    let mut made = Vec::new();
+    while start < to {
+        let end = Interval::Week.next(start);
+        for at in [start, start.saturating_add_ms(3 * 86_400_000), end.saturating_add_ms(-1)] {
+            let id = Comb::from(g.generate_at(at));
+            input.push(shown(id));
+            made.push((interval, shown(id)));
+        }
+        start = end;
+        interval += 1;
+    }
+    let sorted = combkey_testutil::sqlserver_sort(&input);
+    let pos = |s: &String| sorted.iter().position(|x| x == s).unwrap();
+    for (interval, id) in &made {
+        assert!(pos(&bounds[*interval]) < pos(id) && pos(id) < pos(&bounds[interval + 1]), "week {interval}: {id}");
+    }
+}

@@ -27,7 +27,9 @@
 //!
 //! # What is here
 //!
-//! - The id: [`Comb`], its text forms, [`Timestamp`] (the time it carries).
+//! - The id: [`Comb`], its text forms, [`Timestamp`] (the time it carries), and
+//!   [`KeyRange`] ([`Comb::range`]): a time range as key bounds, for "rows created between
+//!   a and b" through the primary key.
 //! - Generators: [`V7Generator`] (the default, [`Comb::new`]; UUIDv7, strictly increasing)
 //!   and [`ShortPrefixGenerator`] (uuid-creator's short prefix COMB: a wrapping minute
 //!   counter in the first two bytes, the rest random; hides the creation time once the
@@ -58,6 +60,7 @@ mod comb;
 mod error;
 mod macros;
 mod parse;
+mod range;
 mod rng;
 mod short_prefix;
 pub mod sql;
@@ -74,6 +77,7 @@ pub use backend::{Backend, ColumnKind, sqlserver_cmp};
 pub use clock::{Clock, CoarseClock, FixedClock, SystemClock};
 pub use comb::Comb;
 pub use error::{Error, ErrorKind};
+pub use range::KeyRange;
 pub use rng::{RandomSource, SeededRandom, ThreadRandom};
 pub use short_prefix::{ShortPrefix, ShortPrefixGenerator};
 pub use time::Timestamp;

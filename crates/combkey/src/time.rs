@@ -114,6 +114,36 @@ impl Timestamp {
     }
 }
 
+/// Calendar arithmetic in UTC, for intervals of days, weeks, months and years.
+impl Timestamp {
+    /// Midnight UTC of a calendar date; `None` for a date that does not exist.
+    ///
+    /// ```
+    /// use combkey::Timestamp;
+    ///
+    /// assert_eq!(Timestamp::from_date(2026, 1, 31).unwrap().to_string(), "2026-01-31T00:00:00.000Z");
+    /// assert!(Timestamp::from_date(2026, 2, 29).is_none());
+    /// ```
+    pub fn from_date(year: i64, month: u32, day: u32) -> Option<Self> {
+        Self::from_civil(year, month, day, 0, 0, 0, 0)
+    }
+
+    /// The UTC calendar date `(year, month, day)` of this instant.
+    pub fn date(self) -> (i64, u32, u32) {
+        civil_from_days(self.0.div_euclid(MS_PER_DAY))
+    }
+
+    /// Days since 1970-01-01 (negative before), of the UTC date.
+    pub(crate) fn days(self) -> i64 {
+        self.0.div_euclid(MS_PER_DAY)
+    }
+
+    /// Midnight UTC of day `days` since 1970-01-01, saturating.
+    pub(crate) fn from_days(days: i64) -> Self {
+        Timestamp(days.saturating_mul(MS_PER_DAY))
+    }
+}
+
 impl From<Timestamp> for SystemTime {
     fn from(t: Timestamp) -> SystemTime {
         t.to_system_time()
@@ -145,16 +175,17 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
 }
 
 /// The civil date of a day count since 1970-01-01 (H. Hinnant's `civil_from_days`).
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z.saturating_add(719_468);
     let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
+    // The day of the 400-year era is in 0..146_097, so its low 32 bits are all of it.
+    let doe = crate::bits::low_bytes_u32(i128::from(z.rem_euclid(146_097)), 4);
     let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
     let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
     let mp = (5 * doy + 2) / 153;
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
+    (i64::from(yoe) + era * 400 + i64::from(m <= 2), m, d)
 }
 
 impl fmt::Display for Timestamp {

@@ -1,7 +1,7 @@
 // The patterns diesel's users rely on, shared by the backend test files (`include!`d by
 // postgres.rs, mysql.rs and sqlite.rs, whose `table!`s give the id column its backend's SQL
-// type `IdSql`, and which define `connect()`, `literal()`, `Order`, `Item` and the tables
-// `combkey_orders`, `combkey_items` and `combkey_legacy` (a table keyed by UUID text)).
+// type `IdSql`, and which define `connect()`, `literal()`, `plan()`, `Order`, `Item` and the
+// tables `combkey_orders`, `combkey_items` and `combkey_legacy` (a table keyed by UUID text)).
 
 #[test]
 fn left_join_with_a_missing_right_side_reads_none() {
@@ -102,4 +102,33 @@ fn diesel_type_tests_ported() {
             assert_eq!(back, opt);
         }
     }
+}
+
+/// "Orders created in this hour" through the key: exactly the rows whose id carries a time
+/// in the range, answered from the primary key's index.
+#[test]
+fn rows_created_in_a_time_range() {
+    use combkey_diesel::CreatedInExpressionMethods;
+    use self::combkey_orders::dsl::{combkey_orders as orders, id};
+    let mut c = connect();
+    // 2,000 orders made one second apart (the generator's `_at` API), inserted shuffled.
+    let t0 = combkey::Timestamp::from_unix_ms(1_700_000_000_000);
+    let g = combkey::V7Generator::new();
+    let made: Vec<Comb> = (0..2_000).map(|i| Comb::from(g.generate_at(t0.saturating_add_ms(1_000 * i)))).collect();
+    let mut shuffled: Vec<Order> = made.iter().map(|i| Order { id: *i, parent: None, note: "n".into() }).collect();
+    shuffled.reverse();
+    for chunk in shuffled.chunks(500) {
+        diesel::insert_into(orders).values(chunk).execute(&mut c).unwrap();
+    }
+    // Seconds 600 to 659 (one minute): ids 600..660.
+    let range = combkey::Comb::range(t0.saturating_add_ms(600_000)..t0.saturating_add_ms(660_000)).unwrap();
+    let minute: Vec<Comb> = orders.select(id).filter(id.created_in(range)).order(id.asc()).load(&mut c).unwrap();
+    assert_eq!(minute, &made[600..660]);
+    let query = format!(
+        "SELECT id FROM combkey_orders WHERE id BETWEEN {} AND {}",
+        literal(Comb::from(range.start())),
+        literal(Comb::from(range.last()))
+    );
+    let plan = plan(&mut c, &query);
+    assert!(uses_primary_key(&plan), "{query}\n{plan}");
 }

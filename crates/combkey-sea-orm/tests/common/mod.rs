@@ -267,6 +267,70 @@ pub async fn exercise(db: &DatabaseConnection) {
     drop_tables(db).await;
 }
 
+/// "Orders created in this minute" as a condition on the key: exactly the rows whose id
+/// carries a time in the range, answered from the primary key's index.
+pub async fn rows_created_in_a_time_range(db: &DatabaseConnection) {
+    use combkey_sea_orm::CreatedIn;
+    create_tables(db).await;
+    let t0 = combkey::Timestamp::from_unix_ms(1_700_000_000_000);
+    let g = combkey::V7Generator::new();
+    let made: Vec<CombUuid> =
+        (0..2_000).map(|i| CombUuid::from(g.generate_at(t0.saturating_add_ms(1_000 * i)))).collect();
+    for chunk in made.chunks(500).rev() {
+        let rows =
+            chunk.iter().rev().map(|id| order::ActiveModel { id: Set(*id), parent: Set(None), note: Set("n".into()) });
+        order::Entity::insert_many(rows).exec(db).await.unwrap();
+    }
+    let range = combkey::Comb::range(t0.saturating_add_ms(600_000)..t0.saturating_add_ms(660_000)).unwrap();
+    let minute: Vec<CombUuid> = order::Entity::find()
+        .filter(order::Column::Id.created_in(range))
+        .order_by_asc(order::Column::Id)
+        .all(db)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| m.id)
+        .collect();
+    assert_eq!(minute, &made[600..660]);
+    // The plan: the primary key's index, not a full scan.
+    let backend = db.get_database_backend();
+    let (explain, select) = match backend {
+        DatabaseBackend::Postgres => {
+            db.execute_unprepared("ANALYZE combkey_seaorm_orders").await.unwrap();
+            ("EXPLAIN", "SELECT id FROM combkey_seaorm_orders WHERE id BETWEEN $1 AND $2")
+        }
+        DatabaseBackend::MySql => {
+            ("EXPLAIN FORMAT=JSON", "SELECT id FROM combkey_seaorm_orders WHERE id BETWEEN ? AND ?")
+        }
+        _ => ("EXPLAIN QUERY PLAN", "SELECT id FROM combkey_seaorm_orders WHERE id BETWEEN ? AND ?"),
+    };
+    let stmt = sea_orm::Statement::from_sql_and_values(
+        backend,
+        format!("{explain} {select}"),
+        [CombUuid::from(range.start()).into(), CombUuid::from(range.last()).into()],
+    );
+    let rows = db.query_all_raw(stmt).await.unwrap();
+    let plan: Vec<String> = rows
+        .iter()
+        .map(|r| match backend {
+            DatabaseBackend::Postgres => r.try_get::<String>("", "QUERY PLAN").unwrap(),
+            DatabaseBackend::MySql => r.try_get_by_index::<String>(0).unwrap(),
+            _ => r.try_get::<String>("", "detail").unwrap(),
+        })
+        .collect();
+    let plan = plan.join("\n");
+    let compact: String = plan.split_whitespace().collect();
+    let indexed = match backend {
+        DatabaseBackend::Postgres => plan.contains("combkey_seaorm_orders_pkey") && !plan.contains("Seq Scan"),
+        DatabaseBackend::MySql => {
+            compact.contains("\"key\":\"PRIMARY\"") && compact.contains("\"access_type\":\"range\"")
+        }
+        _ => plan.contains("SEARCH combkey_seaorm_orders USING") && plan.contains("(id>? AND id<?)"),
+    };
+    assert!(indexed, "{plan}");
+    drop_tables(db).await;
+}
+
 /// The cases of sea-orm's own `tests/uuid_tests.rs` (`insert_metadata`,
 /// `create_and_update_metadata`), with the key our type.
 pub async fn sea_orm_uuid_tests_ported(db: &DatabaseConnection) {
@@ -369,4 +433,91 @@ pub async fn drop_helper(db: &DatabaseConnection) {
 pub struct DieselBinaryRow {
     #[diesel(sql_type = diesel::sql_types::Binary)]
     pub id: combkey_diesel::Comb,
+}
+
+/// `migration::create_partitioned_table` in a migration: rows made for given times land in
+/// the partition of their month (`count_in(partition)` counts one partition's rows), an id
+/// after every month lands in the default partition, `down` removes all of it, and a bad
+/// range leaves no table behind.
+pub async fn partitioned_table_migration(db: &DatabaseConnection, count_in: fn(&str) -> String, parts: [&str; 3]) {
+    use combkey::Timestamp;
+    use combkey::sql::{Interval, Partitioning};
+    use combkey_sea_orm::migration::{comb_primary_key, create_partitioned_table};
+    use sea_orm_migration::prelude::*;
+
+    struct CreateEvents {
+        to: &'static str,
+    }
+    impl MigrationName for CreateEvents {
+        fn name(&self) -> &str {
+            "m20260101_000001_create_events"
+        }
+    }
+    #[async_trait::async_trait]
+    impl MigrationTrait for CreateEvents {
+        async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+            let backend = manager.get_database_backend();
+            let table = Table::create()
+                .table("combkey_seaorm_events")
+                .col(comb_primary_key("id", backend))
+                .col(ColumnDef::new("note").text().not_null())
+                .to_owned();
+            let months = Partitioning::new("combkey_seaorm_events", Interval::Month).unwrap();
+            let from: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
+            create_partitioned_table(manager, table, &months, from, self.to.parse().unwrap(), true).await
+        }
+        async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+            manager.drop_table(Table::drop().table("combkey_seaorm_events").to_owned()).await
+        }
+    }
+
+    let manager = SchemaManager::new(db);
+    let migration = CreateEvents { to: "2026-03-01T00:00:00Z" };
+    let _ = migration.down(&manager).await;
+    // A range that ends before it starts: an error, and no table.
+    let err = CreateEvents { to: "2025-01-01T00:00:00Z" }.up(&manager).await.unwrap_err();
+    assert!(err.to_string().contains("from before to"), "{err}");
+    assert!(!table_exists(db, "combkey_seaorm_events").await);
+
+    migration.up(&manager).await.unwrap();
+    let backend = db.get_database_backend();
+    let g = combkey::V7Generator::new();
+    let times = ["2026-01-05T10:00:00Z", "2026-01-31T23:59:59.999Z", "2026-02-01T00:00:00Z", "2026-05-01T00:00:00Z"];
+    for time in times {
+        let id = CombUuid::from(g.generate_at(time.parse().unwrap()));
+        let stmt = sea_orm::Statement::from_sql_and_values(
+            backend,
+            match backend {
+                DatabaseBackend::Postgres => "INSERT INTO combkey_seaorm_events (id, note) VALUES ($1, $2)",
+                _ => "INSERT INTO combkey_seaorm_events (id, note) VALUES (?, ?)",
+            },
+            [id.into(), time.into()],
+        );
+        db.execute_raw(stmt).await.unwrap();
+    }
+    let mut counts = Vec::new();
+    for part in parts {
+        let row = db.query_one_raw(sea_orm::Statement::from_string(backend, count_in(part))).await.unwrap().unwrap();
+        counts.push(row.try_get_by_index::<i64>(0).unwrap());
+    }
+    // January holds two rows, February one, the default (after March) the May row.
+    assert_eq!(counts, [2, 1, 1], "{parts:?}");
+    migration.down(&manager).await.unwrap();
+    assert!(!table_exists(db, "combkey_seaorm_events").await);
+}
+
+/// Whether the table exists (sea-orm-migration's `has_table` needs its `sqlx-*` features).
+pub async fn table_exists(db: &DatabaseConnection, name: &str) -> bool {
+    let backend = db.get_database_backend();
+    let sql = match backend {
+        DatabaseBackend::Sqlite => {
+            format!("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '{name}'")
+        }
+        DatabaseBackend::Postgres => format!("SELECT COUNT(*) FROM pg_tables WHERE tablename = '{name}'"),
+        _ => format!(
+            "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = '{name}'"
+        ),
+    };
+    let row = db.query_one_raw(sea_orm::Statement::from_string(backend, sql)).await.unwrap().unwrap();
+    row.try_get_by_index::<i64>(0).unwrap() > 0
 }

@@ -15,6 +15,10 @@
 
 use crate::backend::Backend;
 
+mod partitions;
+
+pub use partitions::{Interval, Partitioning};
+
 impl Backend {
     /// DDL for a COMB primary key column named `name`. On PostgreSQL the database-side
     /// generator is its default; MySQL and MariaDB do not allow a stored function in a

@@ -1,0 +1,1 @@
+DROP TABLE events; -- its partitions go with it
