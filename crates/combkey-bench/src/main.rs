@@ -9,9 +9,11 @@
 //! Keys are made by the client and sent through combkey-sqlx's column type, in batches
 //! (`UNNEST` arrays on PostgreSQL, multi-row `INSERT` on MariaDB), each batch timed.
 
+mod galera;
 mod query;
 mod report;
 mod servers;
+mod shards;
 
 use std::time::{Duration, Instant};
 
@@ -58,6 +60,24 @@ struct Args {
     /// With --query: how many random hours to time, each both ways.
     #[arg(long, default_value_t = 200)]
     hours: usize,
+    /// Instead of the insert benchmark: three writers at once, one per node of the MariaDB
+    /// Galera cluster in COMBKEY_GALERA_URLS (`scripts/galera.sh start`), AUTO_INCREMENT,
+    /// v4 and the prefix COMB.
+    #[arg(long)]
+    galera: bool,
+    /// With --galera: rows per writer.
+    #[arg(long, default_value_t = 300_000)]
+    galera_rows: usize,
+    /// Instead of a database: the range-sharding simulation (a key space split into ranges
+    /// at --max-range-rows; how hot the busiest range gets per key kind and write rate).
+    #[arg(long)]
+    shards: bool,
+    /// With --shards: a range splits past this many rows.
+    #[arg(long, default_value_t = 10_000)]
+    max_range_rows: usize,
+    /// With --shards: write rates (rows a second) to simulate.
+    #[arg(long, value_delimiter = ',', default_value = "10,100,1000,10000")]
+    rates: Vec<u64>,
     /// Where to write summary.csv, batches.csv and the SVG charts.
     #[arg(long, default_value = "target/combkey-bench")]
     out: std::path::PathBuf,
@@ -316,6 +336,45 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             format!("PostgreSQL {version}, shared_buffers={sb}{}", if own.is_some() { " (own server)" } else { "" });
         let run = query::run(&url, args.rows, args.rows_per_hour, args.hours).await?;
         query::write_all(&run, &settings, &args.out)?;
+        return Ok(());
+    }
+    if args.shards {
+        let window = (args.rows / 10).max(1);
+        let mut outcomes = Vec::new();
+        for kind in shards::KeyKind::ALL {
+            for &rate in &args.rates {
+                outcomes.push(shards::simulate(kind, rate, args.rows, args.max_range_rows, window));
+            }
+        }
+        let t = shards::table(&outcomes, &args.rates, args.rows, args.max_range_rows, window);
+        print!("{t}");
+        std::fs::create_dir_all(&args.out)?;
+        std::fs::write(args.out.join("shards-summary.txt"), t)?;
+        return Ok(());
+    }
+    if args.galera {
+        let urls: Vec<String> = std::env::var("COMBKEY_GALERA_URLS")
+            .map_err(|_| "--galera needs COMBKEY_GALERA_URLS: `source scripts/galera.sh start`")?
+            .split(',')
+            .map(str::to_string)
+            .collect();
+        let mut c = MySqlConnection::connect(&urls[0]).await?;
+        let pool: i64 =
+            sqlx::query_scalar("SELECT CAST(@@innodb_buffer_pool_size AS SIGNED)").fetch_one(&mut c).await?;
+        let version: String = sqlx::query_scalar("SELECT VERSION()").fetch_one(&mut c).await?;
+        let size: (String, String) =
+            sqlx::query_as("SHOW GLOBAL STATUS LIKE 'wsrep_cluster_size'").fetch_one(&mut c).await?;
+        drop(c);
+        let settings = format!(
+            "MariaDB {version} Galera, {} nodes, innodb_buffer_pool_size={} MiB each; {} rows per writer, batches of {}",
+            size.1,
+            pool / 1_048_576,
+            args.galera_rows,
+            args.batch
+        );
+        let runs =
+            galera::run(&urls, &[Strategy::Bigint, Strategy::V4, Strategy::Comb], args.galera_rows, args.batch).await?;
+        galera::write_all(&runs, &settings, &args.out, args.batch)?;
         return Ok(());
     }
     let strategies: Vec<Strategy> = args.strategies.iter().map(|s| Strategy::parse(s)).collect::<Result<_, _>>()?;

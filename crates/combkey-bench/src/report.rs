@@ -201,7 +201,7 @@ pub(crate) fn size_chart(runs: &[&Run], backend: &str) -> String {
     #[allow(clippy::cast_precision_loss)]
     let h = top + (bar + gap) * runs.len() as f64 + 30.0;
     let max = runs.iter().map(|r| mib(r.index_bytes)).fold(1.0, f64::max);
-    let what = if backend == "MariaDB" { "clustered index (data)" } else { "primary key index" };
+    let what = if backend == "MariaDB" || backend == "Galera" { "clustered index (data)" } else { "primary key index" };
     let mut s = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
          <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"10\" y=\"24\" font-size=\"15\">{backend}: {what} size</text>\n"

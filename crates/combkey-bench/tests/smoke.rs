@@ -72,3 +72,54 @@ fn small_query_run_writes_the_report() {
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn small_shards_simulation_writes_the_table() {
+    let out = std::env::temp_dir().join(format!("combkey-bench-shards-smoke-{}", std::process::id()));
+    let status = Command::new(env!("CARGO_BIN_EXE_combkey-bench"))
+        .args(["--shards", "--rows", "20000", "--max-range-rows", "1000", "--rates", "100,10000", "--out"])
+        .arg(&out)
+        .output()
+        .expect("run combkey-bench --shards");
+    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+    let table = std::fs::read_to_string(out.join("shards-summary.txt")).expect("shards-summary.txt");
+    for row in ["| prefix COMB (v7) |", "| short prefix COMB", "| Groupon locality UUID |", "| random v4 |"] {
+        assert!(table.contains(row), "{row} missing:\n{table}");
+    }
+    // The time-first key: (nearly) every insert of the moment on one range; v4: spread.
+    let hottest = |row: &str| -> f64 {
+        let line = table.lines().find(|l| l.starts_with(row)).unwrap_or_default();
+        line.split('|').nth(2).and_then(|c| c.trim().split('%').next()?.parse().ok()).unwrap_or(f64::NAN)
+    };
+    assert!(hottest("| prefix COMB (v7) |") > 90.0, "{table}");
+    assert!(hottest("| random v4 |") < 30.0, "{table}");
+    assert!(table.contains("| 100 rows/s | 10000 rows/s |"), "{table}");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+#[ignore = "needs a Galera cluster: `source scripts/galera.sh start`, then --ignored (scripts/test does both)"]
+fn small_galera_run_writes_the_report() {
+    assert!(std::env::var("COMBKEY_GALERA_URLS").is_ok(), "COMBKEY_GALERA_URLS: `source scripts/galera.sh start`");
+    let out = std::env::temp_dir().join(format!("combkey-bench-galera-smoke-{}", std::process::id()));
+    let status = Command::new(env!("CARGO_BIN_EXE_combkey-bench"))
+        .args(["--galera", "--galera-rows", "2000", "--batch", "500", "--out"])
+        .arg(&out)
+        .output()
+        .expect("run combkey-bench --galera");
+    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+    let csv = std::fs::read_to_string(out.join("galera.csv")).expect("galera.csv");
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 4, "{csv}");
+    for l in &lines[1..] {
+        let cols: Vec<&str> = l.split(',').collect();
+        assert_eq!(cols[1], "6000", "three writers' rows: {l}");
+    }
+    let comb = lines.iter().find(|l| l.starts_with("combkey prefix COMB,")).expect("the COMB row");
+    assert_eq!(comb.split(',').nth(4), Some("0"), "no certification failure: {comb}");
+    for chart in ["galera-time-per-batch.svg", "galera-index-size.svg"] {
+        let svg = std::fs::read_to_string(out.join(chart)).expect(chart);
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"), "{chart}");
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}

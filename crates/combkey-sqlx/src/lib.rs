@@ -92,6 +92,14 @@
 //! The same on PostgreSQL is `WHERE id >= $1 AND id < $2`. To partition a table by time
 //! through its key, see [`sql::Partitioning`] and `examples/partitioned-migrations`.
 //!
+//! # Retries that cannot duplicate
+//!
+//! A client-made id makes a write safe to send twice: [`idempotent::insert_or_verify`] inserts
+//! a batch or finds it already there with the same content, and [`idempotent::Failover`] sends
+//! it to the next server (a MariaDB Galera node, say) when one fails or stalls. Tested on a
+//! three-node Galera cluster with nodes killed and stalled mid-batch
+//! (`crates/combkey-interop-tests/tests/galera.rs`).
+//!
 //! # With `query!` and `query_as!`
 //!
 //! The macros see a `uuid`/`BINARY(16)`/`BLOB` column and pick their default type for it;
@@ -155,6 +163,7 @@
 
 #![deny(missing_docs)]
 
+pub mod idempotent;
 mod wrappers;
 
 #[cfg(feature = "mysql")]

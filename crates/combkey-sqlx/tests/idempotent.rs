@@ -1,0 +1,130 @@
+//! `combkey_sqlx::idempotent` on one PostgreSQL and one MariaDB server: a batch sent twice is
+//! verified, not duplicated; a changed row is a conflict and nothing of its batch is written;
+//! an oversized batch is refused before it reaches the server; `Failover` moves past a server
+//! that refuses connections. (The cluster, with nodes killed and stalled, is in
+//! `crates/combkey-interop-tests/tests/galera.rs`.)
+
+mod common;
+
+use std::time::Duration;
+
+use combkey_sqlx::Comb;
+use combkey_sqlx::idempotent::{Failover, IdempotentError, KeyedRow, MAX_BINDS, insert_or_verify};
+use sqlx::pool::PoolOptions;
+use sqlx::{Database, MySql, Postgres};
+
+#[derive(sqlx::FromRow, Clone, Debug, PartialEq)]
+struct Order {
+    id: Comb,
+    item: String,
+    quantity: i32,
+}
+
+macro_rules! keyed_row {
+    ($db:ty, $table:literal) => {
+        impl KeyedRow<$db> for Order {
+            const TABLE: &'static str = $table;
+            const COLUMNS: &'static [&'static str] = &["id", "item", "quantity"];
+            fn id(&self) -> Comb {
+                self.id
+            }
+            fn push_values(&self, mut row: sqlx::query_builder::Separated<'_, $db, &'static str>) {
+                row.push_bind(self.id).push_bind(self.item.clone()).push_bind(self.quantity);
+            }
+        }
+    };
+}
+keyed_row!(Postgres, "combkey_idem_orders");
+keyed_row!(MySql, "combkey_idem_orders");
+
+fn orders(n: i32) -> Vec<Order> {
+    (0..n).map(|i| Order { id: Comb::new(), item: format!("item {i}"), quantity: i + 1 }).collect()
+}
+
+/// The same checks on either database; `count` counts the table's rows.
+async fn exercise<DB>(pool: sqlx::Pool<DB>, dead_url: &str)
+where
+    DB: Database,
+    Order: KeyedRow<DB>,
+    Comb: for<'q> sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    for<'c> &'c mut DB::Connection: sqlx::Executor<'c, Database = DB>,
+    DB::Arguments: sqlx::IntoArguments<DB>,
+    i64: for<'r> sqlx::Decode<'r, DB> + sqlx::Type<DB>,
+    usize: sqlx::ColumnIndex<DB::Row>,
+{
+    let count = async |pool: &sqlx::Pool<DB>| -> i64 {
+        sqlx::query_scalar::<DB, i64>("SELECT COUNT(*) FROM combkey_idem_orders").fetch_one(pool).await.unwrap()
+    };
+    let batch = orders(20);
+    let mut c = pool.acquire().await.unwrap();
+    let first = insert_or_verify::<DB, Order>(&mut c, &batch).await.unwrap();
+    assert_eq!((first.inserted, first.already_present), (20, 0));
+    let again = insert_or_verify::<DB, Order>(&mut c, &batch).await.unwrap();
+    assert_eq!((again.inserted, again.already_present), (0, 20));
+    assert_eq!(count(&pool).await, 20);
+
+    // Ten old rows and five new: the new ones are written, the old verified.
+    let mut mixed = batch[10..].to_vec();
+    mixed.extend(orders(5));
+    let done = insert_or_verify::<DB, Order>(&mut c, &mixed).await.unwrap();
+    assert_eq!((done.inserted, done.already_present), (5, 10));
+    assert_eq!(count(&pool).await, 25);
+
+    // A batch with one changed row: a conflict naming it, and its new rows are not written.
+    let mut changed = orders(3);
+    let mut old = batch[0].clone();
+    old.quantity += 100;
+    changed.push(old.clone());
+    let err = insert_or_verify::<DB, Order>(&mut c, &changed).await.unwrap_err();
+    assert!(matches!(err, IdempotentError::Conflict { id } if id == old.id), "{err}");
+    assert!(err.to_string().contains("other content"), "{err}");
+    assert!(!err.is_retryable());
+    assert_eq!(count(&pool).await, 25, "nothing of the conflicting batch was written");
+
+    // Too many binds for one statement: refused before the server sees it.
+    let big = vec![batch[0].clone(); MAX_BINDS / 3 + 1];
+    let err = insert_or_verify::<DB, Order>(&mut c, &big).await.unwrap_err();
+    assert!(matches!(err, IdempotentError::TooLarge { .. }), "{err}");
+    drop(c);
+
+    // A server that refuses connections first: the batch goes to the next one.
+    let dead = PoolOptions::<DB>::new().acquire_timeout(Duration::from_secs(2)).connect_lazy(dead_url).unwrap();
+    let mut failover = Failover::new(tokio::time::sleep);
+    failover.backoff = Duration::from_millis(10);
+    let more = orders(4);
+    let ack = failover.insert_or_verify(&[dead.clone(), pool.clone()], 0, &more).await.unwrap();
+    assert_eq!((ack.node, ack.attempts, ack.verified.inserted), (1, 2, 4));
+    // Only dead servers: the last retryable error, after every attempt.
+    failover.attempts = 3;
+    let err = failover.insert_or_verify(&[dead], 0, &more).await.unwrap_err();
+    assert!(err.is_retryable(), "{err}");
+    assert_eq!(count(&pool).await, 29);
+}
+
+#[tokio::test]
+async fn on_postgres() {
+    let pool = sqlx::PgPool::connect(&common::pg_url()).await.unwrap();
+    sqlx::raw_sql(
+        "DROP TABLE IF EXISTS combkey_idem_orders;
+         CREATE TABLE combkey_idem_orders (id uuid PRIMARY KEY, item text NOT NULL, quantity int NOT NULL)",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    exercise(pool.clone(), "postgres://postgres@127.0.0.1:1/test").await;
+    sqlx::raw_sql("DROP TABLE combkey_idem_orders").execute(&pool).await.unwrap();
+}
+
+#[tokio::test]
+async fn on_mariadb() {
+    let pool = sqlx::MySqlPool::connect(&common::mysql_url()).await.unwrap();
+    sqlx::raw_sql(
+        "DROP TABLE IF EXISTS combkey_idem_orders;
+         CREATE TABLE combkey_idem_orders (id BINARY(16) PRIMARY KEY, item TEXT NOT NULL, quantity INT NOT NULL)",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    exercise(pool.clone(), "mysql://root@127.0.0.1:1/test").await;
+    sqlx::raw_sql("DROP TABLE combkey_idem_orders").execute(&pool).await.unwrap();
+}
