@@ -9,6 +9,7 @@
 //! Keys are made by the client and sent through combkey-sqlx's column type, in batches
 //! (`UNNEST` arrays on PostgreSQL, multi-row `INSERT` on MariaDB), each batch timed.
 
+mod copy;
 mod galera;
 mod query;
 mod report;
@@ -68,6 +69,13 @@ struct Args {
     /// With --galera: rows per writer.
     #[arg(long, default_value_t = 300_000)]
     galera_rows: usize,
+    /// Instead of the insert benchmark: bulk loading on PostgreSQL with binary `COPY`
+    /// (`--rows` rows per key kind, `--copy-chunk` rows per `COPY`).
+    #[arg(long)]
+    copy: bool,
+    /// With --copy: rows per `COPY` statement (each one timed).
+    #[arg(long, default_value_t = 100_000)]
+    copy_chunk: usize,
     /// Instead of a database: the range-sharding simulation (a key space split into ranges
     /// at --max-range-rows; how hot the busiest range gets per key kind and write rate).
     #[arg(long)]
@@ -336,6 +344,29 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             format!("PostgreSQL {version}, shared_buffers={sb}{}", if own.is_some() { " (own server)" } else { "" });
         let run = query::run(&url, args.rows, args.rows_per_hour, args.hours).await?;
         query::write_all(&run, &settings, &args.out)?;
+        return Ok(());
+    }
+    if args.copy {
+        let own = if args.own_servers { Some(servers::postgres(55_433).await?) } else { None };
+        let url = match &own {
+            Some(s) => s.url.clone(),
+            None => {
+                std::env::var("COMBKEY_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
+            }
+        };
+        let mut c = PgConnection::connect(&url).await?;
+        sqlx::raw_sql("CREATE EXTENSION IF NOT EXISTS pgstattuple").execute(&mut c).await?;
+        let sb: String = sqlx::query_scalar("SHOW shared_buffers").fetch_one(&mut c).await?;
+        let version: String = sqlx::query_scalar("SHOW server_version").fetch_one(&mut c).await?;
+        drop(c);
+        let settings = format!(
+            "PostgreSQL {version}, shared_buffers={sb}{}; {} rows per key kind, COPY chunks of {}",
+            if own.is_some() { " (own server)" } else { "" },
+            args.rows,
+            args.copy_chunk
+        );
+        let runs = copy::run(&url, args.rows, args.copy_chunk).await?;
+        copy::write_all(&runs, &settings, &args.out, args.copy_chunk)?;
         return Ok(());
     }
     if args.shards {

@@ -39,6 +39,8 @@
 //!   `sqlite` of diesel; the connection features, with their C client libraries, are the
 //!   application's choice).
 //! - `serde`: `Serialize`/`Deserialize` as the core type does.
+//! - `schemars`, `utoipa`: API schemas for the column types (`schemars::JsonSchema`,
+//!   `utoipa::ToSchema`: a string, format `uuid`, with an example).
 //!
 //! # Example
 //!

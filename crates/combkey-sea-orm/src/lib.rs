@@ -79,6 +79,8 @@
 //!   `postgres-array`).
 //! - `migration`: the [`migration`] helpers (sea-orm-migration).
 //! - `serde`: `Serialize`/`Deserialize` as the core type does.
+//! - `schemars`, `utoipa`: API schemas for the column types (`schemars::JsonSchema`,
+//!   `utoipa::ToSchema`: a string, format `uuid`, with an example).
 
 #![deny(missing_docs)]
 

@@ -26,6 +26,8 @@
 //!
 //! - `postgres`, `mysql`, `sqlite`: the backends, forwarded to sqlx's features of those names.
 //! - `serde`: `Serialize`/`Deserialize` as the core type does.
+//! - `schemars`, `utoipa`: API schemas for the column types (`schemars::JsonSchema`,
+//!   `utoipa::ToSchema`: a string, format `uuid`, with an example).
 //!
 //! # Example
 //!
@@ -163,6 +165,8 @@
 
 #![deny(missing_docs)]
 
+#[cfg(feature = "postgres")]
+pub mod copy;
 pub mod idempotent;
 mod wrappers;
 

@@ -232,3 +232,50 @@ async fn text_keys_read_and_write() {
     let err = sqlx::query_scalar::<_, CombText>("SELECT gen_random_uuid()").fetch_one(&mut c).await.unwrap_err();
     assert!(err.to_string().contains("mismatched types"), "{err}");
 }
+
+/// Bulk loading through `copy_in_raw` with `combkey_sqlx::copy::PgBinaryCopy`, streamed in
+/// pieces; a COPY the server refuses (a field of the wrong type) writes nothing.
+#[tokio::test]
+async fn binary_copy_in_raw() {
+    use combkey_sqlx::copy::{Field, PgBinaryCopy};
+    let mut c = connect().await;
+    sqlx::raw_sql("CREATE TEMPORARY TABLE copied (id uuid PRIMARY KEY, note text NOT NULL, n int8)")
+        .execute(&mut c)
+        .await
+        .unwrap();
+    let (generated, shuffled) = common::generated_and_shuffled(100_000);
+    let mut data = PgBinaryCopy::new(3);
+    let mut copy = c.copy_in_raw("COPY copied (id, note, n) FROM STDIN (FORMAT binary)").await.unwrap();
+    for (n, id) in shuffled.iter().enumerate() {
+        let n = i64::try_from(n).unwrap();
+        let note = format!("row {n}");
+        data.push(&[Field::Comb(*id), Field::Text(&note), if n % 2 == 0 { Field::Int8(n) } else { Field::Null }])
+            .unwrap();
+        if data.pending() > 1 << 20 {
+            copy.send(data.take()).await.unwrap();
+        }
+    }
+    copy.send(data.finish()).await.unwrap();
+    assert_eq!(copy.finish().await.unwrap(), 100_000);
+    let back: Vec<Comb> = sqlx::query_scalar("SELECT id FROM copied ORDER BY id").fetch_all(&mut c).await.unwrap();
+    assert_eq!(back, generated);
+    let (note, n): (String, Option<i64>) =
+        sqlx::query_as("SELECT note, n FROM copied WHERE id = $1").bind(shuffled[5]).fetch_one(&mut c).await.unwrap();
+    assert_eq!((note.as_str(), n), ("row 5", None));
+
+    // The server refuses a 4-byte field for an int8 column: an error, and no row of it.
+    sqlx::raw_sql("TRUNCATE copied").execute(&mut c).await.unwrap();
+    let mut data = PgBinaryCopy::new(3);
+    data.push(&[Field::Comb(Comb::new()), Field::Text("fine"), Field::Int8(1)]).unwrap();
+    data.push(&[Field::Comb(Comb::new()), Field::Text("bad"), Field::Int4(2)]).unwrap();
+    let mut copy = c.copy_in_raw("COPY copied (id, note, n) FROM STDIN (FORMAT binary)").await.unwrap();
+    copy.send(data.finish()).await.unwrap();
+    let err = copy.finish().await.unwrap_err();
+    assert!(
+        err.to_string().contains("insufficient data left in message")
+            || err.to_string().contains("incorrect binary data format"),
+        "{err}"
+    );
+    let left: i64 = sqlx::query_scalar("SELECT count(*) FROM copied").fetch_one(&mut c).await.unwrap();
+    assert_eq!(left, 0);
+}

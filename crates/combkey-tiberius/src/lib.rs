@@ -39,6 +39,8 @@
 //! # Features
 //!
 //! - `serde`: `Serialize`/`Deserialize` as the core type does.
+//! - `schemars`, `utoipa`: API schemas for the column types (`schemars::JsonSchema`,
+//!   `utoipa::ToSchema`: a string, format `uuid`, with an example).
 //!
 //! tiberius is used with no TLS feature; turn on the one you need (`rustls`,
 //! `native-tls`, `vendored-openssl`) on your own tiberius dependency.

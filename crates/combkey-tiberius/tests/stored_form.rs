@@ -417,3 +417,64 @@ fn partition_boundaries_in_sql_servers_order() {
         assert!(pos(&bounds[*interval]) < pos(id) && pos(id) < pos(&bounds[interval + 1]), "week {interval}: {id}");
     }
 }
+
+/// COLMETADATA for one nullable, updateable `uniqueidentifier` column named `id`: what SQL
+/// Server answers to the `SELECT TOP 0 id FROM t` tiberius sends before a bulk insert.
+fn guid_column_metadata() -> Vec<u8> {
+    let mut t = vec![0x81, 1, 0]; // COLMETADATA, one column
+    t.extend_from_slice(&0u32.to_le_bytes()); // user type
+    t.extend_from_slice(&0x0005u16.to_le_bytes()); // nullable | updateable
+    t.extend_from_slice(&[0x24, 0x10]); // GUIDN, 16 bytes
+    t.push(2); // column name: 2 UTF-16 characters
+    t.extend("id".encode_utf16().flat_map(u16::to_le_bytes));
+    t
+}
+
+/// Bulk loading (`bulk_insert` with `TokenRow`s from `IntoRow`): every row on the wire holds
+/// SQL Server's own bytes of the stored form, in the order sent.
+#[tokio::test]
+async fn bulk_insert_rows_carry_the_stored_form() {
+    let mut metadata = guid_column_metadata();
+    metadata.extend_from_slice(&done_token());
+    let peer = Arc::new(Mutex::new(Peer {
+        replies: vec![
+            prelogin_reply(),
+            login_reply(),
+            packet(0x04, &metadata),     // SELECT TOP 0 id FROM t
+            packet(0x04, &done_token()), // INSERT BULK t (id uniqueidentifier)
+            packet(0x04, &done_token()), // the rows
+        ],
+        ..Peer::default()
+    }));
+    let mut config = tiberius::Config::new();
+    config.encryption(tiberius::EncryptionLevel::NotSupported);
+    config.authentication(tiberius::AuthMethod::sql_server("sa", "x"));
+    let mut client =
+        tiberius::Client::connect(config, FakeServer(Arc::clone(&peer))).await.expect("handshake with the fake peer");
+    let ids: Vec<Comb> = (0..3).map(|_| Comb::new()).collect();
+    let mut bulk = client.bulk_insert_columns("t", &["id"]).await.expect("column metadata from the fake peer");
+    for id in &ids {
+        bulk.send(tiberius::IntoRow::into_row(*id)).await.expect("a row");
+    }
+    bulk.finalize().await.expect("the fake peer's DONE");
+
+    let written = peer.lock().unwrap().written.clone();
+    let utf16 = |s: &str| -> Vec<u8> { s.encode_utf16().flat_map(u16::to_le_bytes).collect() };
+    let statement = utf16("INSERT BULK t ([id] uniqueidentifier)");
+    let ascii: String =
+        written.iter().map(|b| if b.is_ascii_graphic() || *b == b' ' { *b as char } else { '.' }).collect();
+    assert!(written.windows(statement.len()).any(|w| w == statement.as_slice()), "the INSERT BULK statement: {ascii}");
+    // A bulk load packet (type 0x07) whose ROW tokens (0xD1) each hold a 16-byte GUIDN value.
+    let load = written.iter().position(|b| *b == 0x07).expect("a bulk load packet");
+    // The rows follow one another: ROW token, length 16, the value.
+    let first = load + written[load..].windows(2).position(|w| w == [0xD1, 0x10]).expect("a ROW token");
+    let rows: Vec<[u8; 16]> = (0..ids.len())
+        .map(|i| {
+            let at = first + 18 * i;
+            assert_eq!(written[at..at + 2], [0xD1, 0x10], "row {i}");
+            written[at + 2..at + 18].try_into().unwrap()
+        })
+        .collect();
+    let expected: Vec<[u8; 16]> = ids.iter().map(|id| id.to_comb().to_sqlserver_bytes_le()).collect();
+    assert_eq!(rows, expected);
+}

@@ -41,6 +41,8 @@ pub enum ErrorKind {
     Conversion,
     /// A database `NULL` where an id is required.
     Null,
+    /// A database value of a type that cannot hold an id (a number, a date).
+    ColumnType,
 }
 
 /// The error type of every fallible operation in this crate.
@@ -85,6 +87,10 @@ pub(crate) enum Detail {
     },
     /// A NULL where an id is required.
     UnexpectedNull,
+    /// A database value of a type no id is stored as.
+    WrongColumnType {
+        found: String,
+    },
     /// A text column whose value is not UTF-8.
     TextNotUtf8,
     Version {
@@ -153,6 +159,7 @@ impl Error {
             }
             Detail::TextNotUtf8 => ErrorKind::Parse,
             Detail::UnexpectedNull => ErrorKind::Null,
+            Detail::WrongColumnType { .. } => ErrorKind::ColumnType,
             Detail::Version { .. } => ErrorKind::Version,
             Detail::Variant { .. } => ErrorKind::Variant,
             Detail::TooOld { .. } | Detail::PrefixTooOld { .. } => ErrorKind::TooOld,
@@ -172,6 +179,18 @@ impl Error {
     /// ```
     pub fn unexpected_null() -> Self {
         Error(Detail::UnexpectedNull)
+    }
+
+    /// The error for a database value of a type that cannot hold an id (`found` says what it
+    /// was): for adapter crates, so every backend reports it the same way.
+    ///
+    /// ```
+    /// let e = combkey::Error::wrong_column_type("Int(42)");
+    /// assert_eq!(e.kind(), combkey::ErrorKind::ColumnType);
+    /// assert!(e.to_string().contains("found Int(42)"));
+    /// ```
+    pub fn wrong_column_type(found: impl fmt::Display) -> Self {
+        Error(Detail::WrongColumnType { found: found.to_string() })
     }
 
     pub(crate) fn out_of_range(what: &'static str, value: impl fmt::Display, range: &'static str) -> Self {
@@ -213,6 +232,9 @@ impl fmt::Display for Error {
             ),
             Detail::UnexpectedNull => {
                 f.write_str("unexpected NULL: expected an id; read a nullable column into an Option of the id type")
+            }
+            Detail::WrongColumnType { found } => {
+                write!(f, "invalid id value: expected 16 bytes (a binary column) or UUID text, found {found}")
             }
             Detail::TextNotUtf8 => f.write_str("invalid UUID text: the column value is not UTF-8"),
             Detail::Version { expected, found } => {

@@ -62,6 +62,7 @@ mod macros;
 mod parse;
 mod range;
 mod rng;
+pub mod schema;
 mod short_prefix;
 pub mod sql;
 mod time;
@@ -83,3 +84,12 @@ pub use short_prefix::{ShortPrefix, ShortPrefixGenerator};
 pub use time::Timestamp;
 pub use v7::V7Generator;
 pub use validate::{Expected, Validator};
+
+/// Re-exports for the macros adapter crates expand (not public API).
+#[doc(hidden)]
+pub mod __private {
+    #[cfg(feature = "schemars")]
+    pub use schemars;
+    #[cfg(feature = "utoipa")]
+    pub use utoipa;
+}

@@ -3,8 +3,10 @@
 /// Declares a newtype over [`Comb`](crate::Comb) for an adapter crate: Rust's orphan rule
 /// keeps an ORM's traits for the core type out of both crates, so each adapter declares its
 /// own column type, and this macro keeps them identical: the full derive set, `new()`,
-/// `to_comb()`, `as_comb()`, `From` both ways, `Display`, `FromStr`, and `serde` (when the *calling*
-/// crate has a `serde` feature and dependency) delegating to the core type.
+/// `to_comb()`, `as_comb()`, `From` both ways, `Display`, `FromStr`, `serde` (when the *calling*
+/// crate has a `serde` feature and dependency) delegating to the core type, and the API
+/// schemas (`schemars::JsonSchema`, `utoipa::ToSchema`) when the *core* crate's `schemars` or
+/// `utoipa` feature is on.
 ///
 /// ```
 /// combkey::column_newtype! {
@@ -69,6 +71,8 @@ macro_rules! column_newtype {
                 s.parse().map($name)
             }
         }
+
+        $crate::__column_newtype_schemas!($name);
 
         #[cfg(feature = "serde")]
         impl ::serde::Serialize for $name {

@@ -12,6 +12,8 @@
 //!   server makes the id and records `(command_id, entity_id)` in `creation_identifiers` in
 //!   the same transaction, so a retry returns the same order (the article's last scheme).
 //! - `GET /orders/{id}`: 200, 404 for an unknown id, 400 for a malformed one.
+//! - `GET /openapi.json`: the OpenAPI 3.1 document of the above (utoipa), ids described as
+//!   `type: string, format: uuid` through combkey's `utoipa` feature.
 //!
 //! Racing identical creations end in one row: the primary key decides, the loser answers
 //! with the winner's order.
@@ -32,7 +34,7 @@ use serde::{Deserialize, Serialize};
 use store::{Created, Sql, Store};
 
 /// An order as stored and as the API shows it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Order {
     /// The public id.
     pub id: Comb,
@@ -42,16 +44,44 @@ pub struct Order {
     pub quantity: i64,
 }
 
-/// The body of `POST /orders`.
-#[derive(Debug, Deserialize)]
+/// The body of `POST /orders`: a client-made `id`, or a `command_id` for the server to
+/// make the id under.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct CreateOrder {
+    /// A prefix COMB or short prefix COMB the client made (read as text, so a malformed one
+    /// is a 422 with the reason, not a parse failure of the whole body).
+    #[schema(value_type = Option<Comb>)]
     id: Option<String>,
+    /// The client's id of this command, when the server makes the order's id.
+    #[schema(value_type = Option<Comb>)]
     command_id: Option<String>,
+    /// A batch job's own clock (RFC 3339), within two days of the server's.
+    #[schema(format = DateTime)]
     clock: Option<String>,
+    /// What is ordered: 1 to 200 characters.
+    #[schema(min_length = 1, max_length = 200)]
     item: String,
+    /// How many: at least 1.
+    #[schema(minimum = 1)]
     quantity: i64,
 }
+
+/// An error's body.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+struct ApiError {
+    /// What was wrong.
+    error: String,
+}
+
+/// The OpenAPI document served at `GET /openapi.json`.
+#[derive(utoipa::OpenApi)]
+#[openapi(
+    info(title = "idempotent-service", description = "Orders with client-made, time-ordered ids (combkey)"),
+    paths(create, read),
+    components(schemas(Order, CreateOrder, ApiError))
+)]
+pub struct ApiDoc;
 
 /// The service's settings.
 #[derive(Clone, Debug)]
@@ -126,7 +156,16 @@ pub async fn app(config: Config) -> Result<Router, sqlx::Error> {
         Backend::Lite(Store::new(pool, Sql::new(prefix, "BLOB", "TEXT", |_| "?".into())).await?)
     };
     let state = Arc::new(AppState { backend, config });
-    Ok(Router::new().route("/orders", post(create)).route("/orders/{id}", get(read)).with_state(state))
+    Ok(Router::new()
+        .route("/orders", post(create))
+        .route("/orders/{id}", get(read))
+        .route("/openapi.json", get(openapi))
+        .with_state(state))
+}
+
+/// `GET /openapi.json`.
+async fn openapi() -> Json<utoipa::openapi::OpenApi> {
+    Json(<ApiDoc as utoipa::OpenApi>::openapi())
 }
 
 /// The longest `item` accepted, in characters (the MySQL column is `VARCHAR(200)`).
@@ -186,6 +225,18 @@ fn validate(config: &Config, id: &str, clock: Option<&str>) -> Result<Comb, Stri
     verdict.map(|()| id).map_err(|e| format!("id: {e}"))
 }
 
+/// Creates an order, idempotently.
+#[utoipa::path(
+    post,
+    path = "/orders",
+    request_body = CreateOrder,
+    responses(
+        (status = 201, description = "Created", body = Order),
+        (status = 200, description = "The same request again: the order it created", body = Order),
+        (status = 409, description = "The id exists with another body", body = ApiError),
+        (status = 422, description = "Invalid id, clock or body", body = ApiError),
+    )
+)]
 async fn create(State(state): State<Arc<AppState>>, body: Result<Json<CreateOrder>, JsonRejection>) -> Response {
     let Json(req) = match body {
         Ok(b) => b,
@@ -225,6 +276,17 @@ async fn create(State(state): State<Arc<AppState>>, body: Result<Json<CreateOrde
     }
 }
 
+/// Reads an order.
+#[utoipa::path(
+    get,
+    path = "/orders/{id}",
+    params(("id" = Comb, Path, description = "The order's id")),
+    responses(
+        (status = 200, description = "The order", body = Order),
+        (status = 400, description = "A malformed id", body = ApiError),
+        (status = 404, description = "No such order", body = ApiError),
+    )
+)]
 async fn read(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Response {
     let id: Comb = match id.parse() {
         Ok(id) => id,

@@ -242,3 +242,28 @@ async fn on_mariadb() {
         sqlx::query(AssertSqlSafe(format!("DROP TABLE {p}{t}"))).execute(&pool).await.expect("drop");
     }
 }
+
+/// `GET /openapi.json`: the document describes both paths, and every id as a uuid string
+/// (combkey's `utoipa` feature), the request body's ids included.
+#[tokio::test]
+async fn serves_its_openapi_document() {
+    let addr = start("sqlite::memory:", &prefix()).await;
+    let (status, doc) = request(addr, "GET", "/openapi.json", None).await;
+    assert_eq!(status, 200, "{doc}");
+    assert_eq!(doc["openapi"], "3.1.0", "{doc}");
+    assert!(doc["paths"]["/orders"]["post"].is_object(), "{doc}");
+    assert!(doc["paths"]["/orders/{id}"]["get"].is_object(), "{doc}");
+    let schemas = &doc["components"]["schemas"];
+    assert_eq!(schemas["Comb"]["type"], "string", "{doc}");
+    assert_eq!(schemas["Comb"]["format"], "uuid", "{doc}");
+    assert_eq!(schemas["Order"]["properties"]["id"]["$ref"], "#/components/schemas/Comb", "{doc}");
+    let body_id = schemas["CreateOrder"]["properties"]["id"].to_string();
+    assert!(body_id.contains("#/components/schemas/Comb"), "{body_id}");
+    let param = &doc["paths"]["/orders/{id}"]["get"]["parameters"][0];
+    assert_eq!(param["name"], "id", "{doc}");
+    assert!(param["schema"].to_string().contains("#/components/schemas/Comb"), "{doc}");
+    // The example id in the document is one the service itself accepts as well formed.
+    let example = schemas["Comb"]["examples"][0].as_str().expect("an example id");
+    let (status, body) = request(addr, "GET", &format!("/orders/{example}"), None).await;
+    assert_eq!(status, 404, "well formed, not there: {body}");
+}

@@ -1,0 +1,69 @@
+//! [`combkey`] ids as a column type for [rust-postgres]: `postgres_types::ToSql` and
+//! `FromSql`, so [`Comb`] binds and reads as a PostgreSQL `uuid` through `tokio-postgres`,
+//! `postgres`, `deadpool-postgres`, `bb8-postgres` and the query builders on them.
+//!
+//! [`Comb`] is a thin newtype over [`combkey::Comb`] (Rust's orphan rule keeps the traits out
+//! of both crates), converting to and from the core type for free.
+//!
+//! | PostgreSQL | Rust |
+//! | --- | --- |
+//! | `uuid` | `Comb` (`Option<Comb>` for `NULL`) |
+//! | `uuid[]` | `Vec<Comb>`, `&[Comb]` |
+//! | `text`, `varchar`, `char(36)` holding UUID text | `Comb` (read only) |
+//!
+//! Bad data is an error that says what was found, never a panic: a value of another length
+//! than 16 bytes, text that is not a UUID, `NULL` into a `Comb` (rust-postgres' `WasNull`).
+//!
+//! # Example
+//!
+//! ```no_run
+//! # async fn f() -> Result<(), tokio_postgres::Error> {
+//! use combkey_postgres::Comb;
+//!
+//! let (client, connection) = tokio_postgres::connect("host=127.0.0.1 user=postgres dbname=test", tokio_postgres::NoTls).await?;
+//! tokio::spawn(connection);
+//! client.batch_execute("CREATE TABLE orders (id uuid PRIMARY KEY, note text NOT NULL)").await?;
+//! let id = Comb::new();
+//! client.execute("INSERT INTO orders (id, note) VALUES ($1, $2)", &[&id, &"first"]).await?;
+//! let row = client.query_one("SELECT id FROM orders WHERE id = $1", &[&id]).await?;
+//! let back: Comb = row.try_get(0)?;
+//! assert_eq!(back, id);
+//! # Ok(()) }
+//! ```
+//!
+//! The same conversion without a server (what the driver does with the bytes):
+//!
+//! ```
+//! use bytes::BytesMut;
+//! use combkey_postgres::Comb;
+//! use postgres_types::{FromSql, ToSql, Type};
+//!
+//! let id: Comb = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f".parse()?;
+//! let mut wire = BytesMut::new();
+//! id.to_sql_checked(&Type::UUID, &mut wire)?;
+//! assert_eq!(&wire[..], id.to_comb().as_bytes());
+//! assert_eq!(Comb::from_sql(&Type::UUID, &wire)?, id);
+//! let err = Comb::from_sql(&Type::UUID, &wire[..15]).unwrap_err();
+//! assert!(err.to_string().contains("15"), "{err}");
+//! # Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
+//! ```
+//!
+//! # Bulk loading
+//!
+//! `COPY ... FROM STDIN (FORMAT binary)` through tokio-postgres' `BinaryCopyInWriter` takes
+//! [`Comb`] for a `uuid` column like any `ToSql` value (`tests/postgres.rs` loads 100,000
+//! rows that way).
+//!
+//! # Features
+//!
+//! - `serde`: `Serialize`/`Deserialize` as the core type does.
+//! - `schemars`, `utoipa`: API schemas (a string, format `uuid`).
+//!
+//! [rust-postgres]: https://github.com/sfackler/rust-postgres
+
+#![deny(missing_docs)]
+
+mod types;
+mod wrappers;
+
+pub use wrappers::Comb;

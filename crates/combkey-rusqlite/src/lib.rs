@@ -1,0 +1,48 @@
+//! [`combkey`] ids as a column type for [rusqlite]: `ToSql` and `FromSql` for [`Comb`], a
+//! 16-byte `BLOB` of the public bytes. SQLite compares blobs with `memcmp`, so
+//! `ORDER BY id` is creation order and a range of ids is a range of times.
+//!
+//! [`Comb`] is a thin newtype over [`combkey::Comb`] (Rust's orphan rule keeps the traits out
+//! of both crates), converting to and from the core type for free.
+//!
+//! | SQLite value | reads as |
+//! | --- | --- |
+//! | `BLOB` of 16 bytes | the id |
+//! | `TEXT` holding UUID text (any form combkey parses) | the id, so tables keyed by UUID text read too |
+//! | `BLOB` of another length | `FromSqlError::InvalidBlobSize` |
+//! | UUID text stored as a `BLOB`, text that is not a UUID | `FromSqlError::Other` with combkey's message |
+//! | `NULL`, a number | `FromSqlError::InvalidType` (use `Option<Comb>` for a nullable column) |
+//!
+//! Nothing panics on what the database holds.
+//!
+//! # Example
+//!
+//! ```
+//! use combkey_rusqlite::Comb;
+//! use rusqlite::{Connection, params};
+//!
+//! let db = Connection::open_in_memory()?;
+//! db.execute_batch("CREATE TABLE orders (id BLOB PRIMARY KEY CHECK (length(id) = 16), note TEXT NOT NULL)")?;
+//! let first = Comb::new();
+//! let second = Comb::new();
+//! db.execute("INSERT INTO orders (id, note) VALUES (?1, ?2)", params![second, "second"])?;
+//! db.execute("INSERT INTO orders (id, note) VALUES (?1, ?2)", params![first, "first"])?;
+//! let mut stmt = db.prepare("SELECT id, note FROM orders ORDER BY id")?;
+//! let rows: Vec<(Comb, String)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<_, _>>()?;
+//! assert_eq!(rows, [(first, "first".to_string()), (second, "second".to_string())]);
+//! # Ok::<(), rusqlite::Error>(())
+//! ```
+//!
+//! # Features
+//!
+//! - `serde`: `Serialize`/`Deserialize` as the core type does.
+//! - `schemars`, `utoipa`: API schemas (a string, format `uuid`).
+//!
+//! [rusqlite]: https://github.com/rusqlite/rusqlite
+
+#![deny(missing_docs)]
+
+mod types;
+mod wrappers;
+
+pub use wrappers::Comb;
