@@ -8,6 +8,7 @@
 //! combkey sql postgres|mysql|sqlite|mssql [--up|--down]
 //! combkey sql postgres|mysql|mssql partitions --table NAME --interval day|week|month|year
 //!     (--from DATE --to DATE [--default] | --from DATE --drop-before DATE | --add N --after DATE [--default])
+//! combkey doctor --url URL --table NAME [--column id] [--sample N] [--json] [--migration-sql | --apply]
 //! ```
 //!
 //! Exit status: 0 on success; 1 when an id is malformed or invalid; 2 for a usage error.
@@ -21,6 +22,8 @@ use combkey::layouts::{Layout, LocalityFields};
 use combkey::sql::{Interval, Partitioning};
 use combkey::{Backend, Comb, Expected, ShortPrefix, ShortPrefixGenerator, Timestamp, V7Generator, Validator};
 
+#[cfg(feature = "doctor")]
+mod doctor;
 mod forms;
 
 use forms::{Form, Spec, json_str, parse_duration, parse_form};
@@ -111,6 +114,10 @@ enum Command {
         #[command(subcommand)]
         what: Option<SqlCommand>,
     },
+    /// Audit a table's keys (layouts, whether ORDER BY key is creation order, index cost,
+    /// referencing columns) and migrate them to sorted COMBs.
+    #[cfg(feature = "doctor")]
+    Doctor(doctor::DoctorArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -344,6 +351,8 @@ fn run(command: Command, out: &mut impl Write) -> Result<bool, String> {
             out.write_all(text.as_bytes()).map_err(io_err)?;
             Ok(true)
         }
+        #[cfg(feature = "doctor")]
+        Command::Doctor(args) => doctor::run(args, out),
         Command::Validate { now, past, future, kind, short, ids } => {
             let expected = match kind {
                 Layout::ShortPrefix => Expected::ShortPrefix(short.config()?),
