@@ -160,13 +160,7 @@ pub(crate) async fn run(
         let backwards: Vec<i64> = made.windows(2).filter(|w| w[1] < w[0]).map(|w| w[0] - w[1]).collect();
         #[allow(clippy::cast_precision_loss)]
         let out_of_order = backwards.len() as f64 / made.len().saturating_sub(1).max(1) as f64;
-        sqlx::query(AssertSqlSafe(format!("ANALYZE TABLE {table}"))).execute(&mut c).await?;
-        let (data_len, index_len): (i64, i64) = sqlx::query_as(
-            "SELECT CAST(DATA_LENGTH AS SIGNED), CAST(INDEX_LENGTH AS SIGNED) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?",
-        )
-        .bind(&table)
-        .fetch_one(&mut c)
-        .await?;
+        let (data_len, index_len) = crate::innodb_sizes(&mut c, &table).await?;
         sqlx::query(AssertSqlSafe(format!("DROP TABLE {table}"))).execute(&mut c).await?;
         batches.sort_by_key(|(at, _)| *at);
         let run = Run {

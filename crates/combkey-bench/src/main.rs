@@ -299,14 +299,8 @@ async fn run_mariadb(url: &str, args: &Args, strategies: &[Strategy]) -> Result<
             done += n;
         }
         let total = started.elapsed();
-        sqlx::query(AssertSqlSafe(format!("ANALYZE TABLE {table}"))).execute(&mut c).await?;
         // InnoDB: the clustered index is the table (DATA_LENGTH); INDEX_LENGTH is secondary indexes.
-        let (data_len, index_len): (i64, i64) = sqlx::query_as(
-            "SELECT CAST(DATA_LENGTH AS SIGNED), CAST(INDEX_LENGTH AS SIGNED) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?",
-        )
-        .bind(&table)
-        .fetch_one(&mut c)
-        .await?;
+        let (data_len, index_len) = innodb_sizes(&mut c, &table).await?;
         sqlx::query(AssertSqlSafe(format!("DROP TABLE {table}"))).execute(&mut c).await?;
         let run = Run {
             backend: "MariaDB",
@@ -325,46 +319,49 @@ async fn run_mariadb(url: &str, args: &Args, strategies: &[Strategy]) -> Result<
     Ok(runs)
 }
 
+/// PostgreSQL for a run: a throwaway server with `--own-servers` (kept alive by the returned
+/// guard), else `COMBKEY_PG_URL`; its URL and a line describing its settings.
+async fn postgres_for(args: &Args) -> Result<(Option<servers::OwnServer>, String, String), Box<dyn std::error::Error>> {
+    let own = if args.own_servers { Some(servers::postgres(55_433).await?) } else { None };
+    let url = match &own {
+        Some(s) => s.url.clone(),
+        None => std::env::var("COMBKEY_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into()),
+    };
+    let mut c = PgConnection::connect(&url).await?;
+    let sb: String = sqlx::query_scalar("SHOW shared_buffers").fetch_one(&mut c).await?;
+    let version: String = sqlx::query_scalar("SHOW server_version").fetch_one(&mut c).await?;
+    let settings =
+        format!("PostgreSQL {version}, shared_buffers={sb}{}", if own.is_some() { " (own server)" } else { "" });
+    Ok((own, url, settings))
+}
+
+/// An InnoDB table's clustered index (`DATA_LENGTH`, the table itself) and secondary
+/// indexes (`INDEX_LENGTH`), after `ANALYZE TABLE`.
+pub(crate) async fn innodb_sizes(c: &mut MySqlConnection, table: &str) -> Result<(i64, i64), sqlx::Error> {
+    sqlx::query(AssertSqlSafe(format!("ANALYZE TABLE {table}"))).execute(&mut *c).await?;
+    sqlx::query_as(
+        "SELECT CAST(DATA_LENGTH AS SIGNED), CAST(INDEX_LENGTH AS SIGNED) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?",
+    )
+    .bind(table)
+    .fetch_one(c)
+    .await
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
     if args.query {
-        let own = if args.own_servers { Some(servers::postgres(55_433).await?) } else { None };
-        let url = match &own {
-            Some(s) => s.url.clone(),
-            None => {
-                std::env::var("COMBKEY_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
-            }
-        };
-        let mut c = PgConnection::connect(&url).await?;
-        let sb: String = sqlx::query_scalar("SHOW shared_buffers").fetch_one(&mut c).await?;
-        let version: String = sqlx::query_scalar("SHOW server_version").fetch_one(&mut c).await?;
-        drop(c);
-        let settings =
-            format!("PostgreSQL {version}, shared_buffers={sb}{}", if own.is_some() { " (own server)" } else { "" });
+        let (_own, url, settings) = postgres_for(&args).await?;
         let run = query::run(&url, args.rows, args.rows_per_hour, args.hours).await?;
         query::write_all(&run, &settings, &args.out)?;
         return Ok(());
     }
     if args.copy {
-        let own = if args.own_servers { Some(servers::postgres(55_433).await?) } else { None };
-        let url = match &own {
-            Some(s) => s.url.clone(),
-            None => {
-                std::env::var("COMBKEY_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
-            }
-        };
+        let (_own, url, pg) = postgres_for(&args).await?;
         let mut c = PgConnection::connect(&url).await?;
         sqlx::raw_sql("CREATE EXTENSION IF NOT EXISTS pgstattuple").execute(&mut c).await?;
-        let sb: String = sqlx::query_scalar("SHOW shared_buffers").fetch_one(&mut c).await?;
-        let version: String = sqlx::query_scalar("SHOW server_version").fetch_one(&mut c).await?;
         drop(c);
-        let settings = format!(
-            "PostgreSQL {version}, shared_buffers={sb}{}; {} rows per key kind, COPY chunks of {}",
-            if own.is_some() { " (own server)" } else { "" },
-            args.rows,
-            args.copy_chunk
-        );
+        let settings = format!("{pg}; {} rows per key kind, COPY chunks of {}", args.rows, args.copy_chunk);
         let runs = copy::run(&url, args.rows, args.copy_chunk).await?;
         copy::write_all(&runs, &settings, &args.out, args.copy_chunk)?;
         return Ok(());
@@ -414,20 +411,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for backend in &args.backends {
         match backend.as_str() {
             "postgres" | "pg" => {
-                let own = if args.own_servers { Some(servers::postgres(55_433).await?) } else { None };
-                let url = match &own {
-                    Some(s) => s.url.clone(),
-                    None => std::env::var("COMBKEY_PG_URL")
-                        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into()),
-                };
-                let mut c = PgConnection::connect(&url).await?;
-                let sb: String = sqlx::query_scalar("SHOW shared_buffers").fetch_one(&mut c).await?;
-                let version: String = sqlx::query_scalar("SHOW server_version").fetch_one(&mut c).await?;
-                settings.push(format!(
-                    "PostgreSQL {version}, shared_buffers={sb}{}",
-                    if own.is_some() { " (own server)" } else { "" }
-                ));
-                drop(c);
+                let (_own, url, pg) = postgres_for(&args).await?;
+                settings.push(pg);
                 runs.extend(run_postgres(&url, &args, &strategies).await?);
             }
             "mariadb" | "mysql" => {

@@ -121,7 +121,6 @@ pub(crate) fn script(
     let mut out = Vec::new();
     let tx = |sql: String| Stmt { sql, in_tx: true, progress: None };
     let plain = |sql: String| Stmt { sql, in_tx: false, progress: None };
-    let total = plan.changes.len();
     match backend {
         combkey::Backend::Postgres => {
             for r in refs {
@@ -142,14 +141,7 @@ pub(crate) fn script(
                 out.push(tx(
                     "CREATE TEMPORARY TABLE combkey_doctor_map (old uuid PRIMARY KEY, new uuid NOT NULL) ON COMMIT DROP".into(),
                 ));
-                for (n, chunk) in plan.changes.chunks(BATCH).enumerate() {
-                    let values: Vec<String> = chunk.iter().map(|(k, new)| format!("('{}', '{new}')", k.id)).collect();
-                    out.push(Stmt {
-                        sql: format!("INSERT INTO combkey_doctor_map (old, new) VALUES {}", values.join(", ")),
-                        in_tx: true,
-                        progress: Some(((n * BATCH + chunk.len()).min(total), total)),
-                    });
-                }
+                out.extend(map_inserts(plan, |k, new| format!("('{}', '{new}')", k.id)));
                 for r in refs {
                     out.push(tx(format!(
                         "UPDATE {} c SET \"{}\" = m.new FROM combkey_doctor_map m WHERE c.\"{}\" = m.old",
@@ -186,15 +178,7 @@ pub(crate) fn script(
                 out.push(tx(format!(
                     "CREATE TEMPORARY TABLE combkey_doctor_map (old {ty} NOT NULL PRIMARY KEY, new {ty} NOT NULL)"
                 )));
-                for (n, chunk) in plan.changes.chunks(BATCH).enumerate() {
-                    let values: Vec<String> =
-                        chunk.iter().map(|(k, new)| format!("({}, {})", lit(&k.id), lit(new))).collect();
-                    out.push(Stmt {
-                        sql: format!("INSERT INTO combkey_doctor_map (old, new) VALUES {}", values.join(", ")),
-                        in_tx: true,
-                        progress: Some(((n * BATCH + chunk.len()).min(total), total)),
-                    });
-                }
+                out.extend(map_inserts(plan, |k, new| format!("({}, {})", lit(&k.id), lit(new))));
                 for r in refs {
                     out.push(tx(format!(
                         "UPDATE `{}` c JOIN combkey_doctor_map m ON c.`{}` = m.old SET c.`{}` = m.new",
@@ -217,23 +201,13 @@ pub(crate) fn script(
             if !plan.changes.is_empty() {
                 out.push(tx("PRAGMA defer_foreign_keys = ON".into()));
                 out.push(tx("CREATE TEMPORARY TABLE combkey_doctor_map (old PRIMARY KEY, new BLOB NOT NULL)".into()));
-                for (n, chunk) in plan.changes.chunks(BATCH).enumerate() {
-                    let values: Vec<String> = chunk
-                        .iter()
-                        .map(|(k, new)| {
-                            let old = match &k.raw {
-                                Raw::Bytes(b) => format!("X'{}'", hex(b)),
-                                Raw::Text(t) => sql_text(t),
-                            };
-                            format!("({old}, X'{}')", hex(new.as_bytes()))
-                        })
-                        .collect();
-                    out.push(Stmt {
-                        sql: format!("INSERT INTO combkey_doctor_map (old, new) VALUES {}", values.join(", ")),
-                        in_tx: true,
-                        progress: Some(((n * BATCH + chunk.len()).min(total), total)),
-                    });
-                }
+                out.extend(map_inserts(plan, |k, new| {
+                    let old = match &k.raw {
+                        Raw::Bytes(b) => format!("X'{}'", hex(b)),
+                        Raw::Text(t) => sql_text(t),
+                    };
+                    format!("({old}, X'{}')", hex(new.as_bytes()))
+                }));
                 for (t, c) in refs.iter().map(|r| (r.table.as_str(), r.column.as_str())).chain([(table, column)]) {
                     out.push(tx(format!(
                         "UPDATE \"{t}\" SET \"{c}\" = (SELECT new FROM combkey_doctor_map WHERE old = \"{t}\".\"{c}\") \
@@ -245,6 +219,24 @@ pub(crate) fn script(
         }
     }
     out
+}
+
+/// The `INSERT`s that fill the mapping table, `BATCH` rows each, `row` writing one
+/// `(old, new)` tuple.
+fn map_inserts(plan: &Plan, row: impl Fn(&Key, &Comb) -> String) -> Vec<Stmt> {
+    let total = plan.changes.len();
+    plan.changes
+        .chunks(BATCH)
+        .enumerate()
+        .map(|(n, chunk)| {
+            let values: Vec<String> = chunk.iter().map(|(k, new)| row(k, new)).collect();
+            Stmt {
+                sql: format!("INSERT INTO combkey_doctor_map (old, new) VALUES {}", values.join(", ")),
+                in_tx: true,
+                progress: Some(((n * BATCH + chunk.len()).min(total), total)),
+            }
+        })
+        .collect()
 }
 
 /// `CHAR(36)` to `BINARY(16)` in place: a new column filled with the bytes, taking the old
