@@ -212,7 +212,10 @@ mod postgres {
     /// its foreign key are as they were.
     #[tokio::test]
     async fn a_migration_killed_half_way_leaves_the_table_as_it_was() {
-        let url = combkey_testutil::pg_url();
+        // Its own application name, so only this test's migration is killed.
+        let base = combkey_testutil::pg_url();
+        let url =
+            format!("{base}{}application_name=combkey_doctor_kill_test", if base.contains('?') { '&' } else { '?' });
         let mut c = connect().await;
         seed(&mut c, "doctor_kill", &rtcomb_sql(60_000, 11)).await;
         let rows = pairs(&mut c, "doctor_kill").await;
@@ -226,7 +229,7 @@ mod postgres {
         for _ in 0..20_000 {
             let n: i64 = sqlx::query_scalar(
                 "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
-                 WHERE application_name = 'combkey doctor' AND xact_start IS NOT NULL AND pid <> pg_backend_pid()",
+                 WHERE application_name = 'combkey_doctor_kill_test' AND xact_start IS NOT NULL AND pid <> pg_backend_pid()",
             )
             .fetch_one(&mut c)
             .await

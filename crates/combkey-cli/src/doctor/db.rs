@@ -65,8 +65,12 @@ impl Db {
     pub(crate) async fn connect(url: &str) -> Result<Db, String> {
         let fail = |e: sqlx::Error| format!("connecting to {url}: {e}");
         if url.starts_with("postgres") {
-            let opts: sqlx::postgres::PgConnectOptions = url.parse().map_err(fail)?;
-            Ok(Db::Pg(PgConnection::connect_with(&opts.application_name("combkey doctor")).await.map_err(fail)?))
+            let mut opts: sqlx::postgres::PgConnectOptions = url.parse().map_err(fail)?;
+            // Named in pg_stat_activity, unless the URL names it (`?application_name=...`).
+            if opts.get_application_name().is_none() {
+                opts = opts.application_name("combkey doctor");
+            }
+            Ok(Db::Pg(PgConnection::connect_with(&opts).await.map_err(fail)?))
         } else if url.starts_with("mysql") || url.starts_with("mariadb") {
             Ok(Db::My(MySqlConnection::connect(url).await.map_err(fail)?))
         } else if url.starts_with("sqlite") {
