@@ -98,15 +98,57 @@ mod binary_tables {
 
 type DieselComb = combkey_diesel::Comb;
 
+/// The part every backend shares: sqlx writes the orders shuffled (`$insert`), diesel writes
+/// an item for every third order and reads the join and the range, sqlx reads the range with
+/// two binds (`$select`). `$tables` is the backend's diesel schema, `$conn` its connection.
+macro_rules! sqlx_then_diesel {
+    ($tables:ident, $pool:expr, $conn:expr, $ids:expr, $lo:expr, $hi:expr, $expected:expr, $insert:literal, $select:literal) => {{
+        use $tables::combkey_interop_items::dsl as i;
+        use $tables::combkey_interop_orders::dsl as o;
+        let (pool, ids, lo, hi, expected) = ($pool, $ids, $lo, $hi, $expected);
+        for id in shuffled(ids) {
+            let n = i32::try_from(ids.iter().position(|x| *x == id).unwrap()).unwrap();
+            sqlx::query($insert).bind(combkey_sqlx::Comb::from(id)).bind(n).execute(pool).await.unwrap();
+        }
+        let c = $conn;
+        let items: Vec<(DieselComb, DieselComb)> =
+            ids.iter().step_by(3).map(|o| (DieselComb::new(), DieselComb::from(*o))).collect();
+        for (item, order) in &items {
+            diesel::insert_into(i::combkey_interop_items)
+                .values((i::id.eq(item), i::order_id.eq(order)))
+                .execute(c)
+                .unwrap();
+        }
+        let joined: Vec<(DieselComb, DieselComb)> = i::combkey_interop_items
+            .inner_join(o::combkey_interop_orders)
+            .select((i::id, o::id))
+            .order(o::id.asc())
+            .load(c)
+            .unwrap();
+        assert_eq!(joined, items, "diesel joins sqlx's orders to its items, in key order");
+        let by_diesel: Vec<DieselComb> = o::combkey_interop_orders
+            .select(o::id)
+            .filter(o::id.between(DieselComb::from(lo), DieselComb::from(hi)))
+            .order(o::id.asc())
+            .load(c)
+            .unwrap();
+        assert_eq!(by_diesel.iter().map(|x| x.to_comb()).collect::<Vec<_>>(), *expected);
+        let by_sqlx: Vec<combkey_sqlx::Comb> = sqlx::query_scalar($select)
+            .bind(combkey_sqlx::Comb::from(lo))
+            .bind(combkey_sqlx::Comb::from(hi))
+            .fetch_all(pool)
+            .await
+            .unwrap();
+        assert_eq!(by_sqlx.iter().map(|x| x.to_comb()).collect::<Vec<_>>(), *expected);
+    }};
+}
+
 #[tokio::test]
 async fn postgres() {
-    use uuid_tables::combkey_interop_items::dsl as i;
-    use uuid_tables::combkey_interop_orders::dsl as o;
     let url = combkey_testutil::pg_url();
     let t0 = Timestamp::from_unix_ms(1_700_000_000_000);
     let ids = made(t0);
     let (lo, hi, expected) = range(t0, &ids);
-    // sqlx writes the orders, shuffled.
     let pool = sqlx::PgPool::connect(&url).await.unwrap_or_else(|e| panic!("PostgreSQL at {url}: {e}"));
     sqlx::raw_sql(
         "DROP TABLE IF EXISTS combkey_interop_items; DROP TABLE IF EXISTS combkey_interop_orders;
@@ -116,48 +158,19 @@ async fn postgres() {
     .execute(&pool)
     .await
     .unwrap();
-    for id in shuffled(&ids) {
-        let n = i32::try_from(ids.iter().position(|x| *x == id).unwrap()).unwrap();
-        sqlx::query("INSERT INTO combkey_interop_orders (id, n) VALUES ($1, $2)")
-            .bind(combkey_sqlx::Comb::from(id))
-            .bind(n)
-            .execute(&pool)
-            .await
-            .unwrap();
-    }
-    // diesel writes an item for every third order, reads the join and the range.
+    // sqlx writes the orders, shuffled; diesel writes items and reads; sqlx reads the range.
     let mut c = PgConnection::establish(&url).unwrap();
-    let items: Vec<(DieselComb, DieselComb)> =
-        ids.iter().step_by(3).map(|o| (DieselComb::new(), DieselComb::from(*o))).collect();
-    for (item, order) in &items {
-        diesel::insert_into(i::combkey_interop_items)
-            .values((i::id.eq(item), i::order_id.eq(order)))
-            .execute(&mut c)
-            .unwrap();
-    }
-    let joined: Vec<(DieselComb, DieselComb)> = i::combkey_interop_items
-        .inner_join(o::combkey_interop_orders)
-        .select((i::id, o::id))
-        .order(o::id.asc())
-        .load(&mut c)
-        .unwrap();
-    assert_eq!(joined, items, "diesel joins sqlx's orders to its items, in key order");
-    let by_diesel: Vec<DieselComb> = o::combkey_interop_orders
-        .select(o::id)
-        .filter(o::id.between(DieselComb::from(lo), DieselComb::from(hi)))
-        .order(o::id.asc())
-        .load(&mut c)
-        .unwrap();
-    assert_eq!(by_diesel.iter().map(|x| x.to_comb()).collect::<Vec<_>>(), expected);
-    // sqlx reads the range with two binds.
-    let by_sqlx: Vec<combkey_sqlx::Comb> =
-        sqlx::query_scalar("SELECT id FROM combkey_interop_orders WHERE id >= $1 AND id <= $2 ORDER BY id")
-            .bind(combkey_sqlx::Comb::from(lo))
-            .bind(combkey_sqlx::Comb::from(hi))
-            .fetch_all(&pool)
-            .await
-            .unwrap();
-    assert_eq!(by_sqlx.iter().map(|x| x.to_comb()).collect::<Vec<_>>(), expected);
+    sqlx_then_diesel!(
+        uuid_tables,
+        &pool,
+        &mut c,
+        &ids,
+        lo,
+        hi,
+        &expected,
+        "INSERT INTO combkey_interop_orders (id, n) VALUES ($1, $2)",
+        "SELECT id FROM combkey_interop_orders WHERE id >= $1 AND id <= $2 ORDER BY id"
+    );
     // sea-orm reads all in key order (= generation order) and the range.
     let db = sea_orm::SqlxPostgresConnector::from_sqlx_postgres_pool(pool.clone());
     let (all, in_range) = sea_orm_reads(&db, lo, hi).await;
@@ -168,8 +181,6 @@ async fn postgres() {
 
 #[tokio::test]
 async fn mariadb() {
-    use binary_tables::combkey_interop_items::dsl as i;
-    use binary_tables::combkey_interop_orders::dsl as o;
     let url = combkey_testutil::mysql_url();
     let t0 = Timestamp::from_unix_ms(1_700_000_000_000);
     let ids = made(t0);
@@ -184,46 +195,18 @@ async fn mariadb() {
     .execute(&pool)
     .await
     .unwrap();
-    for id in shuffled(&ids) {
-        let n = i32::try_from(ids.iter().position(|x| *x == id).unwrap()).unwrap();
-        sqlx::query("INSERT INTO combkey_interop_orders (id, n) VALUES (?, ?)")
-            .bind(combkey_sqlx::Comb::from(id))
-            .bind(n)
-            .execute(&pool)
-            .await
-            .unwrap();
-    }
     let mut c = MysqlConnection::establish(&url).unwrap();
-    let items: Vec<(DieselComb, DieselComb)> =
-        ids.iter().step_by(3).map(|o| (DieselComb::new(), DieselComb::from(*o))).collect();
-    for (item, order) in &items {
-        diesel::insert_into(i::combkey_interop_items)
-            .values((i::id.eq(item), i::order_id.eq(order)))
-            .execute(&mut c)
-            .unwrap();
-    }
-    let joined: Vec<(DieselComb, DieselComb)> = i::combkey_interop_items
-        .inner_join(o::combkey_interop_orders)
-        .select((i::id, o::id))
-        .order(o::id.asc())
-        .load(&mut c)
-        .unwrap();
-    assert_eq!(joined, items, "diesel joins sqlx's orders to its items, in key order");
-    let by_diesel: Vec<DieselComb> = o::combkey_interop_orders
-        .select(o::id)
-        .filter(o::id.between(DieselComb::from(lo), DieselComb::from(hi)))
-        .order(o::id.asc())
-        .load(&mut c)
-        .unwrap();
-    assert_eq!(by_diesel.iter().map(|x| x.to_comb()).collect::<Vec<_>>(), expected);
-    let by_sqlx: Vec<combkey_sqlx::Comb> =
-        sqlx::query_scalar("SELECT id FROM combkey_interop_orders WHERE id >= ? AND id <= ? ORDER BY id")
-            .bind(combkey_sqlx::Comb::from(lo))
-            .bind(combkey_sqlx::Comb::from(hi))
-            .fetch_all(&pool)
-            .await
-            .unwrap();
-    assert_eq!(by_sqlx.iter().map(|x| x.to_comb()).collect::<Vec<_>>(), expected);
+    sqlx_then_diesel!(
+        binary_tables,
+        &pool,
+        &mut c,
+        &ids,
+        lo,
+        hi,
+        &expected,
+        "INSERT INTO combkey_interop_orders (id, n) VALUES (?, ?)",
+        "SELECT id FROM combkey_interop_orders WHERE id >= ? AND id <= ? ORDER BY id"
+    );
     let db = sea_orm::SqlxMySqlConnector::from_sqlx_mysql_pool(pool.clone());
     let (all, in_range) = sea_orm_reads(&db, lo, hi).await;
     assert_eq!(all, ids, "sea-orm reads sqlx's rows in generation order");
@@ -233,8 +216,6 @@ async fn mariadb() {
 
 #[tokio::test]
 async fn sqlite() {
-    use binary_tables::combkey_interop_items::dsl as i;
-    use binary_tables::combkey_interop_orders::dsl as o;
     let dir = std::env::temp_dir().join(format!("combkey-interop-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("interop.db");
@@ -249,46 +230,18 @@ async fn sqlite() {
     .execute(&pool)
     .await
     .unwrap();
-    for id in shuffled(&ids) {
-        let n = i32::try_from(ids.iter().position(|x| *x == id).unwrap()).unwrap();
-        sqlx::query("INSERT INTO combkey_interop_orders (id, n) VALUES (?, ?)")
-            .bind(combkey_sqlx::Comb::from(id))
-            .bind(n)
-            .execute(&pool)
-            .await
-            .unwrap();
-    }
     let mut c = SqliteConnection::establish(&file.display().to_string()).unwrap();
-    let items: Vec<(DieselComb, DieselComb)> =
-        ids.iter().step_by(3).map(|o| (DieselComb::new(), DieselComb::from(*o))).collect();
-    for (item, order) in &items {
-        diesel::insert_into(i::combkey_interop_items)
-            .values((i::id.eq(item), i::order_id.eq(order)))
-            .execute(&mut c)
-            .unwrap();
-    }
-    let joined: Vec<(DieselComb, DieselComb)> = i::combkey_interop_items
-        .inner_join(o::combkey_interop_orders)
-        .select((i::id, o::id))
-        .order(o::id.asc())
-        .load(&mut c)
-        .unwrap();
-    assert_eq!(joined, items, "diesel joins sqlx's orders to its items, in key order");
-    let by_diesel: Vec<DieselComb> = o::combkey_interop_orders
-        .select(o::id)
-        .filter(o::id.between(DieselComb::from(lo), DieselComb::from(hi)))
-        .order(o::id.asc())
-        .load(&mut c)
-        .unwrap();
-    assert_eq!(by_diesel.iter().map(|x| x.to_comb()).collect::<Vec<_>>(), expected);
-    let by_sqlx: Vec<combkey_sqlx::Comb> =
-        sqlx::query_scalar("SELECT id FROM combkey_interop_orders WHERE id >= ? AND id <= ? ORDER BY id")
-            .bind(combkey_sqlx::Comb::from(lo))
-            .bind(combkey_sqlx::Comb::from(hi))
-            .fetch_all(&pool)
-            .await
-            .unwrap();
-    assert_eq!(by_sqlx.iter().map(|x| x.to_comb()).collect::<Vec<_>>(), expected);
+    sqlx_then_diesel!(
+        binary_tables,
+        &pool,
+        &mut c,
+        &ids,
+        lo,
+        hi,
+        &expected,
+        "INSERT INTO combkey_interop_orders (id, n) VALUES (?, ?)",
+        "SELECT id FROM combkey_interop_orders WHERE id >= ? AND id <= ? ORDER BY id"
+    );
     let db = sea_orm::SqlxSqliteConnector::from_sqlx_sqlite_pool(pool.clone());
     let (all, in_range) = sea_orm_reads(&db, lo, hi).await;
     assert_eq!(all, ids, "sea-orm reads sqlx's rows in generation order");
