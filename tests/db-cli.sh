@@ -83,15 +83,15 @@ fi
 # v7 ids the CLI reads, carrying the database's clock.
 "$bin" sql postgres --up | pg >/dev/null
 pg_id=$(pg -c "SELECT combkey_v7()")
-pg_kind=$("$bin" inspect --json "$pg_id" | sed -E 's/.*"kind":"([^"]+)".*/\1/')
-check_eq "PostgreSQL combkey_v7() makes a v7 id" "v7" "$pg_kind"
+pg_layout=$("$bin" inspect --json "$pg_id" | sed -E 's/.*"layout":"([^"]+)".*/\1/')
+check_eq "PostgreSQL combkey_v7() makes a v7 id" "v7" "$pg_layout"
 pg_gap=$(pg -c "SELECT abs(combkey_unix_ms('$pg_id') - (extract(epoch FROM clock_timestamp()) * 1000)::bigint) < 5000")
 check_eq "PostgreSQL combkey_unix_ms reads its time" "t" "$pg_gap"
 "$bin" sql mysql --down | my
 "$bin" sql mysql --up | my
 my_id=$(my -e "SELECT HEX(combkey_v7())" | "$bin" convert --from mysql --to canonical)
-my_kind=$("$bin" inspect --json "$my_id" | sed -E 's/.*"kind":"([^"]+)".*/\1/')
-check_eq "MariaDB combkey_v7() makes a v7 id" "v7" "$my_kind"
+my_layout=$("$bin" inspect --json "$my_id" | sed -E 's/.*"layout":"([^"]+)".*/\1/')
+check_eq "MariaDB combkey_v7() makes a v7 id" "v7" "$my_layout"
 my_ms=$("$bin" inspect --json "$my_id" | sed -E 's/.*"unix_ms":([0-9]+).*/\1/')
 check_eq "MariaDB combkey_unix_ms agrees with the CLI" "$my_ms" "$(my -e "SELECT combkey_unix_ms(UNHEX('$("$bin" convert --from canonical --to mysql "$my_id")'))")"
 

@@ -1,4 +1,4 @@
-//! The PostgreSQL bulk-load benchmark (`--copy`): `COPY ... FROM STDIN (FORMAT binary)`
+//! The PostgreSQL bulk-load benchmark (`copy`): `COPY ... FROM STDIN (FORMAT binary)`
 //! through sqlx's `copy_in_raw` with `combkey_sqlx::copy::PgBinaryCopy`, one `COPY` per
 //! chunk of rows, each chunk timed, for a bigint identity key (the server numbers the
 //! rows), client-made v4 keys and the prefix COMB.

@@ -1,4 +1,4 @@
-//! The insert benchmark on a three-node MariaDB Galera cluster (`--galera`): three writers,
+//! The insert benchmark on a three-node MariaDB Galera cluster (`galera`): three writers,
 //! one per node, inserting at once. Galera certifies every transaction against the others
 //! on every node; AUTO_INCREMENT there is interleaved (`wsrep_auto_increment_control`:
 //! increment = cluster size, one offset per node), so no key is allocated twice either, but
@@ -125,7 +125,7 @@ pub(crate) async fn run(
         let key = match s {
             Strategy::Bigint => "id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY",
             Strategy::Comb | Strategy::V4 => "id BINARY(16) NOT NULL PRIMARY KEY",
-            other => return Err(format!("--galera measures bigint, v4 and comb, not {}", other.name()).into()),
+            other => return Err(format!("galera measures bigint, v4 and comb, not {}", other.name()).into()),
         };
         let mut c = MySqlConnection::connect(&urls[0]).await?;
         sqlx::query(AssertSqlSafe(format!("DROP TABLE IF EXISTS {table}"))).execute(&mut c).await?;

@@ -2,8 +2,9 @@
 //! leaf density and WAL volume as a table grows past the cache (as Percona's "Store UUID in an optimized way" and the klokwrk article measure it).
 //!
 //! ```sh
-//! cargo run --release -p combkey-bench -- --own-servers           # throwaway servers, small caches
-//! cargo run --release -p combkey-bench -- --rows 5000000 --backends postgres --own-servers
+//! cargo run --release -p combkey-bench -- --own-servers insert     # throwaway servers, small caches
+//! cargo run --release -p combkey-bench -- --own-servers insert --rows 5000000 --backends postgres
+//! cargo run --release -p combkey-bench -- query | copy | galera | shards
 //! ```
 //!
 //! Keys are made by the client and sent through combkey-sqlx's column type, in batches
@@ -24,10 +25,42 @@ use combkey_sqlx::Comb;
 use rand::RngExt;
 use sqlx::{AssertSqlSafe, Connection, MySqlConnection, PgConnection};
 
-/// The database insert benchmark (see README.md, "Insert benchmark").
+/// The database benchmarks (see docs/benchmarks.md).
 #[derive(Parser, Debug)]
 #[command(version, about)]
-struct Args {
+struct Cli {
+    /// Where to write the CSV files, summaries and SVG charts.
+    #[arg(long, global = true, default_value = "target/combkey-bench")]
+    out: std::path::PathBuf,
+    /// Start throwaway servers (PostgreSQL shared_buffers=16MB, MariaDB
+    /// innodb_buffer_pool_size=6MB) instead of using COMBKEY_PG_URL / COMBKEY_MYSQL_URL.
+    #[arg(long, global = true)]
+    own_servers: bool,
+    #[command(subcommand)]
+    bench: Bench,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum Bench {
+    /// Inserts as the table outgrows the cache: time per batch, index size, leaf density and
+    /// WAL per key kind, on PostgreSQL and MariaDB.
+    Insert(InsertArgs),
+    /// "Rows of one hour" on PostgreSQL through the COMB key's range against a `created_at`
+    /// index.
+    Query(QueryArgs),
+    /// Bulk loading on PostgreSQL with binary `COPY`, per key kind.
+    Copy(CopyArgs),
+    /// Three writers at once, one per node of the MariaDB Galera cluster in
+    /// COMBKEY_GALERA_URLS (`scripts/galera.sh start`): AUTO_INCREMENT, v4 and the prefix COMB.
+    Galera(GaleraArgs),
+    /// The range-sharding simulation (no database): a key space split into ranges at
+    /// --max-range-rows; how hot the busiest range gets per key kind and write rate.
+    Shards(ShardsArgs),
+}
+
+/// `insert`.
+#[derive(clap::Args, Debug)]
+struct InsertArgs {
     /// Rows per strategy on PostgreSQL.
     #[arg(long, default_value_t = 1_000_000)]
     rows: usize,
@@ -37,58 +70,70 @@ struct Args {
     /// Rows per INSERT.
     #[arg(long, default_value_t = 1_000)]
     batch: usize,
-    /// Which backends: postgres, mariadb (comma separated).
-    #[arg(long, value_delimiter = ',', default_value = "postgres,mariadb")]
-    backends: Vec<String>,
+    /// Which backends: postgres, mysql (MariaDB), comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "postgres,mysql", value_parser = parse_backend)]
+    backends: Vec<combkey::Backend>,
     /// Which strategies: bigint, v4, comb, short, server (PostgreSQL only), uuidtype (the
     /// prefix COMB in MariaDB's UUID column type; MariaDB only).
     #[arg(long, value_delimiter = ',', default_value = "bigint,v4,comb,short,server,uuidtype")]
     strategies: Vec<String>,
-    /// Start throwaway servers (PostgreSQL shared_buffers=16MB, MariaDB
-    /// innodb_buffer_pool_size=6MB) instead of using COMBKEY_PG_URL / COMBKEY_MYSQL_URL.
-    #[arg(long)]
-    own_servers: bool,
     /// Also index the payload (a secondary index).
     #[arg(long)]
     secondary_index: bool,
-    /// Instead of the insert benchmark: "rows of one hour" on PostgreSQL through the COMB
-    /// key's range against a `created_at` index (`--rows` rows, `--rows-per-hour` an hour).
-    #[arg(long)]
-    query: bool,
-    /// With --query: rows made per hour of the table's time span.
+}
+
+/// `query`.
+#[derive(clap::Args, Debug)]
+struct QueryArgs {
+    /// Rows in the table.
+    #[arg(long, default_value_t = 1_000_000)]
+    rows: usize,
+    /// Rows made per hour of the table's time span.
     #[arg(long, default_value_t = 2_000)]
     rows_per_hour: usize,
-    /// With --query: how many random hours to time, each both ways.
+    /// How many random hours to time, each both ways.
     #[arg(long, default_value_t = 200)]
     hours: usize,
-    /// Instead of the insert benchmark: three writers at once, one per node of the MariaDB
-    /// Galera cluster in COMBKEY_GALERA_URLS (`scripts/galera.sh start`), AUTO_INCREMENT,
-    /// v4 and the prefix COMB.
-    #[arg(long)]
-    galera: bool,
-    /// With --galera: rows per writer.
-    #[arg(long, default_value_t = 300_000)]
-    galera_rows: usize,
-    /// Instead of the insert benchmark: bulk loading on PostgreSQL with binary `COPY`
-    /// (`--rows` rows per key kind, `--copy-chunk` rows per `COPY`).
-    #[arg(long)]
-    copy: bool,
-    /// With --copy: rows per `COPY` statement (each one timed).
+}
+
+/// `copy`.
+#[derive(clap::Args, Debug)]
+struct CopyArgs {
+    /// Rows per key kind.
+    #[arg(long, default_value_t = 1_000_000)]
+    rows: usize,
+    /// Rows per `COPY` statement (each one timed).
     #[arg(long, default_value_t = 100_000)]
     copy_chunk: usize,
-    /// Instead of a database: the range-sharding simulation (a key space split into ranges
-    /// at --max-range-rows; how hot the busiest range gets per key kind and write rate).
-    #[arg(long)]
-    shards: bool,
-    /// With --shards: a range splits past this many rows.
+}
+
+/// `galera`.
+#[derive(clap::Args, Debug)]
+struct GaleraArgs {
+    /// Rows per writer.
+    #[arg(long, default_value_t = 300_000)]
+    galera_rows: usize,
+    /// Rows per INSERT.
+    #[arg(long, default_value_t = 1_000)]
+    batch: usize,
+}
+
+/// `shards`.
+#[derive(clap::Args, Debug)]
+struct ShardsArgs {
+    /// Inserts to simulate.
+    #[arg(long, default_value_t = 1_000_000)]
+    rows: usize,
+    /// A range splits past this many rows.
     #[arg(long, default_value_t = 10_000)]
     max_range_rows: usize,
-    /// With --shards: write rates (rows a second) to simulate.
+    /// Write rates (rows a second) to simulate.
     #[arg(long, value_delimiter = ',', default_value = "10,100,1000,10000")]
     rates: Vec<u64>,
-    /// Where to write summary.csv, batches.csv and the SVG charts.
-    #[arg(long, default_value = "target/combkey-bench")]
-    out: std::path::PathBuf,
+}
+
+fn parse_backend(s: &str) -> Result<combkey::Backend, String> {
+    s.parse().map_err(|e: combkey::Error| e.to_string())
 }
 
 /// The kind of primary key.
@@ -177,7 +222,7 @@ fn payload(n: usize) -> Vec<String> {
     (0..n).map(|_| format!("{:0100}", rng.random::<u64>())).collect()
 }
 
-async fn run_postgres(url: &str, args: &Args, strategies: &[Strategy]) -> Result<Vec<Run>, Box<dyn std::error::Error>> {
+async fn run_postgres(url: &str, args: &InsertArgs, strategies: &[Strategy]) -> Result<Vec<Run>, Box<dyn std::error::Error>> {
     let mut c = PgConnection::connect(url).await?;
     sqlx::raw_sql("CREATE EXTENSION IF NOT EXISTS pgstattuple").execute(&mut c).await?;
     sqlx::raw_sql(combkey::Backend::Postgres.install_functions()).execute(&mut c).await?;
@@ -250,7 +295,7 @@ async fn run_postgres(url: &str, args: &Args, strategies: &[Strategy]) -> Result
     Ok(runs)
 }
 
-async fn run_mariadb(url: &str, args: &Args, strategies: &[Strategy]) -> Result<Vec<Run>, Box<dyn std::error::Error>> {
+async fn run_mariadb(url: &str, args: &InsertArgs, strategies: &[Strategy]) -> Result<Vec<Run>, Box<dyn std::error::Error>> {
     let mut c = MySqlConnection::connect(url).await?;
     let keys = Keys { v7: V7Generator::new(), short: ShortPrefixGenerator::new(ShortPrefix::default()) };
     let mut runs = Vec::new();
@@ -321,8 +366,8 @@ async fn run_mariadb(url: &str, args: &Args, strategies: &[Strategy]) -> Result<
 
 /// PostgreSQL for a run: a throwaway server with `--own-servers` (kept alive by the returned
 /// guard), else `COMBKEY_PG_URL`; its URL and a line describing its settings.
-async fn postgres_for(args: &Args) -> Result<(Option<servers::OwnServer>, String, String), Box<dyn std::error::Error>> {
-    let own = if args.own_servers { Some(servers::postgres(55_433).await?) } else { None };
+async fn postgres_for(own_servers: bool) -> Result<(Option<servers::OwnServer>, String, String), Box<dyn std::error::Error>> {
+    let own = if own_servers { Some(servers::postgres(55_433).await?) } else { None };
     let url = match &own {
         Some(s) => s.url.clone(),
         None => std::env::var("COMBKEY_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into()),
@@ -349,95 +394,113 @@ pub(crate) async fn innodb_sizes(c: &mut MySqlConnection, table: &str) -> Result
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args = Args::parse();
-    if args.query {
-        let (_own, url, settings) = postgres_for(&args).await?;
-        let run = query::run(&url, args.rows, args.rows_per_hour, args.hours).await?;
-        query::write_all(&run, &settings, &args.out)?;
-        return Ok(());
-    }
-    if args.copy {
-        let (_own, url, pg) = postgres_for(&args).await?;
-        let mut c = PgConnection::connect(&url).await?;
-        sqlx::raw_sql("CREATE EXTENSION IF NOT EXISTS pgstattuple").execute(&mut c).await?;
-        drop(c);
-        let settings = format!("{pg}; {} rows per key kind, COPY chunks of {}", args.rows, args.copy_chunk);
-        let runs = copy::run(&url, args.rows, args.copy_chunk).await?;
-        copy::write_all(&runs, &settings, &args.out, args.copy_chunk)?;
-        return Ok(());
-    }
-    if args.shards {
-        let window = (args.rows / 10).max(1);
-        let mut outcomes = Vec::new();
-        for kind in shards::KeyKind::ALL {
-            for &rate in &args.rates {
-                outcomes.push(shards::simulate(kind, rate, args.rows, args.max_range_rows, window));
-            }
+    let cli = Cli::parse();
+    let out = &cli.out;
+    match cli.bench {
+        Bench::Query(args) => {
+            let (_own, url, settings) = postgres_for(cli.own_servers).await?;
+            let run = query::run(&url, args.rows, args.rows_per_hour, args.hours).await?;
+            query::write_all(&run, &settings, out)?;
         }
-        let t = shards::table(&outcomes, &args.rates, args.rows, args.max_range_rows, window);
-        print!("{t}");
-        std::fs::create_dir_all(&args.out)?;
-        std::fs::write(args.out.join("shards-summary.txt"), t)?;
-        return Ok(());
+        Bench::Copy(args) => {
+            let (_own, url, pg) = postgres_for(cli.own_servers).await?;
+            let mut c = PgConnection::connect(&url).await?;
+            sqlx::raw_sql("CREATE EXTENSION IF NOT EXISTS pgstattuple").execute(&mut c).await?;
+            drop(c);
+            let settings = format!("{pg}; {} rows per key kind, COPY chunks of {}", args.rows, args.copy_chunk);
+            let runs = copy::run(&url, args.rows, args.copy_chunk).await?;
+            copy::write_all(&runs, &settings, out, args.copy_chunk)?;
+        }
+        Bench::Shards(args) => {
+            let window = (args.rows / 10).max(1);
+            let mut outcomes = Vec::new();
+            for kind in shards::KeyKind::ALL {
+                for &rate in &args.rates {
+                    outcomes.push(shards::simulate(kind, rate, args.rows, args.max_range_rows, window));
+                }
+            }
+            let t = shards::table(&outcomes, &args.rates, args.rows, args.max_range_rows, window);
+            print!("{t}");
+            std::fs::create_dir_all(out)?;
+            std::fs::write(out.join("shards-summary.txt"), t)?;
+        }
+        Bench::Galera(args) => galera_bench(&args, out).await?,
+        Bench::Insert(args) => insert_bench(&args, cli.own_servers, out).await?,
     }
-    if args.galera {
-        let urls: Vec<String> = std::env::var("COMBKEY_GALERA_URLS")
-            .map_err(|_| "--galera needs COMBKEY_GALERA_URLS: `source scripts/galera.sh start`")?
-            .split(',')
-            .map(str::to_string)
-            .collect();
-        let mut c = MySqlConnection::connect(&urls[0]).await?;
-        let pool: i64 =
-            sqlx::query_scalar("SELECT CAST(@@innodb_buffer_pool_size AS SIGNED)").fetch_one(&mut c).await?;
-        let version: String = sqlx::query_scalar("SELECT VERSION()").fetch_one(&mut c).await?;
-        let size: (String, String) =
-            sqlx::query_as("SHOW GLOBAL STATUS LIKE 'wsrep_cluster_size'").fetch_one(&mut c).await?;
-        drop(c);
-        let settings = format!(
-            "MariaDB {version} Galera, {} nodes, innodb_buffer_pool_size={} MiB each; {} rows per writer, batches of {}",
-            size.1,
-            pool / 1_048_576,
-            args.galera_rows,
-            args.batch
-        );
-        let runs =
-            galera::run(&urls, &[Strategy::Bigint, Strategy::V4, Strategy::Comb], args.galera_rows, args.batch).await?;
-        galera::write_all(&runs, &settings, &args.out, args.batch)?;
-        return Ok(());
-    }
+    Ok(())
+}
+
+async fn galera_bench(args: &GaleraArgs, out: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
+    let urls: Vec<String> = std::env::var("COMBKEY_GALERA_URLS")
+        .map_err(|_| "galera needs COMBKEY_GALERA_URLS: `source scripts/galera.sh start`")?
+        .split(',')
+        .map(str::to_string)
+        .collect();
+    let mut c = MySqlConnection::connect(&urls[0]).await?;
+    let pool: i64 = sqlx::query_scalar("SELECT CAST(@@innodb_buffer_pool_size AS SIGNED)").fetch_one(&mut c).await?;
+    let version: String = sqlx::query_scalar("SELECT VERSION()").fetch_one(&mut c).await?;
+    let size: (String, String) = sqlx::query_as("SHOW GLOBAL STATUS LIKE 'wsrep_cluster_size'").fetch_one(&mut c).await?;
+    drop(c);
+    let settings = format!(
+        "MariaDB {version} Galera, {} nodes, innodb_buffer_pool_size={} MiB each; {} rows per writer, batches of {}",
+        size.1,
+        pool / 1_048_576,
+        args.galera_rows,
+        args.batch
+    );
+    let runs = galera::run(&urls, &[Strategy::Bigint, Strategy::V4, Strategy::Comb], args.galera_rows, args.batch).await?;
+    galera::write_all(&runs, &settings, out, args.batch)?;
+    Ok(())
+}
+
+/// The backends the insert benchmark runs on: each one's setup and run, which returns its runs
+/// and a line describing the server.
+type InsertFn = for<'a> fn(
+    &'a InsertArgs,
+    bool,
+    &'a [Strategy],
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(Vec<Run>, String), BoxError>> + 'a>>;
+type BoxError = Box<dyn std::error::Error>;
+const INSERT_TARGETS: [(combkey::Backend, InsertFn); 2] = [
+    (combkey::Backend::Postgres, |args, own, strategies| Box::pin(insert_postgres(args, own, strategies))),
+    (combkey::Backend::MySql, |args, own, strategies| Box::pin(insert_mariadb(args, own, strategies))),
+];
+
+async fn insert_postgres(args: &InsertArgs, own_servers: bool, strategies: &[Strategy]) -> Result<(Vec<Run>, String), BoxError> {
+    let (_own, url, settings) = postgres_for(own_servers).await?;
+    Ok((run_postgres(&url, args, strategies).await?, settings))
+}
+
+async fn insert_mariadb(args: &InsertArgs, own_servers: bool, strategies: &[Strategy]) -> Result<(Vec<Run>, String), BoxError> {
+    let own = if own_servers { Some(servers::mariadb(53_317).await?) } else { None };
+    let url = match &own {
+        Some(s) => s.url.clone(),
+        None => std::env::var("COMBKEY_MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/test".into()),
+    };
+    let mut c = MySqlConnection::connect(&url).await?;
+    let pool: i64 = sqlx::query_scalar("SELECT CAST(@@innodb_buffer_pool_size AS SIGNED)").fetch_one(&mut c).await?;
+    let version: String = sqlx::query_scalar("SELECT VERSION()").fetch_one(&mut c).await?;
+    let settings = format!(
+        "MariaDB {version}, innodb_buffer_pool_size={} MiB{}",
+        pool / 1_048_576,
+        if own.is_some() { " (own server)" } else { "" }
+    );
+    drop(c);
+    Ok((run_mariadb(&url, args, strategies).await?, settings))
+}
+
+async fn insert_bench(args: &InsertArgs, own_servers: bool, out: &std::path::Path) -> Result<(), BoxError> {
     let strategies: Vec<Strategy> = args.strategies.iter().map(|s| Strategy::parse(s)).collect::<Result<_, _>>()?;
     let mut runs = Vec::new();
     let mut settings = Vec::new();
-    for backend in &args.backends {
-        match backend.as_str() {
-            "postgres" | "pg" => {
-                let (_own, url, pg) = postgres_for(&args).await?;
-                settings.push(pg);
-                runs.extend(run_postgres(&url, &args, &strategies).await?);
-            }
-            "mariadb" | "mysql" => {
-                let own = if args.own_servers { Some(servers::mariadb(53_317).await?) } else { None };
-                let url = match &own {
-                    Some(s) => s.url.clone(),
-                    None => {
-                        std::env::var("COMBKEY_MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/test".into())
-                    }
-                };
-                let mut c = MySqlConnection::connect(&url).await?;
-                let pool: i64 =
-                    sqlx::query_scalar("SELECT CAST(@@innodb_buffer_pool_size AS SIGNED)").fetch_one(&mut c).await?;
-                let version: String = sqlx::query_scalar("SELECT VERSION()").fetch_one(&mut c).await?;
-                settings.push(format!(
-                    "MariaDB {version}, innodb_buffer_pool_size={} MiB{}",
-                    pool / 1_048_576,
-                    if own.is_some() { " (own server)" } else { "" }
-                ));
-                drop(c);
-                runs.extend(run_mariadb(&url, &args, &strategies).await?);
-            }
-            other => return Err(format!("unknown backend {other:?}: expected postgres or mariadb").into()),
-        }
+    for &backend in &args.backends {
+        let Some((_, run)) = INSERT_TARGETS.iter().find(|(b, _)| *b == backend) else {
+            return Err(format!("the insert benchmark runs on postgres and mysql, not {backend}").into());
+        };
+        let (r, s) = run(args, own_servers, &strategies).await?;
+        runs.extend(r);
+        settings.push(s);
     }
-    report::write_all(&runs, &settings, &args.out, args.batch)?;
+    report::write_all(&runs, &settings, out, args.batch)?;
     Ok(())
 }

@@ -1,4 +1,4 @@
-//! `--query`: "rows of one hour" on PostgreSQL through the COMB key's index
+//! `query`: "rows of one hour" on PostgreSQL through the COMB key's index
 //! (`id >= start AND id < end`, [`combkey::Comb::range`]) against a `created_at` column and its
 //! own index, on the same table, and the bytes the `created_at` index costs.
 
@@ -11,7 +11,7 @@ use combkey_sqlx::Comb;
 use rand::{RngExt, SeedableRng};
 use sqlx::{Connection, PgConnection};
 
-/// The result of one `--query` run.
+/// The result of one `query` run.
 pub(crate) struct QueryRun {
     pub(crate) rows: usize,
     pub(crate) rows_per_hour: usize,

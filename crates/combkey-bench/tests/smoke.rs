@@ -6,7 +6,7 @@ use std::process::Command;
 fn small_run_writes_the_report() {
     let out = std::env::temp_dir().join(format!("combkey-bench-smoke-{}", std::process::id()));
     let status = Command::new(env!("CARGO_BIN_EXE_combkey-bench"))
-        .args(["--rows", "3000", "--mysql-rows", "2000", "--batch", "500", "--secondary-index", "--out"])
+        .args(["insert", "--rows", "3000", "--mysql-rows", "2000", "--batch", "500", "--secondary-index", "--out"])
         .arg(&out)
         .output()
         .expect("run combkey-bench");
@@ -55,10 +55,10 @@ fn small_run_writes_the_report() {
 fn small_query_run_writes_the_report() {
     let out = std::env::temp_dir().join(format!("combkey-bench-query-smoke-{}", std::process::id()));
     let status = Command::new(env!("CARGO_BIN_EXE_combkey-bench"))
-        .args(["--query", "--rows", "20000", "--rows-per-hour", "1000", "--hours", "5", "--out"])
+        .args(["query", "--rows", "20000", "--rows-per-hour", "1000", "--hours", "5", "--out"])
         .arg(&out)
         .output()
-        .expect("run combkey-bench --query");
+        .expect("run combkey-bench query");
     assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
     let summary = std::fs::read_to_string(out.join("query-summary.txt")).expect("query-summary.txt");
     for part in ["the COMB key (`id >= $1 AND id < $2`)", "`created_at` and its index", "key range / created_at:"] {
@@ -77,10 +77,10 @@ fn small_query_run_writes_the_report() {
 fn small_shards_simulation_writes_the_table() {
     let out = std::env::temp_dir().join(format!("combkey-bench-shards-smoke-{}", std::process::id()));
     let status = Command::new(env!("CARGO_BIN_EXE_combkey-bench"))
-        .args(["--shards", "--rows", "20000", "--max-range-rows", "1000", "--rates", "100,10000", "--out"])
+        .args(["shards", "--rows", "20000", "--max-range-rows", "1000", "--rates", "100,10000", "--out"])
         .arg(&out)
         .output()
-        .expect("run combkey-bench --shards");
+        .expect("run combkey-bench shards");
     assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
     let table = std::fs::read_to_string(out.join("shards-summary.txt")).expect("shards-summary.txt");
     for row in ["| prefix COMB (v7) |", "| short prefix COMB", "| Groupon locality UUID |", "| random v4 |"] {
@@ -103,10 +103,10 @@ fn small_galera_run_writes_the_report() {
     assert!(std::env::var("COMBKEY_GALERA_URLS").is_ok(), "COMBKEY_GALERA_URLS: `source scripts/galera.sh start`");
     let out = std::env::temp_dir().join(format!("combkey-bench-galera-smoke-{}", std::process::id()));
     let status = Command::new(env!("CARGO_BIN_EXE_combkey-bench"))
-        .args(["--galera", "--galera-rows", "2000", "--batch", "500", "--out"])
+        .args(["galera", "--galera-rows", "2000", "--batch", "500", "--out"])
         .arg(&out)
         .output()
-        .expect("run combkey-bench --galera");
+        .expect("run combkey-bench galera");
     assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
     let csv = std::fs::read_to_string(out.join("galera.csv")).expect("galera.csv");
     let lines: Vec<&str> = csv.lines().collect();
@@ -122,4 +122,14 @@ fn small_galera_run_writes_the_report() {
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"), "{chart}");
     }
     let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn the_old_mode_flags_are_refused_not_mixed() {
+    // Modes are subcommands: one run does one benchmark, and a flag of another mode is an
+    // error instead of silently winning over the others.
+    let out = Command::new(env!("CARGO_BIN_EXE_combkey-bench")).args(["--query", "--shards"]).output().expect("run");
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(env!("CARGO_BIN_EXE_combkey-bench")).args(["shards", "--hours", "5"]).output().expect("run");
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
 }

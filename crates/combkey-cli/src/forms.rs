@@ -1,89 +1,75 @@
-//! Text forms of an id, durations, and JSON strings.
+//! What an id is or how to write it (public, stored per backend, a layout), durations, and
+//! JSON strings.
 
 use std::time::Duration;
 
 use combkey::layouts::Layout;
 use combkey::{Backend, Comb};
 
-/// How an id is written: the public id, or the stored value as a database shows it (a view
-/// over [`Backend`]: `sqlserver`, `mysql`, `postgres`, `sqlite` and their aliases).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Form {
-    /// The public id: lowercase hyphenated (PostgreSQL shows this for a `uuid` column).
-    Canonical,
-    /// The stored value as the database's own client shows it ([`Backend::stored_text`]):
-    /// SQL Server's uppercase `uniqueidentifier`, the 32 hex digits of MySQL's `HEX(id)`.
-    Stored(Backend),
-}
-
-impl Form {
-    /// Parses `canonical` or a database name.
-    pub fn parse_name(s: &str) -> Result<Form, combkey::Error> {
-        if s == "canonical" { Ok(Form::Canonical) } else { s.parse().map(Form::Stored) }
-    }
-
-    /// The id written in this form.
-    pub fn format(self, id: Comb) -> String {
-        match self {
-            Form::Canonical => id.to_string(),
-            Form::Stored(backend) => backend.stored_text(id),
-        }
-    }
-
-    /// The public id of text in this form (any accepted UUID text; any case).
-    pub fn parse(self, text: &str) -> Result<Comb, combkey::Error> {
-        match self {
-            Form::Canonical => text.parse(),
-            Form::Stored(backend) => backend.parse_stored(text),
-        }
-    }
-}
-
-/// `--storage`'s parser: `canonical` or a database name.
-pub fn parse_form(s: &str) -> Result<Form, String> {
-    Form::parse_name(s)
-        .map_err(|_| format!("unknown form {s:?}: expected canonical, sqlserver, mysql, postgres or sqlite"))
-}
-
-/// What `convert --from/--to` take: a text form of the public id, or a layout.
+/// What an id is, or how to write one: the public id (`canonical`), the stored value as a
+/// backend's own client shows it (a [`Backend`] name: `sqlserver`, `mysql`, `postgres`,
+/// `sqlite` and their aliases), or a layout of another system (`rtcomb-sql`, `v1`, ...).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Spec {
-    /// A form of the public (v7) id: `canonical`, `sqlserver`, `mysql`.
-    Form(Form),
+    /// The public id: lowercase hyphenated (PostgreSQL shows this for a `uuid` column).
+    Public,
+    /// The stored value as the backend's own client shows it ([`Backend::stored_text`]):
+    /// SQL Server's uppercase `uniqueidentifier`, the 32 hex digits of MySQL's `HEX(id)`.
+    Stored(Backend),
     /// A layout (`v7`, `rtcomb-sql`, `mysql-swap`, ...), written canonically.
     Layout(Layout),
 }
 
 impl Spec {
-    /// Parses a form name or a layout name.
+    /// `canonical` (or `public`) or a backend name: how `--stored` writes new ids.
+    pub fn parse_written(s: &str) -> Result<Spec, String> {
+        if s == "canonical" || s == "public" {
+            return Ok(Spec::Public);
+        }
+        s.parse().map(Spec::Stored).map_err(|_| {
+            format!("unknown backend {s:?}: expected canonical, sqlserver, mysql, postgres or sqlite")
+        })
+    }
+
+    /// `canonical`, a backend name, or a layout name (what `convert --from/--to` take).
     pub fn parse(s: &str) -> Result<Spec, String> {
-        if let Ok(form) = Form::parse_name(s) {
-            return Ok(Spec::Form(form));
+        if let Ok(spec) = Spec::parse_written(s) {
+            return Ok(spec);
         }
         s.parse::<Layout>().map(Spec::Layout).map_err(|_| {
             format!(
-                "unknown form or kind {s:?}: expected canonical, sqlserver, mysql or a kind ({})",
+                "unknown backend or layout {s:?}: expected canonical, sqlserver, mysql or a layout ({})",
                 Layout::ALL.map(Layout::name).join(", ")
             )
         })
     }
 
-    /// Converts `text` from `from` to `to`. Between two forms the id is only re-written; a
-    /// form on one side and a kind on the other means the public id, kind v7.
+    /// The public id written this way (a layout writes the public id canonically).
+    pub fn format(self, id: Comb) -> String {
+        match self {
+            Spec::Stored(backend) => backend.stored_text(id),
+            Spec::Public | Spec::Layout(_) => id.to_string(),
+        }
+    }
+
+    /// Converts `text` from `from` to `to`. Between the public id and stored forms the id is
+    /// only re-written; a backend or `canonical` on one side and a layout on the other means
+    /// the public id, layout v7.
     pub fn convert(from: Spec, to: Spec, text: &str) -> Result<String, combkey::Error> {
-        let (id, kind) = match from {
-            Spec::Form(f) => (f.parse(text)?, None),
-            Spec::Layout(k) => (text.parse()?, Some(k)),
+        let (id, layout) = match from {
+            Spec::Public => (text.parse()?, None),
+            Spec::Stored(backend) => (backend.parse_stored(text)?, None),
+            Spec::Layout(l) => (text.parse()?, Some(l)),
         };
         match to {
-            Spec::Form(f) => {
-                let public = match kind {
-                    Some(k) => Layout::convert(&id, k, Layout::V7)?,
+            Spec::Public | Spec::Stored(_) => {
+                let public = match layout {
+                    Some(l) => Layout::convert(&id, l, Layout::V7)?,
                     None => id,
                 };
-                Ok(f.format(public))
+                Ok(to.format(public))
             }
-            Spec::Layout(k) => Ok(Layout::convert(&id, kind.unwrap_or(Layout::V7), k)?.to_string()),
+            Spec::Layout(l) => Ok(Layout::convert(&id, layout.unwrap_or(Layout::V7), l)?.to_string()),
         }
     }
 }
@@ -150,32 +136,31 @@ mod tests {
     }
 
     #[test]
-    fn forms_round_trip() {
+    fn stored_forms_round_trip() {
         let id: Comb = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f".parse().unwrap();
-        let sqlserver = Form::Stored(Backend::SqlServer);
-        let mysql = Form::Stored(Backend::MySql);
+        let sqlserver = Spec::Stored(Backend::SqlServer);
+        let mysql = Spec::Stored(Backend::MySql);
         assert_eq!(sqlserver.format(id), "8F39070C-0CDC-C498-7CC3-017F22E279B0");
         assert_eq!(mysql.format(id), "017F22E279B07CC398C4DC0C0C07398F");
-        for f in [Form::Canonical, sqlserver, mysql] {
-            assert_eq!(f.parse(&f.format(id)), Ok(id));
+        for f in [Spec::Public, sqlserver, mysql] {
+            assert_eq!(Spec::convert(f, Spec::Public, &f.format(id)).as_deref(), Ok("017f22e2-79b0-7cc3-98c4-dc0c0c07398f"));
         }
     }
 
     #[test]
     fn specs() {
-        assert_eq!(Spec::parse("mysql"), Ok(Spec::Form(Form::Stored(Backend::MySql))));
-        assert_eq!(Spec::parse("sqlserver"), Ok(Spec::Form(Form::Stored(Backend::SqlServer))));
+        assert_eq!(Spec::parse("mysql"), Ok(Spec::Stored(Backend::MySql)));
+        assert_eq!(Spec::parse("sqlserver"), Ok(Spec::Stored(Backend::SqlServer)));
+        assert_eq!(Spec::parse("mssql"), Ok(Spec::Stored(Backend::SqlServer)));
+        assert_eq!(Spec::parse("canonical"), Ok(Spec::Public));
         assert_eq!(Spec::parse("lambert-v13"), Ok(Spec::Layout(Layout::LambertV13)));
         assert!(Spec::parse("bogus").unwrap_err().contains("rtcomb-sql"));
         let nsid = "B9586BD7-2062-E111-B36C-CC52AFC9F2ED";
         let v1 = Spec::convert(Spec::Layout(Layout::NewSequentialId), Spec::Layout(Layout::V1), nsid);
         assert_eq!(v1.as_deref(), Ok("d76b58b9-6220-11e1-b36c-cc52afc9f2ed"));
         let rt = "d01c25cc-63a7-47cc-b5ba-018e5f3bff48";
-        let public = Spec::convert(Spec::Layout(Layout::RtCombSql), Spec::Form(Form::Canonical), rt).unwrap();
-        assert_eq!(
-            Spec::convert(Spec::Form(Form::Canonical), Spec::Layout(Layout::RtCombSql), &public).as_deref(),
-            Ok(rt)
-        );
+        let public = Spec::convert(Spec::Layout(Layout::RtCombSql), Spec::Public, rt).unwrap();
+        assert_eq!(Spec::convert(Spec::Public, Spec::Layout(Layout::RtCombSql), &public).as_deref(), Ok(rt));
     }
 
     #[test]

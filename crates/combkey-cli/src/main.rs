@@ -1,12 +1,13 @@
 //! The `combkey` command: make, convert, inspect and validate COMB ids.
 //!
 //! ```text
-//! combkey new [-n N] [--kind KIND] [--storage canonical|sqlserver|mysql]
-//! combkey convert --from FORM|KIND --to FORM|KIND [ID...]    (ids from stdin when none given)
-//! combkey inspect [--json] [--as KIND] [--near RFC3339] [ID...]
-//! combkey validate [--now RFC3339] [--past DUR] [--future DUR] [--kind v7|short-prefix] ID...
-//! combkey sql postgres|mysql|sqlite|mssql [--up|--down]
-//! combkey sql postgres|mysql|mssql partitions --table NAME --interval day|week|month|year
+//! combkey new [-n N] [--layout LAYOUT] [--stored BACKEND]
+//! combkey convert --from canonical|BACKEND|LAYOUT --to canonical|BACKEND|LAYOUT [ID...]
+//!     (ids from stdin when none given)
+//! combkey inspect [--json] [--as LAYOUT] [--near RFC3339] [ID...]
+//! combkey validate [--now RFC3339] [--past DUR] [--future DUR] [--layout v7|short-prefix] ID...
+//! combkey sql postgres|mysql|sqlite|sqlserver [--up|--down]
+//! combkey sql postgres|mysql|sqlserver partitions --table NAME --interval day|week|month|year
 //!     (--from DATE --to DATE [--default] | --from DATE --drop-before DATE | --add N --after DATE [--default])
 //! combkey doctor --url URL --table NAME [--column id] [--sample N] [--json] [--migration-sql | --apply]
 //! ```
@@ -26,7 +27,7 @@ use combkey::{Backend, Comb, Expected, ShortPrefix, ShortPrefixGenerator, Timest
 mod doctor;
 mod forms;
 
-use forms::{Form, Spec, json_str, parse_duration, parse_form};
+use forms::{Spec, json_str, parse_duration};
 
 /// Make, convert, inspect and validate time-ordered UUIDs (COMBs).
 #[derive(Parser, Debug)]
@@ -43,38 +44,39 @@ enum Command {
         /// How many ids.
         #[arg(short = 'n', long = "count", default_value_t = 1)]
         count: usize,
-        /// Which kind of id: v7 (default), short-prefix, rtcomb-sql, rtcomb-postgres,
+        /// Which layout: v7 (default), short-prefix, rtcomb-sql, rtcomb-postgres,
         /// rtcomb-legacy, newsequentialid, v1, v6, lambert-v13, mysql-swap, locality, uc-prefix,
         /// uc-suffix, uc-short-prefix, uc-short-suffix.
-        #[arg(long, value_parser = parse_kind, default_value = "v7")]
-        kind: Layout,
-        /// Print the public id (canonical) or the stored value as a database shows it:
-        /// sqlserver, mysql (also postgres, sqlite).
-        #[arg(long, value_parser = parse_form, default_value = "canonical")]
-        storage: Form,
+        #[arg(long, visible_alias = "kind", value_parser = parse_layout, default_value = "v7")]
+        layout: Layout,
+        /// Print the stored value as this backend's own client shows it (sqlserver, mysql,
+        /// postgres, sqlite) instead of the public id (canonical).
+        #[arg(long, alias = "storage", value_parser = Spec::parse_written, default_value = "canonical")]
+        stored: Spec,
         #[command(flatten)]
         short: ShortArgs,
     },
-    /// Convert ids between the public form, its stored forms, and other systems' layouts (lossless only).
+    /// Convert ids between the public id, its stored forms, and other systems' layouts (lossless only).
     Convert {
-        /// What the ids are: canonical, sqlserver, mysql (forms of the public id) or a kind.
+        /// What the ids are: canonical (the public id), a backend (its stored value:
+        /// sqlserver, mysql, ...) or a layout.
         #[arg(long, value_parser = Spec::parse)]
         from: Spec,
-        /// What to print: canonical, sqlserver, mysql or a kind.
+        /// What to print: canonical, a backend or a layout.
         #[arg(long, value_parser = Spec::parse)]
         to: Spec,
         /// Ids to convert; read from standard input, one a line, when none are given.
         ids: Vec<String>,
     },
-    /// Show what an id is: kind, version, variant and the time it carries.
+    /// Show what an id is: layout, version, variant and the time it carries.
     Inspect {
         /// One JSON object a line.
         #[arg(long)]
         json: bool,
-        /// Read the ids as this kind (default: what the version nibble says; version 4 and
+        /// Read the ids as this layout (default: what the version nibble says; version 4 and
         /// unknown versions show as `uuid`).
-        #[arg(long = "as", value_parser = parse_kind)]
-        as_kind: Option<Layout>,
+        #[arg(long = "as", value_parser = parse_layout)]
+        as_layout: Option<Layout>,
         /// For a short prefix COMB: show the interval nearest this time (default: now).
         #[arg(long, value_parser = parse_time)]
         near: Option<Timestamp>,
@@ -94,9 +96,9 @@ enum Command {
         /// How far in the future an id's time may be.
         #[arg(long, value_parser = parse_duration, default_value = "10m")]
         future: Duration,
-        /// Which kind of id is expected: v7 or short-prefix.
-        #[arg(long, value_parser = parse_validated_kind, default_value = "v7")]
-        kind: Layout,
+        /// Which layout is expected: v7 or short-prefix.
+        #[arg(long, visible_alias = "kind", value_parser = parse_validated_layout, default_value = "v7")]
+        layout: Layout,
         #[command(flatten)]
         short: ShortArgs,
         /// Ids to check; read from standard input when none are given.
@@ -105,10 +107,10 @@ enum Command {
     /// Print migration SQL: column DDL, database-side generator and timestamp functions,
     /// data conversions.
     Sql {
-        /// postgres, mysql (MySQL 8 and MariaDB), sqlite or mssql (SQL Server, batches
+        /// postgres, mysql (MySQL 8 and MariaDB), sqlite or sqlserver (SQL Server, batches
         /// separated by GO lines).
-        #[arg(value_parser = parse_dialect)]
-        dialect: Backend,
+        #[arg(value_parser = parse_backend)]
+        backend: Backend,
         #[command(flatten)]
         part: SqlPart,
         #[command(subcommand)]
@@ -127,7 +129,7 @@ enum SqlCommand {
     Partitions(PartitionArgs),
 }
 
-/// `combkey sql DIALECT partitions`.
+/// `combkey sql BACKEND partitions`.
 #[derive(Args, Debug)]
 struct PartitionArgs {
     /// The table (a plain identifier).
@@ -173,7 +175,7 @@ fn parse_date(s: &str) -> Result<Timestamp, String> {
     s.parse().map_err(|_| format!("invalid date {s:?}: expected YYYY-MM-DD or an RFC 3339 time"))
 }
 
-/// The text `combkey sql DIALECT partitions ...` prints.
+/// The text `combkey sql BACKEND partitions ...` prints.
 fn partitions(backend: Backend, args: &PartitionArgs) -> Result<String, String> {
     let p =
         Partitioning::new(&args.table, args.interval).and_then(|p| p.with_key(&args.key)).map_err(|e| e.to_string())?;
@@ -186,7 +188,7 @@ fn partitions(backend: Backend, args: &PartitionArgs) -> Result<String, String> 
     text.map_err(|e| e.to_string())
 }
 
-fn parse_dialect(s: &str) -> Result<Backend, String> {
+fn parse_backend(s: &str) -> Result<Backend, String> {
     s.parse().map_err(|e: combkey::Error| e.to_string())
 }
 
@@ -224,14 +226,14 @@ impl ShortArgs {
     }
 }
 
-fn parse_kind(s: &str) -> Result<Layout, String> {
+fn parse_layout(s: &str) -> Result<Layout, String> {
     s.parse().map_err(|e: combkey::Error| e.to_string())
 }
 
-fn parse_validated_kind(s: &str) -> Result<Layout, String> {
-    match parse_kind(s)? {
-        k @ (Layout::V7 | Layout::ShortPrefix) => Ok(k),
-        k => Err(format!("validation supports v7 and short-prefix (with --v4 for uuid-creator's), not {k}")),
+fn parse_validated_layout(s: &str) -> Result<Layout, String> {
+    match parse_layout(s)? {
+        l @ (Layout::V7 | Layout::ShortPrefix) => Ok(l),
+        l => Err(format!("validation supports v7 and short-prefix (with --v4 for uuid-creator's), not {l}")),
     }
 }
 
@@ -275,8 +277,8 @@ fn ids_or_stdin(ids: Vec<String>) -> Result<Vec<String>, String> {
 fn run(command: Command, out: &mut impl Write) -> Result<bool, String> {
     let io_err = |e: io::Error| e.to_string();
     match command {
-        Command::New { count, kind, storage, short } => {
-            match kind {
+        Command::New { count, layout, stored, short } => {
+            match layout {
                 Layout::V7 => {
                     let g = V7Generator::new();
                     let mut buf = [Comb::NIL; 256];
@@ -285,7 +287,7 @@ fn run(command: Command, out: &mut impl Write) -> Result<bool, String> {
                         let n = left.min(buf.len());
                         g.fill(&mut buf[..n]);
                         for id in &buf[..n] {
-                            writeln!(out, "{}", storage.format(*id)).map_err(io_err)?;
+                            writeln!(out, "{}", stored.format(*id)).map_err(io_err)?;
                         }
                         left -= n;
                     }
@@ -293,13 +295,13 @@ fn run(command: Command, out: &mut impl Write) -> Result<bool, String> {
                 Layout::ShortPrefix => {
                     let g = ShortPrefixGenerator::new(short.config()?);
                     for _ in 0..count {
-                        writeln!(out, "{}", storage.format(g.generate())).map_err(io_err)?;
+                        writeln!(out, "{}", stored.format(g.generate())).map_err(io_err)?;
                     }
                 }
                 other => {
                     for _ in 0..count {
                         let id = other.generate().map_err(|e| format!("{other}: {e}"))?;
-                        writeln!(out, "{}", storage.format(id)).map_err(io_err)?;
+                        writeln!(out, "{}", stored.format(id)).map_err(io_err)?;
                     }
                 }
             }
@@ -318,12 +320,12 @@ fn run(command: Command, out: &mut impl Write) -> Result<bool, String> {
             }
             Ok(all_ok)
         }
-        Command::Inspect { json, as_kind, near, short, ids } => {
+        Command::Inspect { json, as_layout, near, short, ids } => {
             let sp = short.config()?;
             let near = near.unwrap_or_else(Timestamp::now);
             let mut all_ok = true;
             for text in ids_or_stdin(ids)? {
-                match text.parse::<Comb>().and_then(|id| describe(id, as_kind, &sp, near)) {
+                match text.parse::<Comb>().and_then(|id| describe(id, as_layout, &sp, near)) {
                     Ok(fields) => print_fields(out, &fields, json).map_err(io_err)?,
                     Err(e) => {
                         all_ok = false;
@@ -333,28 +335,28 @@ fn run(command: Command, out: &mut impl Write) -> Result<bool, String> {
             }
             Ok(all_ok)
         }
-        Command::Sql { dialect, part, what: Some(SqlCommand::Partitions(args)) } => {
+        Command::Sql { backend, part, what: Some(SqlCommand::Partitions(args)) } => {
             if part.up || part.down {
                 return Err("--up/--down do not go with partitions".into());
             }
-            out.write_all(partitions(dialect, &args)?.as_bytes()).map_err(io_err)?;
+            out.write_all(partitions(backend, &args)?.as_bytes()).map_err(io_err)?;
             Ok(true)
         }
-        Command::Sql { dialect, part, what: None } => {
+        Command::Sql { backend, part, what: None } => {
             let text = if part.up {
-                dialect.install_functions().to_string()
+                backend.install_functions().to_string()
             } else if part.down {
-                dialect.drop_functions().to_string()
+                backend.drop_functions().to_string()
             } else {
-                dialect.migration_text()
+                backend.migration_text()
             };
             out.write_all(text.as_bytes()).map_err(io_err)?;
             Ok(true)
         }
         #[cfg(feature = "doctor")]
         Command::Doctor(args) => doctor::run(args, out),
-        Command::Validate { now, past, future, kind, short, ids } => {
-            let expected = match kind {
+        Command::Validate { now, past, future, layout, short, ids } => {
+            let expected = match layout {
                 Layout::ShortPrefix => Expected::ShortPrefix(short.config()?),
                 _ => Expected::V7,
             };
@@ -392,26 +394,26 @@ enum Value {
 /// What `inspect` shows of an id, in order: `(key, value)`.
 fn describe(
     id: Comb,
-    as_kind: Option<Layout>,
+    as_layout: Option<Layout>,
     sp: &ShortPrefix,
     near: Timestamp,
 ) -> Result<Vec<(&'static str, Value)>, combkey::Error> {
     use Value::{Null, Num, Str};
-    let kind = as_kind.or_else(|| Layout::detect(&id));
-    let time = match kind {
+    let layout = as_layout.or_else(|| Layout::detect(&id));
+    let time = match layout {
         Some(k) => k.timestamp(&id)?,
         None => None,
     };
     let ms = |t: Option<Timestamp>| t.and_then(|t| u64::try_from(t.unix_ms()).ok()).map_or(Null, Num);
     let mut f = vec![
         ("id", Str(id.to_string())),
-        ("kind", Str(kind.map_or("uuid", Layout::name).to_string())),
+        ("layout", Str(layout.map_or("uuid", Layout::name).to_string())),
         ("version", Num(u64::from(id.version()))),
         ("variant", Str(if id.is_rfc_variant() { "rfc9562" } else { "other" }.to_string())),
         ("unix_ms", ms(time)),
         ("time", time.map_or(Null, |t| Str(t.to_string()))),
     ];
-    match kind {
+    match layout {
         Some(Layout::V7) => f.push(("counter", Num(u64::from(id.v7_counter())))),
         Some(k @ (Layout::ShortPrefix | Layout::UcShortPrefix | Layout::UcShortSuffix)) => {
             let (hub, cfg) = match k {
@@ -441,8 +443,8 @@ fn describe(
         }
         _ => {}
     }
-    f.push(("sqlserver", Str(Form::Stored(Backend::SqlServer).format(id))));
-    f.push(("mysql", Str(Form::Stored(Backend::MySql).format(id))));
+    f.push(("sqlserver", Str(Backend::SqlServer.stored_text(id))));
+    f.push(("mysql", Str(Backend::MySql.stored_text(id))));
     Ok(f)
 }
 

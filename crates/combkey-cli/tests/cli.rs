@@ -41,9 +41,10 @@ fn new_prints_increasing_v7_ids() {
 }
 
 #[test]
-fn new_storage_forms_convert_back() {
-    for (storage, check) in [("sqlserver", 36usize), ("mysql", 32)] {
-        let out = combkey(&["new", "-n", "50", "--storage", storage], None);
+fn new_stored_forms_convert_back() {
+    // `--storage` is the old spelling of `--stored`, kept for existing scripts.
+    for (flag, storage, check) in [("--stored", "sqlserver", 36usize), ("--storage", "mysql", 32)] {
+        let out = combkey(&["new", "-n", "50", flag, storage], None);
         assert!(out.status.success());
         let stored = lines(&out);
         assert!(stored.iter().all(|s| s.len() == check && *s == s.to_uppercase()), "{storage}: {stored:?}");
@@ -69,7 +70,7 @@ fn sqlserver_string_has_the_milliseconds_last() {
 
 #[test]
 fn new_short_prefix() {
-    let out = combkey(&["new", "-n", "20", "--kind", "short-prefix"], None);
+    let out = combkey(&["new", "-n", "20", "--layout", "short-prefix"], None);
     assert!(out.status.success());
     let minute = u64::try_from(combkey::Timestamp::now().unix_ms()).unwrap_or(0) / 60_000;
     for l in lines(&out) {
@@ -78,6 +79,7 @@ fn new_short_prefix() {
         let prefix = u64::from(u16::from_be_bytes([id.as_bytes()[0], id.as_bytes()[1]]));
         assert!(prefix == minute % 65_536 || prefix == (minute + 1) % 65_536, "{l}");
     }
+    // `--kind` is the old spelling of `--layout`.
     let v4 = combkey(&["new", "--kind", "short-prefix", "--v4", "--width", "3", "--interval", "30s"], None);
     let id: Comb = lines(&v4)[0].parse().expect("id");
     assert_eq!(id.version(), 4);
@@ -88,7 +90,7 @@ fn inspect_json_on_the_rfc_vector() {
     let out = combkey(&["inspect", "--json", "017f22e2-79b0-7cc3-98c4-dc0c0c07398f"], None);
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
-    assert_eq!(v["kind"], "v7");
+    assert_eq!(v["layout"], "v7");
     assert_eq!(v["version"], 7);
     assert_eq!(v["unix_ms"], 1_645_557_742_000u64);
     assert_eq!(v["time"], "2022-02-22T19:22:22.000Z");
@@ -111,18 +113,18 @@ fn inspect_json_short_prefix_and_plain_uuid() {
     assert!(out.status.success());
     let rows: Vec<serde_json::Value> =
         lines(&out).iter().map(|l| serde_json::from_str(l).expect("json line")).collect();
-    assert_eq!(rows[0]["kind"], "short-prefix");
+    assert_eq!(rows[0]["layout"], "short-prefix");
     assert_eq!(rows[0]["prefix"], 100);
     assert_eq!(rows[0]["interval_start"], "2022-03-18T05:24:00.000Z");
     assert_eq!(rows[0]["unix_ms"], serde_json::Value::Null);
-    assert_eq!(rows[1]["kind"], "uuid");
+    assert_eq!(rows[1]["layout"], "uuid");
     assert_eq!(rows[1]["version"], 4);
     assert_eq!(rows[1]["time"], serde_json::Value::Null);
 }
 
 #[test]
 fn validate_klokwrk_vectors() {
-    let base = ["validate", "--kind", "short-prefix", "--v4", "--now", "2022-03-18T03:44:00Z"];
+    let base = ["validate", "--layout", "short-prefix", "--v4", "--now", "2022-03-18T03:44:00Z"];
     let id = |p: &str| format!("{p}f3b1-1c2d-4e5f-9a6b-7c8d9e0f1a2b");
     let ok: Vec<String> = ["0000", "000a", "fff6"].iter().map(|p| id(p)).collect();
     let mut args: Vec<&str> = base.to_vec();
@@ -177,8 +179,8 @@ fn malformed_arguments_fail_cleanly() {
             "invalid character 'z'",
         ),
         (&["new", "-n", "abc"], 2, "invalid value 'abc'"),
-        (&["new", "--kind", "v9"], 2, "invalid value 'v9'"),
-        (&["new", "--kind", "short-prefix", "--width", "9"], 2, "short prefix width"),
+        (&["new", "--layout", "v9"], 2, "invalid value 'v9'"),
+        (&["new", "--layout", "short-prefix", "--width", "9"], 2, "short prefix width"),
         (&["validate", "--past", "10x", "017f22e2-79b0-7cc3-98c4-dc0c0c07398f"], 2, "invalid duration"),
         (&["validate", "--now", "yesterday", "017f22e2-79b0-7cc3-98c4-dc0c0c07398f"], 2, "RFC 3339"),
         (&["frobnicate"], 2, "unrecognized subcommand"),
@@ -210,24 +212,24 @@ fn inspect_detects_every_layout() {
     );
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let rows = json_lines(&out);
-    assert_eq!(rows[0]["kind"], "locality");
+    assert_eq!(rows[0]["layout"], "locality");
     assert_eq!(rows[0]["pid"], 12_618);
     assert_eq!(rows[0]["counter"], 3_488_672_514u64);
     assert_eq!(rows[0]["mac_fragment"], "__:__:_d:53:7a:50");
     assert_eq!(rows[0]["unix_ms"], 1_350_327_498_450u64);
     assert_eq!(rows[0]["time"], "2012-10-15T18:58:18.450Z");
-    assert_eq!(rows[1]["kind"], "v1");
+    assert_eq!(rows[1]["layout"], "v1");
     assert_eq!(rows[1]["gregorian_ticks"], 135_497_356_990_437_561u64);
     assert_eq!(rows[1]["node"], "cc:52:af:c9:f2:ed");
     assert_eq!(rows[1]["time"], "2012-02-28T15:28:19.043Z");
-    assert_eq!(rows[2]["kind"], "v6");
+    assert_eq!(rows[2]["layout"], "v6");
     assert_eq!(rows[2]["v1"], "c232ab00-9414-11ec-b3c8-9f6bdeced846");
     assert_eq!(rows[2]["time"], "2022-02-22T19:22:22.000Z");
-    assert_eq!(rows[3]["kind"], "lambert-v13");
+    assert_eq!(rows[3]["layout"], "lambert-v13");
 }
 
 #[test]
-fn inspect_as_kind() {
+fn inspect_as_layout() {
     let cases = [
         ("rtcomb-legacy", "E25AFE33-DB2D-4502-9BF0-919001862CC4", "2002-01-10T23:40:35.000Z"),
         ("rtcomb-sql", "d01c25cc-63a7-47cc-b5ba-018e5f3bff48", "2024-03-21T04:19:11.304Z"),
@@ -237,7 +239,7 @@ fn inspect_as_kind() {
         let out = combkey(&["inspect", "--json", "--as", kind, id], None);
         assert!(out.status.success(), "{kind}");
         let row = &json_lines(&out)[0];
-        assert_eq!(row["kind"], kind);
+        assert_eq!(row["layout"], kind);
         assert_eq!(row["time"], time, "{kind}");
     }
     // An id that is not of the kind named: an error on stderr, exit 1.
@@ -248,13 +250,13 @@ fn inspect_as_kind() {
     let out = combkey(&["inspect", "20be0ffc-314a-bd53-7a50-013a65ca76d2"], None);
     let text = lines(&out).join("\n");
     assert!(
-        text.contains("pid:") && text.contains("12618") && text.contains("kind:") && text.contains("locality"),
+        text.contains("pid:") && text.contains("12618") && text.contains("layout:") && text.contains("locality"),
         "{text}"
     );
 }
 
 #[test]
-fn convert_between_kinds() {
+fn convert_between_layouts() {
     let cases = [
         ("newsequentialid", "v1", "B9586BD7-2062-E111-B36C-CC52AFC9F2ED", "d76b58b9-6220-11e1-b36c-cc52afc9f2ed"),
         ("v1", "v6", "c232ab00-9414-11ec-b3c8-9f6bdeced846", "1ec9414c-232a-6b00-b3c8-9f6bdeced846"),
@@ -283,13 +285,13 @@ fn convert_between_kinds() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no lossless conversion from rtcomb-legacy to v7"));
     let out = combkey(&["convert", "--from", "v8", "--to", "v7", "x"], None);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown form or kind"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown backend or layout"));
 }
 
 #[test]
-fn new_every_kind() {
+fn new_every_layout() {
     for kind in combkey::layouts::Layout::ALL {
-        let out = combkey(&["new", "-n", "3", "--kind", kind.name()], None);
+        let out = combkey(&["new", "-n", "3", "--layout", kind.name()], None);
         assert!(out.status.success(), "{kind}: {}", String::from_utf8_lossy(&out.stderr));
         let ids = lines(&out);
         assert_eq!(ids.len(), 3, "{kind}");
@@ -319,18 +321,21 @@ fn sql_prints_migrations() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("SQLite has no stored functions"));
     let out = combkey(&["sql", "oracle"], None);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("postgres, mysql, sqlite or mssql"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("postgres, mysql, sqlite or sqlserver"));
     let out = combkey(&["sql", "postgres", "--up", "--down"], None);
     assert_eq!(out.status.code(), Some(2));
 }
 
 #[test]
 fn sql_for_sql_server_is_in_batches() {
-    let out = combkey(&["sql", "mssql", "--up"], None);
+    let out = combkey(&["sql", "sqlserver", "--up"], None);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(text.lines().filter(|l| l.trim() == "GO").count(), 7, "{text}");
     assert!(text.contains("CREATE OR ALTER FUNCTION dbo.combkey_v7() RETURNS uniqueidentifier"));
+    // `mssql` is the old spelling of `sqlserver`, kept for existing scripts.
+    let old = combkey(&["sql", "mssql", "--up"], None);
+    assert_eq!(old.stdout, out.stdout);
 }
 
 #[test]
@@ -391,7 +396,7 @@ fn sql_partitions() {
     let out = combkey(
         &[
             "sql",
-            "mssql",
+            "sqlserver",
             "partitions",
             "--table",
             "orders",

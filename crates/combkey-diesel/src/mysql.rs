@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use combkey::ColumnKind;
+use combkey::adapter::ColumnKind;
 use diesel::deserialize::{self, FromSql};
 use diesel::mysql::{Mysql, MysqlValue};
 use diesel::serialize::{self, IsNull, Output, ToSql};
@@ -22,7 +22,7 @@ impl FromSql<Binary, Mysql> for Comb {
     fn from_sql(value: MysqlValue<'_>) -> deserialize::Result<Self> {
         // diesel reports BINARY(16), CHAR(36) and MariaDB's UUID alike (`MysqlType::String`):
         // 16 bytes are an id's bytes, anything else must be UUID text.
-        Ok(combkey::Comb::from_column(value.as_bytes(), ColumnKind::BinaryOrText)?.into())
+        Ok(combkey::adapter::from_column(value.as_bytes(), ColumnKind::BinaryOrText)?.into())
     }
 }
 
@@ -35,6 +35,6 @@ impl ToSql<Text, Mysql> for CombText {
 
 impl FromSql<Text, Mysql> for CombText {
     fn from_sql(value: MysqlValue<'_>) -> deserialize::Result<Self> {
-        Ok(combkey::Comb::from_column(value.as_bytes(), ColumnKind::Text)?.into())
+        Ok(combkey::adapter::from_column(value.as_bytes(), ColumnKind::Text)?.into())
     }
 }

@@ -7,7 +7,7 @@ use diesel::pg::{Pg, PgValue};
 use diesel::serialize::{self, IsNull, Output, ToSql};
 use diesel::sql_types::{Text, Uuid};
 
-use combkey::ColumnKind;
+use combkey::adapter::ColumnKind;
 
 use crate::{Comb, CombText};
 
@@ -33,6 +33,6 @@ impl ToSql<Text, Pg> for CombText {
 
 impl FromSql<Text, Pg> for CombText {
     fn from_sql(value: PgValue<'_>) -> deserialize::Result<Self> {
-        Ok(combkey::Comb::from_column(value.as_bytes(), ColumnKind::Text)?.into())
+        Ok(combkey::adapter::from_column(value.as_bytes(), ColumnKind::Text)?.into())
     }
 }

@@ -1,6 +1,6 @@
 //! SQLite: `BLOB`; `TEXT` holding a UUID string reads too, and is written through `CombText`.
 
-use combkey::ColumnKind;
+use combkey::adapter::ColumnKind;
 use diesel::deserialize::{self, FromSql};
 use diesel::serialize::{self, IsNull, Output, ToSql};
 use diesel::sql_types::{Binary, Text};
@@ -18,7 +18,7 @@ impl ToSql<Binary, Sqlite> for Comb {
 impl FromSql<Binary, Sqlite> for Comb {
     fn from_sql(mut value: SqliteValue<'_, '_, '_>) -> deserialize::Result<Self> {
         let column = if value.value_type() == Some(SqliteType::Text) { ColumnKind::Text } else { ColumnKind::Binary };
-        Ok(combkey::Comb::from_column(value.read_blob(), column)?.into())
+        Ok(combkey::adapter::from_column(value.read_blob(), column)?.into())
     }
 }
 
@@ -33,6 +33,6 @@ impl FromSql<Text, Sqlite> for CombText {
     fn from_sql(mut value: SqliteValue<'_, '_, '_>) -> deserialize::Result<Self> {
         // A BLOB in a text column: 16 bytes are the id's bytes, anything else an error.
         let column = if value.value_type() == Some(SqliteType::Binary) { ColumnKind::Binary } else { ColumnKind::Text };
-        Ok(combkey::Comb::from_column(value.read_blob(), column)?.into())
+        Ok(combkey::adapter::from_column(value.read_blob(), column)?.into())
     }
 }

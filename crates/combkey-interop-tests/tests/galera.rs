@@ -1,7 +1,7 @@
 //! combkey on a three-node MariaDB Galera cluster (`scripts/galera.sh start`, which the
 //! README's test command runs): writers on every node with client-made ids, and the faults a
 //! cluster lives with (a node killed mid-batch, a node stalled), survived through
-//! `combkey_sqlx::idempotent` without a lost or duplicated row.
+//! `combkey_idempotent` without a lost or duplicated row.
 //!
 //! Every test is `#[ignore]`d with the reason, so a plain `cargo test` lists them as ignored
 //! rather than passed; `scripts/test` starts the cluster and runs them with `--ignored`, and
@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use combkey_sqlx::Comb;
-use combkey_sqlx::idempotent::{Failover, IdempotentError, KeyedRow, insert_or_verify};
+use combkey_idempotent::{Failover, IdempotentError, KeyedRow, insert_or_verify};
 use sqlx::mysql::{MySqlPool, MySqlPoolOptions};
 use sqlx::{Executor, MySql, Row};
 

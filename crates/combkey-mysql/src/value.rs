@@ -1,7 +1,7 @@
 //! mysql_common's `Value` conversions, which mysql_async and mysql use for parameters
 //! (`From<T> for Value`) and for reading rows (`FromValue`).
 
-use combkey::ColumnKind;
+use combkey::adapter::ColumnKind;
 use mysql_common::value::Value;
 use mysql_common::value::convert::{FromValue, FromValueError};
 
@@ -34,9 +34,9 @@ impl Comb {
     /// ```
     pub fn from_value_checked(value: &Value) -> Result<Comb, combkey::Error> {
         match value {
-            Value::Bytes(b) => combkey::Comb::from_column(b, ColumnKind::BinaryOrText).map(Comb::from),
-            Value::NULL => Err(combkey::Error::unexpected_null()),
-            other => Err(combkey::Error::wrong_column_type(format!("{other:?}"))),
+            Value::Bytes(b) => combkey::adapter::from_column(b, ColumnKind::BinaryOrText).map(Comb::from),
+            Value::NULL => Err(combkey::adapter::unexpected_null()),
+            other => Err(combkey::adapter::wrong_column_type(format!("{other:?}"))),
         }
     }
 }

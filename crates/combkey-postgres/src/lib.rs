@@ -64,6 +64,15 @@
 #![deny(missing_docs)]
 
 mod types;
-mod wrappers;
 
-pub use wrappers::Comb;
+combkey::adapter::column_newtype! {
+    /// A [`combkey::Comb`] as a rust-postgres column type: PostgreSQL `uuid` (and `uuid[]`
+    /// as `Vec<Comb>`), the public bytes, so `ORDER BY id` is creation order.
+    ///
+    /// ```
+    /// let id = combkey_postgres::Comb::new();
+    /// let core: combkey::Comb = id.into();
+    /// assert_eq!(combkey_postgres::Comb::from(core), id);
+    /// ```
+    pub struct Comb;
+}

@@ -4,7 +4,7 @@
 use std::error::Error;
 
 use bytes::BytesMut;
-use combkey::ColumnKind;
+use combkey::adapter::ColumnKind;
 use postgres_types::{FromSql, IsNull, ToSql, Type, accepts, to_sql_checked};
 
 use crate::Comb;
@@ -25,7 +25,7 @@ impl<'a> FromSql<'a> for Comb {
     /// column (a table keyed by UUID text). Anything else is an error naming what was found.
     fn from_sql(ty: &Type, raw: &'a [u8]) -> Result<Comb, Box<dyn Error + Sync + Send>> {
         let kind = if *ty == Type::UUID { ColumnKind::Binary } else { ColumnKind::Text };
-        Ok(combkey::Comb::from_column(raw, kind).map(Comb::from)?)
+        Ok(combkey::adapter::from_column(raw, kind).map(Comb::from)?)
     }
 
     accepts!(UUID, TEXT, VARCHAR, BPCHAR, NAME, UNKNOWN);

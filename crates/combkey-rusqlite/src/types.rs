@@ -1,6 +1,6 @@
 //! `rusqlite::types::ToSql` and `FromSql`.
 
-use combkey::ColumnKind;
+use combkey::adapter::ColumnKind;
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, Value, ValueRef};
 
 use crate::Comb;
@@ -19,15 +19,15 @@ impl FromSql for Comb {
     /// `InvalidType` (read `Option<Comb>` for a nullable column).
     fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
         match value {
-            ValueRef::Blob(b) => match combkey::Comb::from_column(b, ColumnKind::Binary) {
+            ValueRef::Blob(b) => match combkey::adapter::from_column(b, ColumnKind::Binary) {
                 Ok(id) => Ok(Comb::from(id)),
                 // UUID text in a BLOB: combkey's message says so.
-                Err(e) if combkey::Comb::from_column(b, ColumnKind::Text).is_ok() => {
+                Err(e) if combkey::adapter::from_column(b, ColumnKind::Text).is_ok() => {
                     Err(FromSqlError::Other(Box::new(e)))
                 }
                 Err(_) => Err(FromSqlError::InvalidBlobSize { expected_size: 16, blob_size: b.len() }),
             },
-            ValueRef::Text(t) => combkey::Comb::from_column(t, ColumnKind::Text)
+            ValueRef::Text(t) => combkey::adapter::from_column(t, ColumnKind::Text)
                 .map(Comb::from)
                 .map_err(|e| FromSqlError::Other(Box::new(e))),
             ValueRef::Null | ValueRef::Integer(_) | ValueRef::Real(_) => Err(FromSqlError::InvalidType),

@@ -100,4 +100,19 @@ pub use behavior::before_save;
 pub use combkey::{Backend, sql};
 pub use condition::CreatedIn;
 pub use schema::create_table_from_entity;
-pub use wrappers::CombUuid;
+
+combkey::adapter::column_newtype! {
+    /// A [`combkey::Comb`] as a sea-orm column type, usable as a plain field, an `Option`
+    /// field and the primary key.
+    ///
+    /// The name ends in `Uuid` on purpose: sea-orm 2.0 marks a primary key auto-increment
+    /// unless its field type's name ends in `Uuid` or `String`, so
+    /// `#[sea_orm(primary_key)] pub id: CombUuid` needs no further attribute.
+    ///
+    /// ```
+    /// let id = combkey_sea_orm::CombUuid::new();
+    /// let core: combkey::Comb = id.into();
+    /// assert_eq!(combkey_sea_orm::CombUuid::from(core), id);
+    /// ```
+    pub struct CombUuid;
+}

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use combkey::ColumnKind;
+use combkey::adapter::ColumnKind;
 use sea_orm::sea_query::{ArrayType, ColumnType, Nullable, Value, ValueType, ValueTypeErr};
 use sea_orm::{ActiveValue, ColIdx, DbErr, IntoActiveValue, QueryResult, TryFromU64, TryGetError, TryGetable};
 
@@ -92,10 +92,10 @@ fn from_any_driver<I: ColIdx>(res: &QueryResult, idx: I) -> Result<CombUuid, Try
         return Ok(CombUuid::from(combkey::Comb::from(u)));
     }
     let decoded = match Vec::<u8>::try_get_by(res, idx) {
-        Ok(bytes) => combkey::Comb::from_column(&bytes, ColumnKind::BinaryOrText),
+        Ok(bytes) => combkey::adapter::from_column(&bytes, ColumnKind::BinaryOrText),
         Err(_) => {
             let text = String::try_get_by(res, idx)?;
-            combkey::Comb::from_column(text.as_bytes(), ColumnKind::Text)
+            combkey::adapter::from_column(text.as_bytes(), ColumnKind::Text)
         }
     };
     decoded.map(CombUuid::from).map_err(|e| {

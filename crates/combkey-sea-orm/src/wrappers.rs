@@ -1,20 +1,7 @@
-//! The column type and its conversions.
+//! Conversions of the column type beyond what `column_newtype!` gives.
 
-combkey::column_newtype! {
-    /// A [`combkey::Comb`] as a sea-orm column type, usable as a plain field, an `Option`
-    /// field and the primary key.
-    ///
-    /// The name ends in `Uuid` on purpose: sea-orm 2.0 marks a primary key auto-increment
-    /// unless its field type's name ends in `Uuid` or `String`, so
-    /// `#[sea_orm(primary_key)] pub id: CombUuid` needs no further attribute.
-    ///
-    /// ```
-    /// let id = combkey_sea_orm::CombUuid::new();
-    /// let core: combkey::Comb = id.into();
-    /// assert_eq!(combkey_sea_orm::CombUuid::from(core), id);
-    /// ```
-    pub struct CombUuid;
-}
+use crate::CombUuid;
+
 
 impl From<combkey_sqlx::Comb> for CombUuid {
     fn from(id: combkey_sqlx::Comb) -> Self {

@@ -96,11 +96,10 @@
 //!
 //! # Retries that cannot duplicate
 //!
-//! A client-made id makes a write safe to send twice: [`idempotent::insert_or_verify`] inserts
-//! a batch or finds it already there with the same content, and [`idempotent::Failover`] sends
-//! it to the next server (a MariaDB Galera node, say) when one fails or stalls. Tested on a
-//! three-node Galera cluster with nodes killed and stalled mid-batch
-//! (`crates/combkey-interop-tests/tests/galera.rs`).
+//! A client-made id makes a write safe to send twice: the `combkey-idempotent` crate's
+//! `insert_or_verify` inserts a batch or finds it already there with the same content, and
+//! its `Failover` sends it to the next server (a MariaDB Galera node, say) when one fails or
+//! stalls.
 //!
 //! # With `query!` and `query_as!`
 //!
@@ -167,8 +166,6 @@
 
 #[cfg(feature = "postgres")]
 pub mod copy;
-pub mod idempotent;
-mod wrappers;
 
 #[cfg(feature = "mysql")]
 mod mysql;
@@ -178,4 +175,39 @@ mod postgres;
 mod sqlite;
 
 pub use combkey::{Backend, sql};
-pub use wrappers::{Comb, CombText};
+
+combkey::adapter::column_newtype! {
+    /// A [`combkey::Comb`] as a sqlx column type.
+    ///
+    /// Stored as the public bytes in every sqlx backend: PostgreSQL `uuid`, MySQL/MariaDB
+    /// `BINARY(16)`, SQLite `BLOB`; so `ORDER BY id` is creation order. Converts to and from
+    /// [`combkey::Comb`] for free.
+    ///
+    /// ```
+    /// let id = combkey_sqlx::Comb::new();
+    /// let core: combkey::Comb = id.into();
+    /// assert_eq!(combkey_sqlx::Comb::from(core), id);
+    /// assert_eq!(id.to_string().parse::<combkey_sqlx::Comb>()?, id);
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
+    pub struct Comb;
+}
+
+combkey::adapter::column_newtype! {
+    /// A [`combkey::Comb`] in a text column: `CHAR(36)`, `VARCHAR`, `TEXT` (what
+    /// `uuid::fmt::Hyphenated` is to sqlx's `Uuid`), for tables keyed by UUID text until
+    /// they are migrated to binary keys (`combkey sql mysql` prints the conversion).
+    ///
+    /// Binds the canonical 36-character lowercase text, so `WHERE char36_id = ?` matches ids
+    /// written the same way (on MySQL and MariaDB also uppercase ones: their default
+    /// collations compare case-insensitively; SQLite and PostgreSQL compare text exactly).
+    /// Reads any UUID text form (hyphenated, 32 hex digits, braced, URN; any case); bad text
+    /// is a decode error that says what was found.
+    ///
+    /// ```
+    /// let id = combkey_sqlx::CombText::new();
+    /// assert_eq!(combkey_sqlx::CombText::from(id.to_comb()), id);
+    /// assert_eq!(combkey_sqlx::Comb::from(id.to_comb()).to_string(), id.to_string());
+    /// ```
+    pub struct CombText;
+}

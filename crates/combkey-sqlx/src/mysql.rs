@@ -6,7 +6,7 @@ use sqlx::error::BoxDynError;
 use sqlx::mysql::{MySql, MySqlTypeInfo, MySqlValueRef};
 use sqlx::{Decode, Encode, Type, TypeInfo, ValueRef};
 
-use combkey::ColumnKind;
+use combkey::adapter::ColumnKind;
 
 use crate::{Comb, CombText};
 
@@ -34,7 +34,7 @@ impl Encode<'_, MySql> for Comb {
 impl Decode<'_, MySql> for Comb {
     fn decode(value: MySqlValueRef<'_>) -> Result<Self, BoxDynError> {
         if value.is_null() {
-            return Err(combkey::Error::unexpected_null().into());
+            return Err(combkey::adapter::unexpected_null().into());
         }
         let column = {
             let info = value.type_info();
@@ -43,7 +43,7 @@ impl Decode<'_, MySql> for Comb {
             if name.contains("BINARY") || name.contains("BLOB") { ColumnKind::BinaryOrText } else { ColumnKind::Text }
         };
         let bytes = <&[u8] as Decode<MySql>>::decode(value)?;
-        Ok(combkey::Comb::from_column(bytes, column)?.into())
+        Ok(combkey::adapter::from_column(bytes, column)?.into())
     }
 }
 
@@ -71,9 +71,9 @@ impl Encode<'_, MySql> for CombText {
 impl Decode<'_, MySql> for CombText {
     fn decode(value: MySqlValueRef<'_>) -> Result<Self, BoxDynError> {
         if value.is_null() {
-            return Err(combkey::Error::unexpected_null().into());
+            return Err(combkey::adapter::unexpected_null().into());
         }
         let bytes = <&[u8] as Decode<MySql>>::decode(value)?;
-        Ok(combkey::Comb::from_column(bytes, ColumnKind::Text)?.into())
+        Ok(combkey::adapter::from_column(bytes, ColumnKind::Text)?.into())
     }
 }

@@ -6,7 +6,7 @@ use sqlx::error::BoxDynError;
 use sqlx::postgres::{PgArgumentBuffer, PgHasArrayType, PgTypeInfo, PgValueFormat, PgValueRef, Postgres};
 use sqlx::{Decode, Encode, Type, ValueRef};
 
-use combkey::ColumnKind;
+use combkey::adapter::ColumnKind;
 
 use crate::{Comb, CombText};
 
@@ -40,7 +40,7 @@ impl Encode<'_, Postgres> for Comb {
 impl Decode<'_, Postgres> for Comb {
     fn decode(value: PgValueRef<'_>) -> Result<Self, BoxDynError> {
         if value.is_null() {
-            return Err(combkey::Error::unexpected_null().into());
+            return Err(combkey::adapter::unexpected_null().into());
         }
         let id = match value.format() {
             PgValueFormat::Binary => combkey::Comb::from_slice(value.as_bytes()?)?,
@@ -80,9 +80,9 @@ impl Encode<'_, Postgres> for CombText {
 impl Decode<'_, Postgres> for CombText {
     fn decode(value: PgValueRef<'_>) -> Result<Self, BoxDynError> {
         if value.is_null() {
-            return Err(combkey::Error::unexpected_null().into());
+            return Err(combkey::adapter::unexpected_null().into());
         }
         // Text arrives as its UTF-8 bytes in both wire formats.
-        Ok(combkey::Comb::from_column(value.as_bytes()?, ColumnKind::Text)?.into())
+        Ok(combkey::adapter::from_column(value.as_bytes()?, ColumnKind::Text)?.into())
     }
 }

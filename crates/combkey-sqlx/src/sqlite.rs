@@ -5,7 +5,7 @@ use sqlx::error::BoxDynError;
 use sqlx::sqlite::{Sqlite, SqliteArgumentsBuffer, SqliteTypeInfo, SqliteValueRef};
 use sqlx::{Decode, Encode, Type, TypeInfo, ValueRef};
 
-use combkey::ColumnKind;
+use combkey::adapter::ColumnKind;
 
 use crate::{Comb, CombText};
 
@@ -29,11 +29,11 @@ impl Encode<'_, Sqlite> for Comb {
 impl Decode<'_, Sqlite> for Comb {
     fn decode(value: SqliteValueRef<'_>) -> Result<Self, BoxDynError> {
         if value.is_null() {
-            return Err(combkey::Error::unexpected_null().into());
+            return Err(combkey::adapter::unexpected_null().into());
         }
         let column = if value.type_info().name() == "TEXT" { ColumnKind::Text } else { ColumnKind::Binary };
         let bytes = <&[u8] as Decode<Sqlite>>::decode(value)?;
-        Ok(combkey::Comb::from_column(bytes, column)?.into())
+        Ok(combkey::adapter::from_column(bytes, column)?.into())
     }
 }
 
@@ -57,10 +57,10 @@ impl Encode<'_, Sqlite> for CombText {
 impl Decode<'_, Sqlite> for CombText {
     fn decode(value: SqliteValueRef<'_>) -> Result<Self, BoxDynError> {
         if value.is_null() {
-            return Err(combkey::Error::unexpected_null().into());
+            return Err(combkey::adapter::unexpected_null().into());
         }
         let column = if value.type_info().name() == "BLOB" { ColumnKind::Binary } else { ColumnKind::Text };
         let bytes = <&[u8] as Decode<Sqlite>>::decode(value)?;
-        Ok(combkey::Comb::from_column(bytes, column)?.into())
+        Ok(combkey::adapter::from_column(bytes, column)?.into())
     }
 }

@@ -75,7 +75,7 @@
 //! column DDL, `dbo.combkey_v7()` (ids in the same stored form and order as the Rust side,
 //! usable in a `DEFAULT` constraint; `NEWID()` comes through a view, since functions may
 //! not call it), `dbo.combkey_unix_ms(id)`, `dbo.combkey_time(id)`, and
-//! `dbo.combkey_from_rtcomb_sql(id)` with [`sql::mssql_convert_rtcomb_sql`] to convert a
+//! `dbo.combkey_from_rtcomb_sql(id)` with [`combkey::backend::sqlserver::convert_rtcomb_sql`] to convert a
 //! column RT.Comb's `Sql` provider filled, and `dbo.combkey_stored`/`dbo.combkey_public`. SQL Server runs each `CREATE FUNCTION` in a batch
 //! of its own:
 //!
@@ -103,4 +103,19 @@ mod sqlserver;
 mod wrappers;
 
 pub use combkey::{Backend, sql};
-pub use wrappers::{Comb, OptionalComb};
+pub use wrappers::OptionalComb;
+
+combkey::adapter::column_newtype! {
+    /// A [`combkey::Comb`] as a SQL Server `uniqueidentifier` column type for tiberius.
+    ///
+    /// Sent and read in the suffix stored form ([`combkey::Comb::to_sqlserver_bytes`]), so
+    /// SQL Server's `ORDER BY id` is creation order and the application only ever sees the
+    /// public id.
+    ///
+    /// ```
+    /// let id = combkey_tiberius::Comb::new();
+    /// let core: combkey::Comb = id.into();
+    /// assert_eq!(combkey_tiberius::Comb::from(core), id);
+    /// ```
+    pub struct Comb;
+}

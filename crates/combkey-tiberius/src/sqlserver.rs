@@ -1,7 +1,7 @@
 //! tiberius' conversion traits: `uniqueidentifier` in the suffix stored form; `binary(16)`
 //! and UUID text read too.
 
-use combkey::ColumnKind;
+use combkey::adapter::ColumnKind;
 use tiberius::{ColumnData, FromSql, FromSqlOwned, IntoSql, ToSql};
 
 use crate::{Comb, OptionalComb};
@@ -39,8 +39,8 @@ fn from_column(value: &ColumnData<'static>) -> tiberius::Result<Option<Comb>> {
         ColumnData::Guid(stored) => return Ok(stored.map(Comb::from_stored_uuid)),
         // binary(16) holds the public bytes, as BINARY(16) does on MySQL and BLOB on SQLite
         // (a table moved from there); nvarchar(36)/char(36) hold UUID text.
-        ColumnData::Binary(bytes) => bytes.as_deref().map(|b| combkey::Comb::from_column(b, ColumnKind::Binary)),
-        ColumnData::String(text) => text.as_deref().map(|t| combkey::Comb::from_column(t.as_bytes(), ColumnKind::Text)),
+        ColumnData::Binary(bytes) => bytes.as_deref().map(|b| combkey::adapter::from_column(b, ColumnKind::Binary)),
+        ColumnData::String(text) => text.as_deref().map(|t| combkey::adapter::from_column(t.as_bytes(), ColumnKind::Text)),
         other => {
             // The variant's name (`I32`, `DateTime`, ...) without the value.
             let debug = format!("{other:?}");

@@ -1,19 +1,7 @@
-//! The column type and its conversions.
+//! Conversions of the column type beyond what `column_newtype!` gives.
 
-combkey::column_newtype! {
-    /// A [`combkey::Comb`] as a SQL Server `uniqueidentifier` column type for tiberius.
-    ///
-    /// Sent and read in the suffix stored form ([`combkey::Comb::to_sqlserver_bytes`]), so
-    /// SQL Server's `ORDER BY id` is creation order and the application only ever sees the
-    /// public id.
-    ///
-    /// ```
-    /// let id = combkey_tiberius::Comb::new();
-    /// let core: combkey::Comb = id.into();
-    /// assert_eq!(combkey_tiberius::Comb::from(core), id);
-    /// ```
-    pub struct Comb;
-}
+use crate::Comb;
+
 
 impl Comb {
     /// The `uniqueidentifier` value SQL Server holds for this id, as a `uuid::Uuid` in

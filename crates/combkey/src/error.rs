@@ -37,7 +37,7 @@ pub enum ErrorKind {
     OutOfRange,
     /// A generator or validator setting is not usable (a zero interval, a prefix width of 7).
     Config,
-    /// No lossless conversion exists between the two kinds, or the id lacks what one needs.
+    /// No lossless conversion exists between the two layouts, or the id lacks what one needs.
     Conversion,
     /// A database `NULL` where an id is required.
     Null,
@@ -140,7 +140,7 @@ pub(crate) enum Detail {
     },
     #[cfg_attr(not(feature = "layouts"), allow(dead_code))]
     NotLosslessBase {
-        kind: &'static str,
+        layout: &'static str,
         version: u8,
     },
 }
@@ -168,29 +168,6 @@ impl Error {
             Detail::Config { .. } => ErrorKind::Config,
             Detail::NotLossless { .. } | Detail::NotLosslessBase { .. } => ErrorKind::Conversion,
         }
-    }
-
-    /// The error for a database `NULL` read into a non-optional id: for adapter crates, so
-    /// every backend reports it the same way.
-    ///
-    /// ```
-    /// let e = combkey::Error::unexpected_null();
-    /// assert_eq!(e.kind(), combkey::ErrorKind::Null);
-    /// ```
-    pub fn unexpected_null() -> Self {
-        Error(Detail::UnexpectedNull)
-    }
-
-    /// The error for a database value of a type that cannot hold an id (`found` says what it
-    /// was): for adapter crates, so every backend reports it the same way.
-    ///
-    /// ```
-    /// let e = combkey::Error::wrong_column_type("Int(42)");
-    /// assert_eq!(e.kind(), combkey::ErrorKind::ColumnType);
-    /// assert!(e.to_string().contains("found Int(42)"));
-    /// ```
-    pub fn wrong_column_type(found: impl fmt::Display) -> Self {
-        Error(Detail::WrongColumnType { found: found.to_string() })
     }
 
     pub(crate) fn out_of_range(what: &'static str, value: impl fmt::Display, range: &'static str) -> Self {
@@ -270,9 +247,9 @@ impl fmt::Display for Error {
             Detail::NotLossless { from, to, within } => {
                 write!(f, "no lossless conversion from {from} to {to}: conversions exist {within}")
             }
-            Detail::NotLosslessBase { kind, version } => write!(
+            Detail::NotLosslessBase { layout, version } => write!(
                 f,
-                "cannot convert this {kind} id without loss: expected a version 4 base GUID with the RFC variant \
+                "cannot convert this {layout} id without loss: expected a version 4 base GUID with the RFC variant \
                  (as Guid.NewGuid() makes), found version {version:x}"
             ),
         }

@@ -10,8 +10,9 @@
 //! ([`Backend`]): PostgreSQL `uuid`, MySQL/MariaDB `BINARY(16)` and SQLite `BLOB` hold the
 //! public bytes; SQL Server's `uniqueidentifier` holds them permuted so that its own
 //! comparison keeps creation order ([`Comb::to_sqlserver_bytes`]). The adapter crates
-//! (`combkey-sqlx`, `combkey-diesel`, `combkey-sea-orm`, `combkey-tiberius`) convert both
-//! ways. The repository's `docs/design.md` explains every layout and stored form.
+//! (`combkey-sqlx`, `combkey-diesel`, `combkey-sea-orm`, `combkey-tiberius`,
+//! `combkey-postgres`, `combkey-rusqlite`, `combkey-mysql`) convert both ways. The
+//! repository's `docs/design.md` explains every layout and stored form.
 //!
 //! ```
 //! use combkey::Comb;
@@ -37,9 +38,11 @@
 //!   choose "now".
 //! - Client-made ids: [`Validator`] checks version, variant, and the time an id carries
 //!   within a window around a clock you choose.
-//! - Databases: [`Backend`] (column type, stored form, name) and [`sql`] (DDL and
-//!   database-side functions per database); [`Comb::from_column`] is the decoding every
-//!   adapter shares.
+//! - Databases: [`Backend`] (column type, stored form, literals, quoting, DDL and
+//!   database-side functions), one module per database in [`backend`]; [`sql`] holds what
+//!   is the same for all of them (time partitioning, `GO` batches).
+//! - [`adapter`]: what only adapter crates need (the column newtype macro, the shared
+//!   decoding of column values, their errors).
 //! - [`layouts`] (default feature `layouts`): every other system's layout by name (RT.Comb's
 //!   three providers, SQL Server's `NEWSEQUENTIALID`, v1 and its re-ordered forms, Groupon's
 //!   locality UUID, uuid-creator's COMBs), with time extraction, lossless conversion and
@@ -49,11 +52,14 @@
 //!
 //! - `layouts` (default): the [`layouts`] module.
 //! - `serde`: `Serialize`/`Deserialize` for [`Comb`] (the string in human-readable formats,
-//!   16 bytes otherwise).
+//!   16 bytes otherwise), and for every adapter's column type.
+//! - `schemars`, `utoipa`: API schemas for [`Comb`] and every adapter's column type (a
+//!   string, format `uuid`).
 
 #![deny(missing_docs)]
 
-mod backend;
+pub mod adapter;
+pub mod backend;
 mod bits;
 mod clock;
 mod comb;
@@ -62,7 +68,7 @@ mod macros;
 mod parse;
 mod range;
 mod rng;
-pub mod schema;
+mod schema;
 mod short_prefix;
 pub mod sql;
 mod time;
@@ -74,7 +80,7 @@ pub mod layouts;
 #[cfg(feature = "serde")]
 mod serde;
 
-pub use backend::{Backend, ColumnKind, sqlserver_cmp};
+pub use backend::Backend;
 pub use clock::{Clock, CoarseClock, FixedClock, SystemClock};
 pub use comb::Comb;
 pub use error::{Error, ErrorKind};
@@ -88,6 +94,8 @@ pub use validate::{Expected, Validator};
 /// Re-exports for the macros adapter crates expand (not public API).
 #[doc(hidden)]
 pub mod __private {
+    #[cfg(feature = "serde")]
+    pub use serde;
     #[cfg(feature = "schemars")]
     pub use schemars;
     #[cfg(feature = "utoipa")]

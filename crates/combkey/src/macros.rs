@@ -1,15 +1,17 @@
-//! The column-type newtype every adapter crate declares.
+//! The column-type newtype every adapter crate declares ([`crate::adapter::column_newtype`]).
 
 /// Declares a newtype over [`Comb`](crate::Comb) for an adapter crate: Rust's orphan rule
 /// keeps an ORM's traits for the core type out of both crates, so each adapter declares its
 /// own column type, and this macro keeps them identical: the full derive set, `new()`,
-/// `to_comb()`, `as_comb()`, `From` both ways, `Display`, `FromStr`, `serde` (when the *calling*
-/// crate has a `serde` feature and dependency) delegating to the core type, and the API
-/// schemas (`schemars::JsonSchema`, `utoipa::ToSchema`) when the *core* crate's `schemars` or
-/// `utoipa` feature is on.
+/// `to_comb()`, `as_comb()`, `From` both ways, `Display`, `FromStr`, and whatever the core
+/// type implements through the core crate's features: `serde` (feature `serde`) and the API
+/// schemas (`schemars::JsonSchema`, `utoipa::ToSchema`; features `schemars`, `utoipa`). One
+/// rule decides all three: the *core* crate's features, so an adapter's type supports exactly
+/// what [`Comb`](crate::Comb) supports in the same build (an adapter's own `serde` feature
+/// only turns the core's on).
 ///
 /// ```
-/// combkey::column_newtype! {
+/// combkey::adapter::column_newtype! {
 ///     /// My ORM's id column.
 ///     pub struct Id;
 /// }
@@ -20,8 +22,9 @@
 /// assert_eq!(id.to_string().parse::<Id>()?, id);
 /// # Ok::<(), combkey::Error>(())
 /// ```
+#[doc(hidden)]
 #[macro_export]
-macro_rules! column_newtype {
+macro_rules! __column_newtype {
     ($(#[$meta:meta])* $vis:vis struct $name:ident;) => {
         $(#[$meta])*
         #[repr(transparent)]
@@ -73,19 +76,39 @@ macro_rules! column_newtype {
         }
 
         $crate::__column_newtype_schemas!($name);
+        $crate::__column_newtype_serde!($name);
+    };
+}
 
-        #[cfg(feature = "serde")]
-        impl ::serde::Serialize for $name {
-            fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> ::core::result::Result<S::Ok, S::Error> {
-                ::serde::Serialize::serialize(&self.0, serializer)
+/// `serde` for a column newtype, delegating to [`Comb`](crate::Comb)'s; nothing without the
+/// core's `serde` feature.
+#[cfg(feature = "serde")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __column_newtype_serde {
+    ($name:ident) => {
+        impl $crate::__private::serde::Serialize for $name {
+            fn serialize<S: $crate::__private::serde::Serializer>(
+                &self,
+                serializer: S,
+            ) -> ::core::result::Result<S::Ok, S::Error> {
+                $crate::__private::serde::Serialize::serialize(&self.0, serializer)
             }
         }
 
-        #[cfg(feature = "serde")]
-        impl<'de> ::serde::Deserialize<'de> for $name {
-            fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::core::result::Result<Self, D::Error> {
-                <$crate::Comb as ::serde::Deserialize<'de>>::deserialize(deserializer).map($name)
+        impl<'de> $crate::__private::serde::Deserialize<'de> for $name {
+            fn deserialize<D: $crate::__private::serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> ::core::result::Result<Self, D::Error> {
+                <$crate::Comb as $crate::__private::serde::Deserialize<'de>>::deserialize(deserializer).map($name)
             }
         }
     };
+}
+
+#[cfg(not(feature = "serde"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __column_newtype_serde {
+    ($name:ident) => {};
 }

@@ -154,8 +154,8 @@ mod tests {
         let id = Comb::from_v7_parts(1_500, 7, 7);
         let s = Backend::SqlServer.to_stored(id);
         use core::cmp::Ordering::*;
-        assert_eq!(crate::sqlserver_cmp(&lo, &s), Less);
-        assert_eq!(crate::sqlserver_cmp(&s, &hi), Less);
+        assert_eq!(crate::adapter::sqlserver_cmp(&lo, &s), Less);
+        assert_eq!(crate::adapter::sqlserver_cmp(&s, &hi), Less);
         assert_eq!(range.stored(Backend::Postgres), (*range.start().as_bytes(), *range.end().as_bytes()));
     }
 }

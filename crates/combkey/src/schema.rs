@@ -1,5 +1,5 @@
 //! API schemas: `schemars::JsonSchema` (feature `schemars`) and `utoipa::ToSchema` (feature
-//! `utoipa`) for [`Comb`](crate::Comb), and through [`column_newtype!`](crate::column_newtype) for every
+//! `utoipa`) for [`Comb`](crate::Comb), and through [`column_newtype!`](crate::adapter::column_newtype) for every
 //! adapter's column type. An id is a string in the canonical hyphenated form: `type: string,
 //! format: uuid`, with an example.
 

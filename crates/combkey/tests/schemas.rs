@@ -2,7 +2,7 @@
 //! (JSON Schema) and utoipa (OpenAPI), for the core type and for a column newtype an
 //! adapter declares with `column_newtype!`.
 
-combkey::column_newtype! {
+combkey::adapter::column_newtype! {
     /// An adapter's column type.
     pub struct AdapterId;
 }
@@ -23,7 +23,7 @@ fn json_schema_of_a_struct_with_ids() {
     let props = &v["properties"];
     assert_eq!(props["id"]["type"], "string", "{v}");
     assert_eq!(props["id"]["format"], "uuid", "{v}");
-    assert_eq!(props["id"]["examples"][0], combkey::schema::EXAMPLE);
+    assert_eq!(props["id"]["examples"][0], combkey::adapter::SCHEMA_EXAMPLE);
     assert_eq!(props["row"]["format"], "uuid", "the adapter's type: {v}");
     assert_eq!(props["items"]["items"]["format"], "uuid", "{v}");
     // Option<Comb>: a string or null, and not required.
@@ -47,7 +47,7 @@ fn openapi_schema_of_a_struct_with_ids() {
     let comb = &schemas["Comb"];
     assert_eq!(comb["type"], "string", "{text}");
     assert_eq!(comb["format"], "uuid", "{text}");
-    assert_eq!(comb["examples"][0], combkey::schema::EXAMPLE, "{text}");
+    assert_eq!(comb["examples"][0], combkey::adapter::SCHEMA_EXAMPLE, "{text}");
     let props = &schemas["Order"]["properties"];
     for field in ["id", "row"] {
         assert_eq!(props[field]["$ref"], "#/components/schemas/Comb", "{field}: {text}");

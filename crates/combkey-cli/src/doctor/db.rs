@@ -1,7 +1,8 @@
 //! The database side of `combkey doctor`: reading a key column, its type, the foreign keys
 //! that reference it and its index, through sqlx on PostgreSQL, MySQL/MariaDB and SQLite.
 
-use combkey::{ColumnKind, Comb};
+use combkey::Comb;
+use combkey::adapter::{ColumnKind, from_column};
 use sqlx::{AssertSqlSafe, Connection, MySqlConnection, PgConnection, Row, SqliteConnection};
 
 /// A connection to one of the three databases.
@@ -222,8 +223,8 @@ impl Db {
         let mut unreadable = 0;
         for raw in raws {
             let id = match &raw {
-                Raw::Bytes(b) => Comb::from_column(b, ColumnKind::BinaryOrText),
-                Raw::Text(t) => Comb::from_column(t.as_bytes(), ColumnKind::Text),
+                Raw::Bytes(b) => from_column(b, ColumnKind::BinaryOrText),
+                Raw::Text(t) => from_column(t.as_bytes(), ColumnKind::Text),
             };
             match id {
                 Ok(id) => keys.push(Key { id, raw }),

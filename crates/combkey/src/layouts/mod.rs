@@ -306,7 +306,7 @@ impl Layout {
             if id.version() == 4 && id.is_rfc_variant() {
                 Ok(())
             } else {
-                Err(Error(Detail::NotLosslessBase { kind: self.name(), version: id.version() }))
+                Err(Error(Detail::NotLosslessBase { layout: self.name(), version: id.version() }))
             }
         };
         Ok(match self {

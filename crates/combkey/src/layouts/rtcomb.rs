@@ -350,7 +350,7 @@ mod tests {
         }
         for w in pairs.windows(2) {
             let ((a, ra), (b, rb)) = (w[0], w[1]);
-            assert_eq!(crate::sqlserver_cmp(ra.as_bytes(), rb.as_bytes()), a.cmp(&b), "{a} {b}");
+            assert_eq!(crate::adapter::sqlserver_cmp(ra.as_bytes(), rb.as_bytes()), a.cmp(&b), "{a} {b}");
         }
     }
 }

@@ -152,10 +152,20 @@ fn identifier(what: &'static str, name: &str) -> Result<String, Error> {
 }
 
 /// One partition: its interval and name suffix.
-struct Part {
-    start: Timestamp,
-    end: Timestamp,
-    suffix: String,
+pub(crate) struct Part {
+    pub(crate) start: Timestamp,
+    pub(crate) end: Timestamp,
+    pub(crate) suffix: String,
+}
+
+/// A database's partition DDL (in its module of [`crate::backend`]), given the intervals.
+pub(crate) trait PartitionDdl: Sync {
+    /// The DDL that partitions the table into `parts` (and a catch-all with `default`).
+    fn create(&self, p: &Partitioning, parts: &[Part], default: bool) -> Result<String, Error>;
+    /// The statements that drop `parts`, all wholly before `edge` (an interval start).
+    fn drop_before(&self, p: &Partitioning, parts: &[Part], edge: Timestamp) -> Result<String, Error>;
+    /// The statements that add `parts` (splitting the catch-all with `default`).
+    fn add(&self, p: &Partitioning, parts: &[Part], default: bool) -> Result<String, Error>;
 }
 
 impl Partitioning {
@@ -213,33 +223,9 @@ impl Partitioning {
         parts
     }
 
-    /// The partition name of the interval with this suffix.
-    fn name(&self, backend: Backend, suffix: &str) -> String {
-        match backend {
-            Backend::MySql => format!("p{suffix}"),
-            _ => format!("{}_{suffix}", self.table),
-        }
-    }
-
-    fn function(&self) -> String {
-        format!("{}_by_{}", self.table, self.interval)
-    }
-
-    /// A key bound as a SQL literal in `backend`'s stored form.
-    fn bound(backend: Backend, t: Timestamp) -> Result<String, Error> {
-        let id = Comb::min_for(t)?;
-        Ok(match backend {
-            Backend::MySql => format!("0x{}", backend.stored_text(id)),
-            _ => format!("'{}'", backend.stored_text(id)),
-        })
-    }
-
-    fn no_sqlite() -> Error {
-        Error::config(
-            "database for partitions",
-            "sqlite",
-            "postgres, mysql or mssql (SQLite has no table partitioning)",
-        )
+    /// A key bound as an SQL literal in `backend`'s stored form: the first id of `t`.
+    pub(crate) fn bound(backend: Backend, t: Timestamp) -> Result<String, Error> {
+        Ok(backend.literal(Comb::min_for(t)?))
     }
 
     /// The DDL that partitions the table into one partition per interval from the one that
@@ -258,83 +244,19 @@ impl Partitioning {
     ///   boundaries in the stored form (one per interval start, and `to`), and its scheme.
     ///   SQL Server always keeps a partition below the first boundary and one above the
     ///   last, so `default` changes nothing there.
+    /// - SQLite has no table partitioning: an error.
     pub fn create(&self, backend: Backend, from: Timestamp, to: Timestamp, default: bool) -> Result<String, Error> {
+        let ddl = backend.dialect().partitions()?;
         let parts = self.parts(from, to);
         let (Some(first), Some(last)) = (parts.first(), parts.last()) else {
             return Err(Error::config("partition range", format!("{from}..{to}"), "from before to"));
         };
-        let t = &self.table;
-        let k = &self.key;
         let mut s = format!(
-            "-- combkey: {t} partitioned by {} of its COMB key {k}, {} to {}.\n",
-            self.interval, first.start, last.end
+            "-- combkey: {} partitioned by {} of its COMB key {}, {} to {}.\n",
+            self.table, self.interval, self.key, first.start, last.end
         );
-        match backend {
-            Backend::Postgres => {
-                s.push_str(&format!(
-                    "-- The table must be partitioned by its key, e.g.:\n\
-                     --   CREATE TABLE {t} ({k} uuid NOT NULL, ..., PRIMARY KEY ({k})) PARTITION BY RANGE ({k});\n"
-                ));
-                for p in &parts {
-                    s.push_str(&self.pg_partition(p)?);
-                }
-                if default {
-                    s.push_str(&format!("CREATE TABLE {t}_default PARTITION OF {t} DEFAULT;\n"));
-                }
-            }
-            Backend::MySql => {
-                s.push_str(&format!(
-                    "-- The key must be the table's primary key, BINARY(16). p_before holds ids older than {}.\n",
-                    first.start
-                ));
-                let mut lines =
-                    vec![format!("  PARTITION p_before VALUES LESS THAN ({})", Self::bound(backend, first.start)?)];
-                for p in &parts {
-                    lines.push(self.mysql_partition(p)?);
-                }
-                if default {
-                    lines.push("  PARTITION pmax VALUES LESS THAN (MAXVALUE)".into());
-                }
-                s.push_str(&format!("ALTER TABLE {t} PARTITION BY RANGE COLUMNS({k}) (\n{}\n);\n", lines.join(",\n")));
-            }
-            Backend::SqlServer => {
-                let f = self.function();
-                let mut bounds = Vec::new();
-                for p in &parts {
-                    bounds.push(Self::bound(backend, p.start)?);
-                }
-                bounds.push(Self::bound(backend, last.end)?);
-                s.push_str(&format!(
-                    "-- Boundaries: the stored form of each interval's first id, in SQL Server's order. Partition 1\n\
-                     -- holds older ids, partition n + 1 the n-th interval, the last one later ids.\n\
-                     CREATE PARTITION FUNCTION {f} (uniqueidentifier) AS RANGE RIGHT FOR VALUES (\n  {}\n);\nGO\n\
-                     CREATE PARTITION SCHEME {f}_scheme AS PARTITION {f} ALL TO ([PRIMARY]);\nGO\n\
-                     -- CREATE TABLE {t} ({k} uniqueidentifier NOT NULL, ..., CONSTRAINT pk_{t} PRIMARY KEY ({k}))\n\
-                     --   ON {f}_scheme ({k});\n",
-                    bounds.join(",\n  ")
-                ));
-            }
-            Backend::Sqlite => return Err(Self::no_sqlite()),
-        }
+        s.push_str(&ddl.create(self, &parts, default)?);
         Ok(s)
-    }
-
-    fn pg_partition(&self, p: &Part) -> Result<String, Error> {
-        Ok(format!(
-            "CREATE TABLE IF NOT EXISTS {name} PARTITION OF {t} FOR VALUES FROM ({lo}) TO ({hi});\n",
-            name = self.name(Backend::Postgres, &p.suffix),
-            t = self.table,
-            lo = Self::bound(Backend::Postgres, p.start)?,
-            hi = Self::bound(Backend::Postgres, p.end)?,
-        ))
-    }
-
-    fn mysql_partition(&self, p: &Part) -> Result<String, Error> {
-        Ok(format!(
-            "  PARTITION {} VALUES LESS THAN ({})",
-            self.name(Backend::MySql, &p.suffix),
-            Self::bound(Backend::MySql, p.end)?
-        ))
     }
 
     /// The statements that remove the partitions wholly before `before` (their rows with
@@ -346,44 +268,10 @@ impl Partitioning {
     /// (with `p_before`); SQL Server: `TRUNCATE TABLE ... WITH (PARTITIONS (1 TO n))` up to
     /// the partition of `before`, then `MERGE RANGE` of the boundaries below it.
     pub fn drop_before(&self, backend: Backend, from: Timestamp, before: Timestamp) -> Result<String, Error> {
+        let ddl = backend.dialect().partitions()?;
         let parts: Vec<Part> = self.parts(from, before).into_iter().filter(|p| p.end <= before).collect();
-        let t = &self.table;
-        let mut s = format!("-- combkey: drop the partitions of {t} older than {before}.\n");
-        match backend {
-            Backend::Postgres => {
-                for p in &parts {
-                    s.push_str(&format!("DROP TABLE IF EXISTS {};\n", self.name(backend, &p.suffix)));
-                }
-            }
-            Backend::MySql => {
-                let mut names = vec!["p_before".to_string()];
-                names.extend(parts.iter().map(|p| self.name(backend, &p.suffix)));
-                for name in names {
-                    s.push_str(&format!("ALTER TABLE {t} DROP PARTITION IF EXISTS {name};\n"));
-                }
-            }
-            Backend::SqlServer => {
-                let f = self.function();
-                let edge = Self::bound(backend, self.interval.start_of(before))?;
-                s.push_str(&format!(
-                    "DECLARE @last int = $PARTITION.{f}({edge}) - 1;\n\
-                     IF @last >= 1\n\
-                     BEGIN\n\
-                     \x20 DECLARE @sql nvarchar(200) = N'TRUNCATE TABLE {t} WITH (PARTITIONS (1 TO ' + CAST(@last AS nvarchar(10)) + N'))';\n\
-                     \x20 EXEC sp_executesql @sql;\n\
-                     END;\n"
-                ));
-                for p in &parts {
-                    let b = Self::bound(backend, p.start)?;
-                    s.push_str(&format!(
-                        "IF EXISTS (SELECT 1 FROM sys.partition_range_values v JOIN sys.partition_functions f ON f.function_id = v.function_id \
-                         WHERE f.name = N'{f}' AND CAST(v.value AS uniqueidentifier) = {b})\n\
-                         \x20 ALTER PARTITION FUNCTION {f}() MERGE RANGE ({b});\n"
-                    ));
-                }
-            }
-            Backend::Sqlite => return Err(Self::no_sqlite()),
-        }
+        let mut s = format!("-- combkey: drop the partitions of {} older than {before}.\n", self.table);
+        s.push_str(&ddl.drop_before(self, &parts, self.interval.start_of(before))?);
         Ok(s)
     }
 
@@ -392,6 +280,7 @@ impl Partitioning {
     /// with one), MySQL/MariaDB split `pmax`. Running them again changes nothing on
     /// PostgreSQL and SQL Server.
     pub fn add(&self, backend: Backend, after: Timestamp, count: usize, default: bool) -> Result<String, Error> {
+        let ddl = backend.dialect().partitions()?;
         let mut parts = Vec::new();
         let mut start = self.interval.start_of(after);
         for _ in 0..count {
@@ -399,49 +288,13 @@ impl Partitioning {
             parts.push(Part { start, end, suffix: self.interval.suffix(start) });
             start = end;
         }
-        let t = &self.table;
         let mut s = format!(
-            "-- combkey: add {count} {} partitions to {t} from {}.\n",
+            "-- combkey: add {count} {} partitions to {} from {}.\n",
             self.interval,
+            self.table,
             self.interval.start_of(after)
         );
-        match backend {
-            Backend::Postgres => {
-                for p in &parts {
-                    s.push_str(&self.pg_partition(p)?);
-                }
-            }
-            Backend::MySql => {
-                let mut lines = Vec::new();
-                for p in &parts {
-                    lines.push(self.mysql_partition(p)?);
-                }
-                if default {
-                    lines.push("  PARTITION pmax VALUES LESS THAN (MAXVALUE)".into());
-                    s.push_str(&format!(
-                        "ALTER TABLE {t} REORGANIZE PARTITION pmax INTO (\n{}\n);\n",
-                        lines.join(",\n")
-                    ));
-                } else {
-                    s.push_str(&format!("ALTER TABLE {t} ADD PARTITION (\n{}\n);\n", lines.join(",\n")));
-                }
-            }
-            Backend::SqlServer => {
-                let f = self.function();
-                for p in &parts {
-                    let b = Self::bound(backend, p.end)?;
-                    s.push_str(&format!(
-                        "IF NOT EXISTS (SELECT 1 FROM sys.partition_range_values v JOIN sys.partition_functions f ON f.function_id = v.function_id \
-                         WHERE f.name = N'{f}' AND CAST(v.value AS uniqueidentifier) = {b})\n\
-                         BEGIN\n\
-                         \x20 ALTER PARTITION SCHEME {f}_scheme NEXT USED [PRIMARY];\n\
-                         \x20 ALTER PARTITION FUNCTION {f}() SPLIT RANGE ({b});\n\
-                         END;\n"
-                    ));
-                }
-            }
-            Backend::Sqlite => return Err(Self::no_sqlite()),
-        }
+        s.push_str(&ddl.add(self, &parts, default)?);
         Ok(s)
     }
 

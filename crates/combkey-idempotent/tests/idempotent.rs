@@ -1,15 +1,13 @@
-//! `combkey_sqlx::idempotent` on one PostgreSQL and one MariaDB server: a batch sent twice is
+//! `combkey_idempotent` on one PostgreSQL and one MariaDB server: a batch sent twice is
 //! verified, not duplicated; a changed row is a conflict and nothing of its batch is written;
 //! an oversized batch is refused before it reaches the server; `Failover` moves past a server
 //! that refuses connections. (The cluster, with nodes killed and stalled, is in
 //! `crates/combkey-interop-tests/tests/galera.rs`.)
 
-mod common;
-
 use std::time::Duration;
 
 use combkey_sqlx::Comb;
-use combkey_sqlx::idempotent::{Failover, IdempotentError, KeyedRow, MAX_BINDS, insert_or_verify};
+use combkey_idempotent::{Failover, IdempotentError, KeyedRow, MAX_BINDS, insert_or_verify};
 use sqlx::pool::PoolOptions;
 use sqlx::{Database, MySql, Postgres};
 
@@ -103,7 +101,7 @@ where
 
 #[tokio::test]
 async fn on_postgres() {
-    let pool = sqlx::PgPool::connect(&common::pg_url()).await.unwrap();
+    let pool = sqlx::PgPool::connect(&combkey_testutil::pg_url()).await.unwrap();
     sqlx::raw_sql(
         "DROP TABLE IF EXISTS combkey_idem_orders;
          CREATE TABLE combkey_idem_orders (id uuid PRIMARY KEY, item text NOT NULL, quantity int NOT NULL)",
@@ -117,7 +115,7 @@ async fn on_postgres() {
 
 #[tokio::test]
 async fn on_mariadb() {
-    let pool = sqlx::MySqlPool::connect(&common::mysql_url()).await.unwrap();
+    let pool = sqlx::MySqlPool::connect(&combkey_testutil::mysql_url()).await.unwrap();
     sqlx::raw_sql(
         "DROP TABLE IF EXISTS combkey_idem_orders;
          CREATE TABLE combkey_idem_orders (id BINARY(16) PRIMARY KEY, item TEXT NOT NULL, quantity INT NOT NULL)",

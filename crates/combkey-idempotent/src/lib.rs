@@ -1,4 +1,5 @@
-//! Inserts that are safe to retry, because the client made the ids: insert-or-verify.
+//! Inserts that are safe to retry, because the client made the ids: insert-or-verify, and
+//! failover across servers, for sqlx (the column type is `combkey_sqlx::Comb`).
 //!
 //! A writer that loses its connection while a `COMMIT` is in flight cannot know whether the
 //! rows were written. With client-made ids it does not need to: it sends the same rows (the
@@ -16,6 +17,8 @@
 //! hook) so that the read-back sees every write the cluster has certified, including a
 //! retried batch's first attempt that committed through another node.
 
+#![deny(missing_docs)]
+
 use core::future::Future;
 use core::pin::pin;
 use core::task::Poll;
@@ -25,7 +28,7 @@ use std::time::Duration;
 
 use sqlx::{Database, Encode, Executor, FromRow, Pool, QueryBuilder, Type};
 
-use crate::Comb;
+use combkey_sqlx::Comb;
 
 /// The most bind values one statement may carry on every database sqlx supports
 /// (SQLite's default limit is 32,766; PostgreSQL and MySQL take 65,535).
@@ -37,7 +40,7 @@ pub const MAX_BINDS: usize = 32_766;
 /// ```
 /// # #[cfg(feature = "sqlite")] {
 /// use combkey_sqlx::Comb;
-/// use combkey_sqlx::idempotent::KeyedRow;
+/// use combkey_idempotent::KeyedRow;
 /// use sqlx::Sqlite;
 ///
 /// #[derive(sqlx::FromRow, Clone, Debug, PartialEq)]
@@ -205,7 +208,7 @@ fn retryable(e: &sqlx::Error) -> bool {
 /// # #[cfg(feature = "sqlite")]
 /// # tokio_test(async {
 /// use combkey_sqlx::Comb;
-/// use combkey_sqlx::idempotent::{insert_or_verify, IdempotentError, KeyedRow, Verified};
+/// use combkey_idempotent::{insert_or_verify, IdempotentError, KeyedRow, Verified};
 /// use sqlx::{Connection, Sqlite};
 ///
 /// #[derive(sqlx::FromRow, Clone, Debug, PartialEq)]
@@ -334,9 +337,9 @@ pub struct Acknowledged {
 ///
 /// ```no_run
 /// # #[cfg(feature = "mysql")]
-/// # async fn f(pools: Vec<sqlx::MySqlPool>, batch: Vec<impl combkey_sqlx::idempotent::KeyedRow<sqlx::MySql>>)
-/// #     -> Result<(), combkey_sqlx::idempotent::IdempotentError> {
-/// use combkey_sqlx::idempotent::Failover;
+/// # async fn f(pools: Vec<sqlx::MySqlPool>, batch: Vec<impl combkey_idempotent::KeyedRow<sqlx::MySql>>)
+/// #     -> Result<(), combkey_idempotent::IdempotentError> {
+/// use combkey_idempotent::Failover;
 ///
 /// // One pool per Galera node; this writer prefers node 0.
 /// let failover = Failover::new(tokio::time::sleep);
