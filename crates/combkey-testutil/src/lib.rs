@@ -99,3 +99,94 @@ pub fn sqlserver_sort(guids: &[String]) -> Vec<String> {
 }
 
 const MONO: &str = "install Debian's mono-runtime mono-mcs libmono-system-data4.0-cil (scripts/db.sh does)";
+
+/// One database connection as a test target for an id column type: how it reads an SQL
+/// expression, compares a bound value with one inside SQL, round-trips a bound value and
+/// reads `NULL`. Each adapter's tests implement it once per database; the cases go through
+/// [`test_type!`], which writes the legs, as sqlx's own `test_type!` does.
+///
+/// The methods are `async` so one trait serves async and blocking drivers; a blocking
+/// harness simply never awaits (its tests run it with [`block_on_ready`]).
+pub trait TypeHarness {
+    /// The adapter's column type.
+    type Id: From<combkey::Comb> + Into<combkey::Comb> + Copy + PartialEq + core::fmt::Debug;
+    /// `SELECT expr`, read as the id type.
+    fn literal(&mut self, expr: &str) -> impl core::future::Future<Output = Result<Self::Id, String>>;
+    /// `SELECT <id bound as a parameter> = expr`: whether the database sees the two as equal.
+    fn bound_equals(&mut self, id: Self::Id, expr: &str) -> impl core::future::Future<Output = Result<bool, String>>;
+    /// `SELECT <id bound as a parameter>`, read back as the id type.
+    fn round_trip(&mut self, id: Self::Id) -> impl core::future::Future<Output = Result<Self::Id, String>>;
+    /// A `NULL` of the column's type read into an `Option` of the id type.
+    fn null_option(&mut self) -> impl core::future::Future<Output = Result<Option<Self::Id>, String>>;
+    /// A `NULL` of the column's type read into the id type itself (must be an error).
+    fn null_strict(&mut self) -> impl core::future::Future<Output = Result<Self::Id, String>>;
+}
+
+/// Runs the legs of a type case for every sample id ([`sample_ids`]): the SQL literal `expr(id)`
+/// decodes to the id, the bound id equals that literal inside the database, the id round-trips,
+/// and `NULL` reads as `None` (and is an error, not a panic, into a non-`Option`). A literal
+/// leg catches byte-order mistakes that a round trip alone would hide. Panics naming the
+/// database, the value and the leg that failed.
+pub async fn check_type<H: TypeHarness>(h: &mut H, what: &str, expr: impl Fn(combkey::Comb) -> String) {
+    for id in sample_ids::<combkey::Comb>() {
+        let sql = expr(id);
+        let typed = H::Id::from(id);
+        match h.literal(&sql).await {
+            Ok(got) => assert_eq!(got, typed, "{what}: the literal {sql} read back as {got:?}, expected {id}"),
+            Err(e) => panic!("{what}: reading the literal {sql}: {e}"),
+        }
+        match h.bound_equals(typed, &sql).await {
+            Ok(eq) => assert!(eq, "{what}: {id} bound as a parameter differs from the literal {sql} inside the database"),
+            Err(e) => panic!("{what}: comparing {id} bound as a parameter with {sql}: {e}"),
+        }
+        match h.round_trip(typed).await {
+            Ok(back) => assert_eq!(back, typed, "{what}: {id} bound and read back as {back:?}"),
+            Err(e) => panic!("{what}: round trip of {id}: {e}"),
+        }
+    }
+    match h.null_option().await {
+        Ok(none) => assert_eq!(none, None, "{what}: NULL into an Option"),
+        Err(e) => panic!("{what}: NULL into an Option: {e}"),
+    }
+    match h.null_strict().await {
+        Ok(v) => panic!("{what}: NULL into a non-Option id read as {v:?} instead of failing"),
+        Err(e) => assert!(e.to_lowercase().contains("null"), "{what}: NULL into a non-Option: the error does not say NULL: {e}"),
+    }
+}
+
+/// Runs a future that never waits (a blocking [`TypeHarness`]'s) to its end.
+///
+/// Panics if it does wait: such a harness belongs in an async test.
+pub fn block_on_ready<F: core::future::Future>(f: F) -> F::Output {
+    let mut f = core::pin::pin!(f);
+    match f.as_mut().poll(&mut core::task::Context::from_waker(core::task::Waker::noop())) {
+        core::task::Poll::Ready(v) => v,
+        core::task::Poll::Pending => panic!("a blocking TypeHarness waited; use an async test for it"),
+    }
+}
+
+/// One type case per line, as sqlx's `test_type!` states them: a test named `$name` that
+/// checks every sample id through the harness `$harness` with the SQL literal `$expr` makes
+/// of it ([`check_type`]).
+///
+/// ```ignore
+/// combkey_testutil::test_type!(async uuid_column, PgHarness::connect().await, "PostgreSQL uuid", |id| format!("'{id}'::uuid"));
+/// combkey_testutil::test_type!(blocking blob_column, SqliteHarness::connect(), "SQLite BLOB", |id| format!("X'{id:X}'"));
+/// ```
+#[macro_export]
+macro_rules! test_type {
+    (async $name:ident, $harness:expr, $what:expr, $expr:expr $(,)?) => {
+        #[tokio::test]
+        async fn $name() {
+            let mut h = $harness;
+            $crate::check_type(&mut h, $what, $expr).await;
+        }
+    };
+    (blocking $name:ident, $harness:expr, $what:expr, $expr:expr $(,)?) => {
+        #[test]
+        fn $name() {
+            let mut h = $harness;
+            $crate::block_on_ready($crate::check_type(&mut h, $what, $expr));
+        }
+    };
+}
