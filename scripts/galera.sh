@@ -14,8 +14,12 @@
 #
 # Nodes 1-3 listen on 127.0.0.1:3311-3313 (root, empty password, database `test`); group
 # communication on 4511/4521/4531, IST on 4512/4522/4532, rsync SST on 4514/4524/4534. Data
-# in $COMBKEY_GALERA_DIR (default ${TMPDIR:-/tmp}/combkey-galera). The MariaDB on 3306 is
-# never touched. Debian's galera-4, mariadb-server and rsync are installed where missing.
+# in $COMBKEY_GALERA_DIR (default ${TMPDIR:-/tmp}/combkey-galera). COMBKEY_GALERA_PORT (the
+# first node's SQL port; the others follow) and COMBKEY_GALERA_BASE_PORT (the first node's
+# group port; 10 apart per node) move them: scripts/servers.sh, which the tests use, picks free
+# ones. start keeps them in the directory, so the other commands find the nodes again. No
+# database service of the machine is touched. Debian's galera-4 (a library) and rsync are
+# installed where missing (root or sudo; otherwise it stops with the command to run).
 #
 # COMBKEY_GALERA_BUFFER_POOL sets innodb_buffer_pool_size (default 32M; the benchmark starts
 # its own cluster with a small one). Galera needs binlog_format=ROW and
@@ -29,8 +33,13 @@ _combkey_galera() {
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   local provider=/usr/lib/galera/libgalera_smm.so
 
-  _g_port() { echo $((3310 + $1)); }
-  _g_base() { echo $((4501 + 10 * $1)); }
+  # The ports: given at start, kept in the directory for the other commands.
+  local sql_port=${COMBKEY_GALERA_PORT:-} group_port=${COMBKEY_GALERA_BASE_PORT:-}
+  if [ -z "$sql_port" ] && [ -f "$dir/ports" ]; then read -r sql_port group_port < "$dir/ports"; fi
+  sql_port=${sql_port:-3311}
+  group_port=${group_port:-4511}
+  _g_port() { echo $((sql_port - 1 + $1)); }
+  _g_base() { echo $((group_port - 10 + 10 * $1)); }
   _g_sql() { mariadb --protocol=tcp -h 127.0.0.1 -P "$(_g_port "$1")" -uroot -N -B -e "$2" 2>/dev/null; }
   _g_status() { _g_sql "$1" "SHOW GLOBAL STATUS LIKE '$2'" | awk '{print $2}'; }
   _g_pid() { cat "$dir/node$1/mysqld.pid" 2>/dev/null; }
@@ -38,11 +47,18 @@ _combkey_galera() {
   _g_install() {
     local missing=()
     [ -e "$provider" ] || missing+=(galera-4)
-    command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server)
     command -v mariadb >/dev/null 2>&1 || missing+=(mariadb-client)
     command -v rsync >/dev/null 2>&1 || missing+=(rsync)
+    if ! command -v mariadbd >/dev/null 2>&1 && ! [ -x /usr/sbin/mariadbd ]; then
+      echo "galera.sh: MariaDB's server is missing: sudo apt-get install mariadb-server" >&2
+      return 1
+    fi
     if [ ${#missing[@]} -gt 0 ]; then
-      echo "galera.sh: installing ${missing[*]} (Debian packages)" >&2
+      if [ -n "$sudo" ] && ! sudo -n true 2>/dev/null; then
+        echo "galera.sh: ${missing[*]} missing: sudo apt-get install ${missing[*]}" >&2
+        return 1
+      fi
+      echo "galera.sh: installing ${missing[*]} (Debian packages; no service is started)" >&2
       $sudo apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null || return 1
     fi
   }
@@ -59,7 +75,7 @@ socket=$dir/node$i/mysqld.sock
 pid-file=$dir/node$i/mysqld.pid
 log-error=$dir/node$i/error.log
 bind-address=127.0.0.1
-user=mysql
+$( [ "$(id -u)" -eq 0 ] && echo user=mysql )
 binlog_format=ROW
 default_storage_engine=InnoDB
 innodb_autoinc_lock_mode=2
@@ -78,7 +94,7 @@ wsrep_provider_options="base_host=127.0.0.1;base_port=$base;ist.recv_addr=127.0.
 wsrep_sst_method=rsync
 wsrep_sst_receive_address=127.0.0.1:$((base + 3))
 EOF
-    $sudo chown -R mysql:mysql "$dir/node$i"
+    if [ "$(id -u)" -eq 0 ]; then chown -R mysql:mysql "$dir/node$i"; fi
   }
 
   # Waits until node i answers and is Synced (up to 120 s).
@@ -103,7 +119,7 @@ EOF
 
   _g_urls() {
     export COMBKEY_GALERA_DIR="$dir"
-    export COMBKEY_GALERA_URLS="mysql://root@127.0.0.1:3311/test,mysql://root@127.0.0.1:3312/test,mysql://root@127.0.0.1:3313/test"
+    export COMBKEY_GALERA_URLS="mysql://root@127.0.0.1:$(_g_port 1)/test,mysql://root@127.0.0.1:$(_g_port 2)/test,mysql://root@127.0.0.1:$(_g_port 3)/test"
   }
 
   _g_running() {
@@ -131,9 +147,10 @@ EOF
       _g_install || return 1
       if [ -d "$dir" ]; then _combkey_galera stop >/dev/null 2>&1 || true; fi
       mkdir -p "$dir" && chmod 755 "$dir"
+      echo "$sql_port $group_port" > "$dir/ports"
       local i
       for i in 1 2 3; do _g_config "$i"; done
-      mariadb-install-db --no-defaults --datadir="$dir/node1/data" --user=mysql \
+      mariadb-install-db --no-defaults --datadir="$dir/node1/data" $( [ "$(id -u)" -eq 0 ] && echo --user=mysql ) \
         --auth-root-authentication-method=normal --skip-test-db >"$dir/node1/install.log" 2>&1 \
         || { cat "$dir/node1/install.log" >&2; return 1; }
       echo "galera.sh: bootstrapping node 1" >&2
@@ -164,7 +181,7 @@ EOF
         for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
         kill -9 "$pid" 2>/dev/null || true
       done
-      case "$dir" in */combkey-galera*) rm -rf "$dir" ;; *) echo "galera.sh: left $dir in place" >&2 ;; esac
+      case "$dir" in */combkey-galera* | */combkey-test.*/galera) rm -rf "$dir" ;; *) echo "galera.sh: left $dir in place" >&2 ;; esac
       ;;
     kill-node)
       local i=${2:?node number} sig=${3:-KILL} pid

@@ -42,6 +42,32 @@ async fn status_sum(urls: &[String], name: &str) -> Result<u64, Box<dyn std::err
     Ok(sum)
 }
 
+/// Waits until every node has applied every write set the first node had committed (the DDL
+/// just run there: Galera applies it on the others asynchronously), up to 120 s.
+async fn applied_everywhere(urls: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    let last = |url: String| async move {
+        let mut c = MySqlConnection::connect(&url).await?;
+        let row: (String, String) =
+            sqlx::query_as("SHOW GLOBAL STATUS LIKE 'wsrep_last_committed'").fetch_one(&mut c).await?;
+        Ok::<i64, Box<dyn std::error::Error>>(row.1.parse()?)
+    };
+    let target = last(urls[0].clone()).await?;
+    for url in urls {
+        let deadline = Instant::now() + std::time::Duration::from_secs(120);
+        loop {
+            let seen = last(url.clone()).await?;
+            if seen >= target {
+                break;
+            }
+            if Instant::now() > deadline {
+                return Err(format!("{url} applied up to {seen} of {target} after 120 s").into());
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    }
+    Ok(())
+}
+
 /// A batch's keys (none for AUTO_INCREMENT) and ~100-byte payloads.
 fn make_batch(ids: &V7Generator<SystemClock>, strategy: Strategy, n: usize) -> (Vec<Comb>, Vec<String>) {
     let mut rng = rand::rng();
@@ -134,6 +160,7 @@ pub(crate) async fn run(
         )))
         .execute(&mut c)
         .await?;
+        applied_everywhere(urls).await?;
         let cert0 = status_sum(urls, "wsrep_local_cert_failures").await?;
         let started = Instant::now();
         let writers: Vec<_> = urls

@@ -370,7 +370,7 @@ async fn postgres_for(own_servers: bool) -> Result<(Option<servers::OwnServer>, 
     let own = if own_servers { Some(servers::postgres(55_433).await?) } else { None };
     let url = match &own {
         Some(s) => s.url.clone(),
-        None => std::env::var("COMBKEY_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into()),
+        None => std::env::var("COMBKEY_PG_URL").map_err(|_| "COMBKEY_PG_URL is not set: give --own-servers, or `source scripts/servers.sh`")?,
     };
     let mut c = PgConnection::connect(&url).await?;
     let sb: String = sqlx::query_scalar("SHOW shared_buffers").fetch_one(&mut c).await?;
@@ -432,7 +432,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
 async fn galera_bench(args: &GaleraArgs, out: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
     let urls: Vec<String> = std::env::var("COMBKEY_GALERA_URLS")
-        .map_err(|_| "galera needs COMBKEY_GALERA_URLS: `source scripts/galera.sh start`")?
+        .map_err(|_| "galera needs COMBKEY_GALERA_URLS: `source scripts/galera.sh start` (or scripts/servers.sh)")?
         .split(',')
         .map(str::to_string)
         .collect();
@@ -475,7 +475,7 @@ async fn insert_mariadb(args: &InsertArgs, own_servers: bool, strategies: &[Stra
     let own = if own_servers { Some(servers::mariadb(53_317).await?) } else { None };
     let url = match &own {
         Some(s) => s.url.clone(),
-        None => std::env::var("COMBKEY_MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/test".into()),
+        None => std::env::var("COMBKEY_MYSQL_URL").map_err(|_| "COMBKEY_MYSQL_URL is not set: give --own-servers, or `source scripts/servers.sh`")?,
     };
     let mut c = MySqlConnection::connect(&url).await?;
     let pool: i64 = sqlx::query_scalar("SELECT CAST(@@innodb_buffer_pool_size AS SIGNED)").fetch_one(&mut c).await?;

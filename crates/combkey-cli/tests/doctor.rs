@@ -88,7 +88,7 @@ mod postgres {
     use super::*;
 
     async fn connect() -> PgConnection {
-        PgConnection::connect(&combkey_testutil::pg_url()).await.expect("PostgreSQL (source scripts/db.sh)")
+        PgConnection::connect(&combkey_testutil::pg_url()).await.expect("PostgreSQL (source scripts/servers.sh)")
     }
 
     /// A parent keyed by `ids` (with each key's text in `old`), a child per second parent.
@@ -264,7 +264,7 @@ mod mariadb {
     #[tokio::test]
     async fn char36_v7_text_becomes_binary16() {
         let url = combkey_testutil::mysql_url();
-        let mut c = MySqlConnection::connect(&url).await.expect("MariaDB (source scripts/db.sh)");
+        let mut c = MySqlConnection::connect(&url).await.expect("MariaDB (source scripts/servers.sh)");
         let g = V7Generator::new();
         let ids: Vec<String> = times(1000).into_iter().map(|t| g.generate_at(t).to_string()).collect();
         sqlx::raw_sql(

@@ -56,7 +56,7 @@ struct Item {
 fn connect() -> MysqlConnection {
     let url = common::mysql_url();
     let mut c = MysqlConnection::establish(&url)
-        .unwrap_or_else(|e| panic!("MySQL/MariaDB at {url} (source scripts/db.sh): {e}"));
+        .unwrap_or_else(|e| panic!("MySQL/MariaDB at {url} (source scripts/servers.sh): {e}"));
     c.batch_execute(
         "CREATE TEMPORARY TABLE combkey_orders (id BINARY(16) NOT NULL PRIMARY KEY, parent BINARY(16) NULL, note TEXT NOT NULL);
          CREATE TEMPORARY TABLE combkey_items (id BINARY(16) NOT NULL PRIMARY KEY, order_id BINARY(16) NOT NULL, n INT NOT NULL);

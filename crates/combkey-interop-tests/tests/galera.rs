@@ -155,6 +155,26 @@ async fn fresh_table(pools: &[MySqlPool]) {
     .execute(&pools[0])
     .await
     .unwrap();
+    applied_everywhere(pools).await;
+}
+
+/// Waits until every node has applied every write set node 0 had committed (the DDL just run
+/// there): Galera applies DDL on the other nodes asynchronously, and a write through a node
+/// that has not applied it yet fails with "table doesn't exist". Up to 120 s, then a failure
+/// that says which node lags.
+async fn applied_everywhere(pools: &[MySqlPool]) {
+    let target: i64 = status(&pools[0], "wsrep_last_committed").await.parse().unwrap();
+    for (n, p) in pools.iter().enumerate() {
+        let mut seen = -1;
+        for _ in 0..1200 {
+            seen = status(p, "wsrep_last_committed").await.parse().unwrap();
+            if seen >= target {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(seen >= target, "node {n} applied up to {seen} of {target} after 120 s");
+    }
 }
 
 diesel::table! {

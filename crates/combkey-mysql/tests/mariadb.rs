@@ -1,5 +1,5 @@
 //! combkey-mysql through mysql_async and mysql on a real MariaDB (`COMBKEY_MYSQL_URL`, which
-//! `scripts/db.sh` sets): both protocols (text for `query`, binary for `exec`), `BINARY(16)`,
+//! `scripts/servers.sh` sets): both protocols (text for `query`, binary for `exec`), `BINARY(16)`,
 //! MariaDB's `UUID` type, text keys, `Option` and LEFT JOIN, `FromRow`, bad data, multi-row
 //! `INSERT` and `LOAD DATA LOCAL INFILE`. (mysql_common and mysql_async ship no uuid test of
 //! their own to port; these cover what their `Uuid` conversion does, and more.)
@@ -16,7 +16,7 @@ async fn conn() -> Conn {
     let url = url();
     Conn::new(Opts::from_url(&url).unwrap())
         .await
-        .unwrap_or_else(|e| panic!("MySQL/MariaDB at {url} (source scripts/db.sh): {e}"))
+        .unwrap_or_else(|e| panic!("MySQL/MariaDB at {url} (source scripts/servers.sh): {e}"))
 }
 
 #[tokio::test]

@@ -1,5 +1,5 @@
 //! combkey-postgres through tokio-postgres on a real PostgreSQL (`COMBKEY_PG_URL`, which
-//! `scripts/db.sh` sets): tokio-postgres' own uuid type test ported, `uuid[]`, text columns,
+//! `scripts/servers.sh` sets): tokio-postgres' own uuid type test ported, `uuid[]`, text columns,
 //! `Option`, bad data, ORDER BY, and binary COPY.
 
 use std::pin::pin;
@@ -14,7 +14,7 @@ async fn connect() -> Client {
     let url = combkey_testutil::pg_url();
     let (client, connection) = tokio_postgres::connect(&url, NoTls)
         .await
-        .unwrap_or_else(|e| panic!("PostgreSQL at {url} (source scripts/db.sh): {e}"));
+        .unwrap_or_else(|e| panic!("PostgreSQL at {url} (source scripts/servers.sh): {e}"));
     tokio::spawn(async move {
         if let Err(e) = connection.await {
             panic!("connection: {e}");

@@ -9,7 +9,7 @@ use sea_orm_migration::{MigrationTrait, SchemaManager};
 
 async fn connect() -> DatabaseConnection {
     let url = common::mysql_url();
-    Database::connect(&url).await.unwrap_or_else(|e| panic!("MySQL/MariaDB at {url} (source scripts/db.sh): {e}"))
+    Database::connect(&url).await.unwrap_or_else(|e| panic!("MySQL/MariaDB at {url} (source scripts/servers.sh): {e}"))
 }
 
 /// The tests that share this backend's tables run one at a time.

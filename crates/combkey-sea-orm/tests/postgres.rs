@@ -12,7 +12,7 @@ use sea_orm_migration::{MigrationTrait, SchemaManager};
 
 async fn connect() -> DatabaseConnection {
     let url = common::pg_url();
-    Database::connect(&url).await.unwrap_or_else(|e| panic!("PostgreSQL at {url} (source scripts/db.sh): {e}"))
+    Database::connect(&url).await.unwrap_or_else(|e| panic!("PostgreSQL at {url} (source scripts/servers.sh): {e}"))
 }
 
 #[tokio::test]

@@ -10,7 +10,7 @@ async fn connect() -> MySqlConnection {
     let url = common::mysql_url();
     MySqlConnection::connect(&url)
         .await
-        .unwrap_or_else(|e| panic!("MySQL/MariaDB at {url} (source scripts/db.sh): {e}"))
+        .unwrap_or_else(|e| panic!("MySQL/MariaDB at {url} (source scripts/servers.sh): {e}"))
 }
 
 async fn is_mariadb(c: &mut MySqlConnection) -> bool {

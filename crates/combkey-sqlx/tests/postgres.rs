@@ -8,7 +8,7 @@ use sqlx::{AssertSqlSafe, Connection, Decode, Encode, Executor, PgConnection, Ro
 
 async fn connect() -> PgConnection {
     let url = common::pg_url();
-    PgConnection::connect(&url).await.unwrap_or_else(|e| panic!("PostgreSQL at {url} (source scripts/db.sh): {e}"))
+    PgConnection::connect(&url).await.unwrap_or_else(|e| panic!("PostgreSQL at {url} (source scripts/servers.sh): {e}"))
 }
 
 // One line per type case: the literal, the bound value inside SQL, the round trip, NULL.

@@ -2,14 +2,29 @@
 //! databases are, ids that expose byte-order mistakes, and SQL Server's order from an
 //! implementation that is not ours ([`sqlserver_sort`]).
 
-/// `COMBKEY_PG_URL`, default `postgres://postgres@127.0.0.1:5432/test` (scripts/db.sh).
-pub fn pg_url() -> String {
-    std::env::var("COMBKEY_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
+/// The URL in environment variable `var`, which `scripts/test` (through `scripts/servers.sh`)
+/// sets to a private server it started.
+///
+/// Panics when it is unset, saying how to get one: a database test never falls back to a
+/// server of the machine, and never passes without its database.
+pub fn url(var: &str) -> String {
+    match std::env::var(var) {
+        Ok(url) if !url.is_empty() => url,
+        _ => panic!(
+            "{var} is not set: run the tests with scripts/test, or `source scripts/servers.sh` first \
+             (it starts private throwaway servers and sets it), or set it to a server of your own"
+        ),
+    }
 }
 
-/// `COMBKEY_MYSQL_URL`, default `mysql://root@127.0.0.1:3306/test` (scripts/db.sh).
+/// `COMBKEY_PG_URL` (see [`url`]).
+pub fn pg_url() -> String {
+    url("COMBKEY_PG_URL")
+}
+
+/// `COMBKEY_MYSQL_URL` (see [`url`]).
 pub fn mysql_url() -> String {
-    std::env::var("COMBKEY_MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/test".into())
+    url("COMBKEY_MYSQL_URL")
 }
 
 /// The RFC 9562 example, nil, max, ascending bytes, an RT.Comb id, and fresh ones: a literal
@@ -58,7 +73,7 @@ pub fn chain(err: &dyn std::error::Error) -> String {
 /// Sorts GUID strings (SQL Server's display form) the way SQL Server orders
 /// `uniqueidentifier` values, by asking an implementation that is not combkey's: .NET's
 /// `System.Data.SqlTypes.SqlGuid.CompareTo` in Mono (Debian's `mono-runtime`, `mono-mcs`,
-/// `libmono-system-data4.0-cil`; `scripts/db.sh` installs them). The C# program
+/// `libmono-system-data4.0-cil`; `scripts/deps.sh` installs them). The C# program
 /// (`SqlGuidSort.cs`) is compiled once per test process.
 ///
 /// Panics with what to install when Mono is missing: an order test must not pass without
@@ -98,7 +113,7 @@ pub fn sqlserver_sort(guids: &[String]) -> Vec<String> {
     String::from_utf8(out.stdout).expect("ASCII GUIDs").lines().map(str::to_string).collect()
 }
 
-const MONO: &str = "install Debian's mono-runtime mono-mcs libmono-system-data4.0-cil (scripts/db.sh does)";
+const MONO: &str = "install Debian's mono-runtime mono-mcs libmono-system-data4.0-cil (scripts/deps.sh does)";
 
 /// One database connection as a test target for an id column type: how it reads an SQL
 /// expression, compares a bound value with one inside SQL, round-trips a bound value and

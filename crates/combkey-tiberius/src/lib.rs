@@ -71,7 +71,7 @@
 //!
 //! # T-SQL
 //!
-//! [`sql`] (from the core; `combkey sql mssql` prints it): `Backend::SqlServer` has the
+//! [`sql`] (from the core; `combkey sql sqlserver` prints it): `Backend::SqlServer` has the
 //! column DDL, `dbo.combkey_v7()` (ids in the same stored form and order as the Rust side,
 //! usable in a `DEFAULT` constraint; `NEWID()` comes through a view, since functions may
 //! not call it), `dbo.combkey_unix_ms(id)`, `dbo.combkey_time(id)`, and
@@ -92,8 +92,8 @@
 //! # Testing against SQL Server
 //!
 //! No SQL Server runs on this project's CI machines. The tests that need one run where
-//! `COMBKEY_MSSQL_URL` is set (an ADO.NET connection string): start the docker-compose
-//! service with `docker compose up --wait mssql` and set the variable from `.env.sample`.
+//! `COMBKEY_SQLSERVER_URL` is set (an ADO.NET connection string): start the docker-compose
+//! service with `docker compose up --wait sqlserver` and set the variable from `.env.sample`.
 //! Without it they print that they skipped; the byte-order and comparison-order tests run
 //! everywhere.
 

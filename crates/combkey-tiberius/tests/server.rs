@@ -1,4 +1,4 @@
-//! Against a real SQL Server, named by `COMBKEY_MSSQL_URL` (an ADO.NET string, e.g. the
+//! Against a real SQL Server, named by `COMBKEY_SQLSERVER_URL` (an ADO.NET string, e.g. the
 //! docker-compose service: see `.env.sample`). No SQL Server runs on the project's CI
 //! machines, so these tests are `#[ignore]`d (cargo reports them as ignored, with the reason)
 //! and `scripts/test` runs them with `--ignored` where the variable is set. `stored_form.rs`
@@ -13,10 +13,10 @@ use tokio_util::compat::{Compat, TokioAsyncWriteCompatExt};
 type Conn = Client<Compat<TcpStream>>;
 
 async fn connect() -> Conn {
-    let url = std::env::var("COMBKEY_MSSQL_URL").expect(
-        "COMBKEY_MSSQL_URL names the SQL Server to test against (`docker compose up --wait mssql`, .env.sample)",
+    let url = std::env::var("COMBKEY_SQLSERVER_URL").expect(
+        "COMBKEY_SQLSERVER_URL names the SQL Server to test against (`docker compose up --wait sqlserver`, .env.sample)",
     );
-    let config = Config::from_ado_string(&url).expect("COMBKEY_MSSQL_URL is an ADO.NET connection string");
+    let config = Config::from_ado_string(&url).expect("COMBKEY_SQLSERVER_URL is an ADO.NET connection string");
     let tcp = TcpStream::connect(config.get_addr()).await.expect("SQL Server reachable");
     tcp.set_nodelay(true).expect("nodelay");
     Client::connect(config, tcp.compat_write()).await.expect("SQL Server login")
@@ -32,7 +32,7 @@ fn sample_ids() -> Vec<Comb> {
 }
 
 #[tokio::test]
-#[ignore = "needs a SQL Server: set COMBKEY_MSSQL_URL and run with --ignored (scripts/test does)"]
+#[ignore = "needs a SQL Server: set COMBKEY_SQLSERVER_URL and run with --ignored (scripts/test does)"]
 async fn three_legs_and_null() {
     let mut c = connect().await;
     for id in sample_ids() {
@@ -78,7 +78,7 @@ async fn three_legs_and_null() {
 }
 
 #[tokio::test]
-#[ignore = "needs a SQL Server: set COMBKEY_MSSQL_URL and run with --ignored (scripts/test does)"]
+#[ignore = "needs a SQL Server: set COMBKEY_SQLSERVER_URL and run with --ignored (scripts/test does)"]
 async fn order_by_id_bulk_insert_and_tsql_default() {
     let mut c = connect().await;
     for batch in batches(Backend::SqlServer.install_functions()) {

@@ -1,5 +1,5 @@
 //! The service on a loopback port, driven over HTTP, on SQLite and on the real PostgreSQL
-//! and MariaDB (`COMBKEY_PG_URL`, `COMBKEY_MYSQL_URL`; scripts/db.sh starts them).
+//! and MariaDB (`COMBKEY_PG_URL`, `COMBKEY_MYSQL_URL`; scripts/servers.sh starts them).
 
 use std::net::SocketAddr;
 use std::time::Duration;

@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# Private, throwaway database servers for the tests: PostgreSQL, MariaDB, a three-node MariaDB
+# Galera cluster and a MariaDB Spider head with its backends, each in a temporary directory on
+# free loopback ports, stopped and deleted when the shell that sourced this exits (also on
+# failure or Ctrl-C). It never starts, stops or reconfigures a database service of the
+# machine, nor touches its users, passwords or configuration files.
+#
+#   source scripts/servers.sh            # starts what is missing, exports the URLs below
+#   source scripts/servers.sh pg mysql   # only these (pg, mysql, galera, spider)
+#
+# A URL set beforehand wins and nothing is started for it:
+#   COMBKEY_PG_URL        postgres://postgres@127.0.0.1:PORT/test
+#   COMBKEY_MYSQL_URL     mysql://root@127.0.0.1:PORT/test
+#   COMBKEY_GALERA_URLS   three mysql:// URLs, comma separated (plus COMBKEY_GALERA_DIR,
+#                         which scripts/galera.sh kill-node/start-node use)
+#   COMBKEY_SPIDER_URL    the Spider head (plus COMBKEY_SPIDER_BACKEND_URLS)
+#
+# Server binaries come from Debian's packages: where one is missing this installs it when it
+# can (root or sudo; it says so) and otherwise stops with the command to run. Installing a
+# package never starts or configures a service here: PostgreSQL's and MariaDB's server
+# packages are expected to be there already (scripts/deps.sh names them), galera-4 is a
+# library, and the Spider plugin is unpacked into the temporary directory, not installed.
+
+_combkey_servers() {
+  local want=("$@")
+  [ ${#want[@]} -gt 0 ] || want=(pg mysql galera spider)
+  local root_dir="${COMBKEY_TEST_DIR:-}"
+  if [ -z "$root_dir" ]; then
+    root_dir=$(mktemp -d "${TMPDIR:-/tmp}/combkey-test.XXXXXX") || return 1
+    chmod 755 "$root_dir"
+    export COMBKEY_TEST_DIR="$root_dir"
+    export _COMBKEY_SERVERS_OWNER=$$
+  fi
+
+  # The user the servers run as: the caller, or (as root, which PostgreSQL refuses to run as)
+  # the packages' own service users.
+  local pg_user="" my_user=""
+  if [ "$(id -u)" -eq 0 ]; then
+    pg_user=postgres
+    my_user=mysql
+  fi
+
+  local w
+  for w in "${want[@]}"; do
+    case "$w" in
+      pg) [ -n "${COMBKEY_PG_URL:-}" ] || _combkey_pg_start || return 1 ;;
+      mysql) [ -n "${COMBKEY_MYSQL_URL:-}" ] || _combkey_mysql_start || return 1 ;;
+      galera) [ -n "${COMBKEY_GALERA_URLS:-}" ] || _combkey_galera_start || return 1 ;;
+      spider) [ -n "${COMBKEY_SPIDER_URL:-}" ] || _combkey_spider_start || return 1 ;;
+      *) echo "servers.sh: unknown server $w (pg, mysql, galera, spider)" >&2; return 2 ;;
+    esac
+  done
+}
+
+# A free loopback port, and `count` consecutive free ones from it (Galera's group ports).
+_combkey_free_port() {
+  local count=${1:-1} base p ok
+  for _ in $(seq 1 200); do
+    base=$(( 20000 + (RANDOM * 32768 + RANDOM) % 40000 ))
+    ok=1
+    for ((p = base; p < base + count; p++)); do
+      if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then ok=0; break; fi
+      if grep -q ":$(printf '%04X' "$p") " /proc/net/tcp /proc/net/tcp6 2>/dev/null; then ok=0; break; fi
+    done
+    if [ "$ok" = 1 ]; then echo "$base"; return 0; fi
+  done
+  echo "servers.sh: no free port found" >&2
+  return 1
+}
+
+# Polls a command until it succeeds: up to 120 s, 0.2 s apart (a readiness probe, not a wait).
+_combkey_wait_for() {
+  local what=$1; shift
+  for _ in $(seq 1 600); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
+  echo "servers.sh: $what did not become ready" >&2
+  return 1
+}
+
+_combkey_as() { # user, command...
+  local u=$1; shift
+  if [ -n "$u" ]; then runuser -u "$u" -- "$@"; else "$@"; fi
+}
+
+_combkey_need() { # what, test command, packages
+  local what=$1 check=$2; shift 2
+  eval "$check" && return 0
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if sudo -n true 2>/dev/null; then sudo="sudo"; else
+      echo "servers.sh: $what is missing; install it with: sudo apt-get install $*" >&2
+      return 1
+    fi
+  fi
+  echo "servers.sh: $what is missing: installing Debian's $* (packages only; no service is started)" >&2
+  $sudo apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null || return 1
+  eval "$check"
+}
+
+_combkey_pg_bin() {
+  local d
+  d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+  if [ -n "$d" ]; then echo "$d"; elif command -v initdb >/dev/null 2>&1; then dirname "$(command -v initdb)"; fi
+}
+
+_combkey_pg_start() {
+  local dir="$COMBKEY_TEST_DIR/pg" bin port
+  if [ -z "$(_combkey_pg_bin)" ]; then
+    echo "servers.sh: PostgreSQL's server binaries (initdb, pg_ctl) are missing: sudo apt-get install postgresql" >&2
+    echo "            (Debian's package also creates and starts a cluster of its own; the tests never use it)" >&2
+    return 1
+  fi
+  bin=$(_combkey_pg_bin)
+  port=$(_combkey_free_port) || return 1
+  mkdir -p "$dir" && chmod 700 "$dir"
+  [ -z "$pg_user" ] || chown "$pg_user" "$dir"
+  _combkey_as "$pg_user" "$bin/initdb" -D "$dir/data" -A trust -U postgres --no-sync -E UTF8 --locale=C >"$dir/initdb.log" 2>&1 \
+    || { cat "$dir/initdb.log" >&2; return 1; }
+  _combkey_as "$pg_user" "$bin/pg_ctl" -D "$dir/data" -l "$dir/log" -w -t 120 \
+    -o "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$dir -c fsync=off -c full_page_writes=off -c max_connections=300 -c shared_buffers=64MB" \
+    start >/dev/null || { cat "$dir/log" >&2; return 1; }
+  echo "$bin" >"$COMBKEY_TEST_DIR/pg.bin"
+  _combkey_wait_for PostgreSQL "$bin/pg_isready" -q -h 127.0.0.1 -p "$port" || return 1
+  psql -h 127.0.0.1 -p "$port" -U postgres -d postgres -qc "CREATE DATABASE test" || return 1
+  export COMBKEY_PG_URL="postgres://postgres@127.0.0.1:$port/test"
+  echo "servers.sh: PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port ($dir)" >&2
+}
+
+# A private mariadbd in $1 on port $2; extra arguments go to mariadbd.
+_combkey_mariadbd() {
+  local dir=$1 port=$2; shift 2
+  mkdir -p "$dir"
+  [ -z "$my_user" ] || chown "$my_user" "$dir"
+  mariadb-install-db --no-defaults --datadir="$dir/data" ${my_user:+--user=$my_user} \
+    --auth-root-authentication-method=normal --skip-test-db >"$dir/install.log" 2>&1 \
+    || { cat "$dir/install.log" >&2; return 1; }
+  setsid mariadbd --no-defaults --datadir="$dir/data" --port="$port" --bind-address=127.0.0.1 \
+    --socket="$dir/mysqld.sock" --pid-file="$dir/mysqld.pid" --log-error="$dir/error.log" \
+    ${my_user:+--user=$my_user} --innodb-buffer-pool-size=64M --innodb-log-file-size=48M \
+    --innodb-flush-log-at-trx-commit=2 --max-connections=500 --performance-schema=OFF \
+    --skip-name-resolve "$@" >"$dir/console.log" 2>&1 </dev/null &
+  _combkey_wait_for "MariaDB on $port" mariadb-admin --protocol=tcp -h 127.0.0.1 -P "$port" -uroot ping \
+    || { tail -n 30 "$dir/error.log" >&2; return 1; }
+  mariadb --protocol=tcp -h 127.0.0.1 -P "$port" -uroot -e "CREATE DATABASE IF NOT EXISTS test" || return 1
+}
+
+_combkey_mysql_start() {
+  _combkey_need "MariaDB's server (mariadbd)" "command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ]" mariadb-server || return 1
+  local port
+  port=$(_combkey_free_port) || return 1
+  _combkey_mariadbd "$COMBKEY_TEST_DIR/mysql" "$port" || return 1
+  export COMBKEY_MYSQL_URL="mysql://root@127.0.0.1:$port/test"
+  echo "servers.sh: MariaDB $(mariadbd --version | awk '{print $3}') on 127.0.0.1:$port ($COMBKEY_TEST_DIR/mysql)" >&2
+}
+
+_combkey_galera_start() {
+  local here
+  here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+  COMBKEY_GALERA_DIR="$COMBKEY_TEST_DIR/galera" COMBKEY_GALERA_PORT=$(_combkey_free_port 3) \
+    COMBKEY_GALERA_BASE_PORT=$(_combkey_free_port 25) source "$here/galera.sh" start || return 1
+}
+
+_combkey_spider_start() {
+  local here
+  here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+  COMBKEY_SPIDER_DIR="$COMBKEY_TEST_DIR/spider" source "$here/spider.sh" start || return 1
+}
+
+# Stops every server this shell started and deletes their directory.
+combkey_servers_stop() {
+  local dir="${COMBKEY_TEST_DIR:-}"
+  [ -n "$dir" ] && [ -d "$dir" ] || return 0
+  [ "${_COMBKEY_SERVERS_OWNER:-}" = "$$" ] || return 0
+  local here
+  here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+  if [ -d "$dir/spider" ]; then COMBKEY_SPIDER_DIR="$dir/spider" bash "$here/spider.sh" stop >/dev/null 2>&1 || true; fi
+  if [ -d "$dir/galera" ]; then COMBKEY_GALERA_DIR="$dir/galera" bash "$here/galera.sh" stop >/dev/null 2>&1 || true; fi
+  if [ -d "$dir/pg/data" ]; then
+    local bin
+    bin=$(cat "$dir/pg.bin" 2>/dev/null || _combkey_pg_bin)
+    _combkey_as "$( [ "$(id -u)" -eq 0 ] && echo postgres)" "$bin/pg_ctl" -D "$dir/pg/data" -m immediate -w stop >/dev/null 2>&1 || true
+  fi
+  local pidfile pid
+  for pidfile in "$dir"/mysql/mysqld.pid; do
+    [ -f "$pidfile" ] || continue
+    pid=$(cat "$pidfile")
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+  done
+  rm -rf "$dir"
+  unset COMBKEY_TEST_DIR _COMBKEY_SERVERS_OWNER
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  echo "source this file (source scripts/servers.sh): the servers live as long as your shell" >&2
+  exit 2
+fi
+trap 'combkey_servers_stop' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+_combkey_servers "$@"
