@@ -90,7 +90,7 @@ wsrep_cluster_name=combkey
 wsrep_cluster_address=gcomm://127.0.0.1:$(_g_base 1),127.0.0.1:$(_g_base 2),127.0.0.1:$(_g_base 3)
 wsrep_node_name=node$i
 wsrep_node_address=127.0.0.1:$base
-wsrep_provider_options="base_host=127.0.0.1;base_port=$base;ist.recv_addr=127.0.0.1:$((base + 1));gcache.size=256M;evs.suspect_timeout=PT5S;evs.inactive_timeout=PT10S"
+wsrep_provider_options="base_host=127.0.0.1;base_port=$base;gmcast.listen_addr=tcp://127.0.0.1:$base;ist.recv_addr=127.0.0.1:$((base + 1));gcache.size=256M;evs.suspect_timeout=PT5S;evs.inactive_timeout=PT10S"
 wsrep_sst_method=rsync
 wsrep_sst_receive_address=127.0.0.1:$((base + 3))
 EOF

@@ -19,6 +19,9 @@ pub mod postgres;
 pub mod sqlite;
 pub mod sqlserver;
 
+#[cfg(feature = "catalog")]
+pub mod catalog;
+
 /// A database: its column type, its stored form of an id, its name, its SQL. The one list
 /// of databases in the workspace: the CLI's `combkey sql BACKEND`, `--stored BACKEND` and
 /// `convert --from/--to BACKEND` are views over it.
@@ -95,6 +98,9 @@ pub(crate) trait Dialect: Sync {
     fn migration_notes(&self) -> String;
     /// Partition DDL, where the database partitions tables.
     fn partitions(&self) -> Result<&'static dyn crate::sql::partitions::PartitionDdl, Error>;
+    /// The catalog queries, where combkey reads this database's catalog.
+    #[cfg(feature = "catalog")]
+    fn catalog(&self) -> Result<&'static dyn catalog::Catalog, Error>;
 }
 
 impl Backend {

@@ -400,6 +400,85 @@ impl FromStr for Layout {
     }
 }
 
+/// How a table's keys were converted (what `combkey doctor` reports as `rtcomb-sql -> v7`): the
+/// key a row has now for an id a client kept from before.
+///
+/// Converted keys change the ids users have in URLs, caches and other systems. The conversion
+/// is lossless, so an old id maps to exactly one new key: look the id up as it is first (a key
+/// the conversion left alone, or a new one), and where that finds nothing, look up
+/// [`new_key`](Self::new_key).
+///
+/// ```
+/// use combkey::Comb;
+/// use combkey::layouts::KeyMigration;
+///
+/// let migration: KeyMigration = "rtcomb-sql -> v7".parse()?;
+/// let old: Comb = "d01c25cc-63a7-47cc-b5ba-018e5f3bff48".parse()?; // kept by a client
+/// let new = migration.new_key(&old).expect("an RT.Comb Sql id");
+/// assert_eq!(new.to_string(), "018e5f3b-ff48-7d6e-acc7-a763cc251cd0");
+/// assert_eq!(migration.old_key(&new), Some(old));
+/// // A v7 id is no RT.Comb id: it was never converted.
+/// assert_eq!(migration.new_key(&new), None);
+/// # Ok::<(), combkey::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KeyMigration {
+    from: Layout,
+    to: Layout,
+}
+
+impl KeyMigration {
+    /// Keys of layout `from` converted to `to`; an error where no lossless conversion exists.
+    pub fn new(from: Layout, to: Layout) -> Result<Self, Error> {
+        // A conversion exists for some id exactly where the two are in one family.
+        let probe = from.generate()?;
+        Layout::convert(&probe, from, to)?;
+        Ok(KeyMigration { from, to })
+    }
+
+    /// The layout the keys had.
+    pub const fn from(&self) -> Layout {
+        self.from
+    }
+
+    /// The layout they have now.
+    pub const fn to(&self) -> Layout {
+        self.to
+    }
+
+    /// The key a row with old key `old` has now; `None` where `old` is not of the old layout
+    /// (an id the conversion left as it was).
+    pub fn new_key(&self, old: &Comb) -> Option<Comb> {
+        if Layout::detect(old).is_some_and(|l| l == self.to) {
+            return None;
+        }
+        Layout::convert(old, self.from, self.to).ok()
+    }
+
+    /// The old key of a converted one (what a client that still speaks the old layout expects).
+    pub fn old_key(&self, new: &Comb) -> Option<Comb> {
+        Layout::convert(new, self.to, self.from).ok()
+    }
+}
+
+impl fmt::Display for KeyMigration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} -> {}", self.from, self.to)
+    }
+}
+
+impl FromStr for KeyMigration {
+    type Err = Error;
+
+    /// `from -> to`, as `combkey doctor` reports it (`rtcomb-sql -> v7`).
+    fn from_str(s: &str) -> Result<Self, Error> {
+        let (from, to) = s
+            .split_once("->")
+            .ok_or_else(|| Error::config("key migration", format!("{s:?}"), "FROM -> TO, e.g. rtcomb-sql -> v7"))?;
+        KeyMigration::new(from.trim().parse()?, to.trim().parse()?)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -90,6 +90,11 @@ impl Dialect for SqlServer {
         s
     }
 
+    #[cfg(feature = "catalog")]
+    fn catalog(&self) -> Result<&'static dyn crate::backend::catalog::Catalog, Error> {
+        Err(Error::config("backend for reading a catalog", Backend::SqlServer, "postgres, mysql or sqlite"))
+    }
+
     fn partitions(&self) -> Result<&'static dyn PartitionDdl, Error> {
         Ok(&SqlServer)
     }

@@ -13,6 +13,9 @@
 //! - Partitions: `PARTITION BY RANGE COLUMNS(id)` over `BINARY(16)`.
 //! - An existing `CHAR(36)` key converts to `BINARY(16)` with [`text_key_to_binary16`].
 
+#[cfg(feature = "catalog")]
+mod catalog;
+
 use crate::backend::{Backend, Dialect, functions_text, hex_upper, quote_with};
 use crate::error::Error;
 use crate::sql::partitions::{Part, PartitionDdl, Partitioning};
@@ -88,6 +91,11 @@ impl Dialect for MySql {
         s.push_str(&text_key_to_binary16("t", "id").trim_end().replace('\n', "\n-- "));
         s.push('\n');
         s
+    }
+
+    #[cfg(feature = "catalog")]
+    fn catalog(&self) -> Result<&'static dyn crate::backend::catalog::Catalog, Error> {
+        Ok(&MySql)
     }
 
     fn partitions(&self) -> Result<&'static dyn PartitionDdl, Error> {

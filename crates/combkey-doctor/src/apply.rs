@@ -1,0 +1,431 @@
+//! Runs a plan: exactly its steps, in order. A plan that is one transaction rolls back whole on
+//! any failure; a journaled plan (MySQL/MariaDB DDL) records each step it finished in the
+//! journal table, in the same transaction where the step is transactional, so a re-run after a
+//! crash at any step resumes after the last finished one and every step is safe to run again.
+
+
+use combkey::Comb;
+use combkey::adapter::{ColumnKind, from_column};
+use combkey::backend::catalog::{Catalog, Column, Name, Stored};
+
+use crate::db::Db;
+use crate::error::{Error, ErrorKind};
+use crate::plan::{Plan, Skip, StepKind, new_id};
+
+/// Rows per `INSERT` into the mapping table.
+const MAP_BATCH: usize = 1000;
+
+/// What the run reports as it goes.
+pub trait Progress {
+    /// A step starts.
+    fn step(&mut self, index: usize, of: usize, what: &str);
+    /// Keys mapped so far, of all.
+    fn keys(&mut self, done: usize, total: usize);
+}
+
+/// Progress that says nothing.
+pub struct Quiet;
+
+impl Progress for Quiet {
+    fn step(&mut self, _: usize, _: usize, _: &str) {}
+    fn keys(&mut self, _: usize, _: usize) {}
+}
+
+/// For tests: stop the process (as a kill would) right after step `n` finished, with
+/// `COMBKEY_DOCTOR_FAIL_AFTER_STEP=n`. Documented in docs/doctor.md; nothing else reads it.
+fn fail_after() -> Option<usize> {
+    std::env::var("COMBKEY_DOCTOR_FAIL_AFTER_STEP").ok().and_then(|v| v.parse().ok())
+}
+
+/// A key value as read, its id, and the value it takes.
+pub(crate) struct KeyChange {
+    pub(crate) old: Stored,
+    pub(crate) new: Stored,
+}
+
+/// The id a stored key value holds (16 bytes, or any UUID text, also text bytes in a binary
+/// column during a type change).
+pub(crate) fn id_of(value: &Stored) -> Result<Comb, combkey::Error> {
+    match value {
+        Stored::Bytes(b) => from_column(b, ColumnKind::BinaryOrText),
+        Stored::Text(t) => from_column(t.as_bytes(), ColumnKind::Text),
+    }
+}
+
+/// The value an id takes in a column ending as `final_type`.
+pub(crate) fn stored_for(backend: combkey::Backend, final_type: &str, id: Comb) -> Stored {
+    match (backend, final_type) {
+        (combkey::Backend::Postgres, _) | (_, "uuid") => Stored::Text(id.to_string()),
+        _ => Stored::Bytes(id.into_bytes().to_vec()),
+    }
+}
+
+/// The mapping of every key value that changes, from values read in key order.
+pub(crate) fn changes(plan: &Plan, values: &[Stored]) -> Result<Vec<KeyChange>, Error> {
+    let backend = plan.backend()?;
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut bad = Vec::new();
+    for value in values {
+        if !seen.insert(value.clone()) {
+            continue;
+        }
+        let id = match id_of(value) {
+            Ok(id) => id,
+            Err(e) => {
+                if bad.len() < 5 {
+                    bad.push(format!("{value:?}: {e}"));
+                }
+                continue;
+            }
+        };
+        let kind = plan.classifier.classify(&id);
+        let new = new_id(&id, kind, plan.options.convert_uncertain).unwrap_or(id);
+        let new_value = stored_for(backend, &plan.final_type, new);
+        if new_value != *value {
+            out.push(KeyChange { old: value.clone(), new: new_value });
+        }
+    }
+    if !bad.is_empty() {
+        return Err(Error::refused(format!(
+            "values of {}.{} (or of a column referencing it) are no UUID, so nothing was changed: {}",
+            Name::from(&plan.table),
+            plan.column,
+            bad.join("; ")
+        )));
+    }
+    Ok(out)
+}
+
+/// The key values of the table and, for a type change, of every referencing column (which
+/// MySQL may hold in another letter case than the parent), as stored now.
+async fn read_values(db: &mut Db, plan: &Plan) -> Result<Vec<Stored>, Error> {
+    let cat = db.catalog()?;
+    let only = plan.options.inherited == crate::plan::Inherited::Only;
+    let mut values = Vec::new();
+    let mut tables: Vec<(Name, String)> = vec![((&plan.table).into(), plan.column.clone())];
+    if plan.retypes() {
+        for r in &plan.rewrites {
+            for c in &r.columns {
+                let t: Name = (&r.table).into();
+                if !tables.contains(&(t.clone(), c.clone())) {
+                    tables.push((t, c.clone()));
+                }
+            }
+        }
+    }
+    for (t, c) in tables {
+        let columns = db.query(cat.columns(&t)).await?;
+        let col = columns.into_iter().find(|x| x.name == c).ok_or_else(|| Error::usage(format!("no column {c} in {t}")))?;
+        let rows = db.rows(&cat.select_keys(&t, &col, only, ""), &[]).await?;
+        for r in &rows {
+            values.push(cat.parse_key(r)?);
+        }
+    }
+    Ok(values)
+}
+
+/// The journal table: one row per table and column being changed.
+pub(crate) struct Journal {
+    table: String,
+    target: String,
+}
+
+impl Journal {
+    pub(crate) fn new(cat: &dyn Catalog, plan: &Plan) -> Self {
+        let (_, table) = cat.journal_table(plan.table.schema.as_deref());
+        Journal { table, target: plan.target() }
+    }
+
+    pub(crate) async fn ensure(&self, db: &mut Db, schema: Option<&str>) -> Result<(), Error> {
+        let (create, _) = db.catalog()?.journal_table(schema);
+        db.exec(&create).await.map(drop)
+    }
+
+    /// The unfinished plan and the last step it finished, if there is one.
+    pub(crate) async fn unfinished(db: &mut Db, cat: &dyn Catalog, schema: Option<&str>, target: &str) -> Result<Option<(Plan, i64)>, Error> {
+        let (_, table) = cat.journal_table(schema);
+        let exists = db
+            .rows(&format!("SELECT 1 FROM {table} WHERE 1 = 0"), &[])
+            .await
+            .is_ok();
+        if !exists {
+            return Ok(None);
+        }
+        let rows = db
+            .rows(
+                &format!("SELECT plan, step FROM {table} WHERE target = {} AND state = 'running'", cat.param(1)),
+                &[target.to_string()],
+            )
+            .await
+            .or_else(|_| Ok::<_, Error>(Vec::new()))?;
+        let Some(row) = rows.first() else { return Ok(None) };
+        let plan: Plan = serde_json::from_str(row.first().cloned().flatten().as_deref().unwrap_or_default())
+            .map_err(|e| Error::new(ErrorKind::Database, format!("the journal's plan for {target} does not read: {e}")))?;
+        let step = row.get(1).cloned().flatten().and_then(|s| s.trim().parse().ok()).unwrap_or(-1);
+        Ok(Some((plan, step)))
+    }
+
+    async fn start(&self, db: &mut Db, plan: &Plan, step: usize) -> Result<(), Error> {
+        let cat = db.catalog()?;
+        let json = serde_json::to_string(plan).map_err(|e| Error::new(ErrorKind::Database, e.to_string()))?;
+        db.rows(&format!("DELETE FROM {} WHERE target = {}", self.table, cat.param(1)), &[self.target.clone()]).await?;
+        db.rows(
+            &format!(
+                "INSERT INTO {} (target, state, step, plan) VALUES ({}, 'running', {step}, {})",
+                self.table,
+                cat.param(1),
+                cat.param(2)
+            ),
+            &[self.target.clone(), json],
+        )
+        .await
+        .map(drop)
+    }
+
+    async fn advance(&self, db: &mut Db, step: usize) -> Result<(), Error> {
+        let cat = db.catalog()?;
+        db.rows(&format!("UPDATE {} SET step = {step} WHERE target = {}", self.table, cat.param(1)), &[self.target.clone()])
+            .await
+            .map(drop)
+    }
+
+    async fn finish(&self, db: &mut Db) -> Result<(), Error> {
+        let cat = db.catalog()?;
+        db.rows(&format!("UPDATE {} SET state = 'done' WHERE target = {}", self.table, cat.param(1)), &[self.target.clone()])
+            .await
+            .map(drop)
+    }
+}
+
+/// Whether a step's work is already done (it ran before a crash).
+async fn skipped(db: &mut Db, skip: &Skip) -> Result<bool, Error> {
+    let cat = db.catalog()?;
+    match skip {
+        Skip::ForeignKeyAbsent { table, name, column } | Skip::ForeignKeyPresent { table, name, column } => {
+            let _ = (table, column);
+            // The foreign keys that reference the key column now.
+            let present = fk_present(db, cat, table, name).await?;
+            Ok(matches!(skip, Skip::ForeignKeyAbsent { .. }) != present)
+        }
+        Skip::ColumnType { table, column, data_type } => {
+            let cols: Vec<Column> = db.query(cat.columns(&table.into())).await?;
+            Ok(cols.iter().any(|c| c.name == *column && c.data_type == *data_type))
+        }
+    }
+}
+
+async fn fk_present(db: &mut Db, cat: &dyn Catalog, table: &crate::plan::TableName, name: &str) -> Result<bool, Error> {
+    let def = db.query(cat.definition(&table.into())).await?;
+    Ok(def.contains(&format!("CONSTRAINT {} ", db.backend().quote(name))) || def.contains(&format!("CONSTRAINT {name} ")))
+}
+
+/// A definition with what a change may alter on purpose taken out: lines that name a retyped
+/// column, and counters that move with inserts (`AUTO_INCREMENT=`).
+fn comparable(definition: &str, retyped: &[String], backend: combkey::Backend) -> Vec<String> {
+    let mut lines: Vec<String> = definition
+        .lines()
+        .map(|l| {
+            let l = l.trim();
+            match l.find(" AUTO_INCREMENT=") {
+                Some(i) => {
+                    let rest = &l[i + 16..];
+                    let end = rest.find(' ').unwrap_or(rest.len());
+                    format!("{}{}", &l[..i], &rest[end..])
+                }
+                None => l.to_string(),
+            }
+        })
+        .filter(|l| {
+            !retyped.iter().any(|c| {
+                l.starts_with(&format!("{} ", backend.quote(c))) || l.starts_with(&format!("{c} "))
+            })
+        })
+        .collect();
+    lines.sort();
+    lines
+}
+
+/// Runs `plan` from step `from` (0, or after the last one a journal says finished), with the
+/// key values read by the audit (or `None` to read them now).
+pub(crate) async fn run(
+    db: &mut Db,
+    plan: &Plan,
+    from: usize,
+    values: Option<&[Stored]>,
+    progress: &mut dyn Progress,
+) -> Result<(), Error> {
+    let cat = db.catalog()?;
+    let journal = plan.journaled().then(|| Journal::new(cat, plan));
+    let fail_after = fail_after();
+    let total = plan.steps.len();
+    let mut in_tx = false;
+    // The journal's row exists from its step on.
+    let journal_step = plan.steps.iter().position(|s| s.kind == StepKind::Journal);
+    let mut journal_open = journal_step.is_some_and(|j| from > j);
+    // Session settings hold for this connection only: a resumed run sets them again.
+    if from > 0 {
+        for s in plan.steps.iter().filter(|s| s.kind == StepKind::Session) {
+            db.exec_all(&s.sql).await?;
+        }
+    }
+    let result: Result<(), Error> = async {
+        for (i, step) in plan.steps.iter().enumerate().skip(from) {
+            progress.step(i + 1, total, &step.what);
+            let skip = match &step.skip {
+                Some(s) => skipped(db, s).await?,
+                None => false,
+            };
+            if !skip {
+                match step.kind {
+                    StepKind::Journal => {
+                        let j = journal.as_ref().ok_or_else(|| Error::new(ErrorKind::Database, "a journal step without a journal"))?;
+                        j.ensure(db, plan.table.schema.as_deref()).await?;
+                        j.start(db, plan, i).await?;
+                    }
+                    StepKind::Map => {
+                        db.exec_all(&step.sql).await?;
+                        let read;
+                        // A type change maps the referencing columns' values too: MySQL's
+                        // case-insensitive text keys may hold a parent's key in other letters.
+                        let values = match values {
+                            Some(v) if from == 0 && !plan.retypes() => v,
+                            _ => {
+                                read = read_values(db, plan).await?;
+                                &read
+                            }
+                        };
+                        let changes = changes(plan, values)?;
+                        let n = changes.len();
+                        for (k, chunk) in changes.chunks(MAP_BATCH).enumerate() {
+                            let rows: Vec<(Stored, Stored)> = chunk.iter().map(|c| (c.old.clone(), c.new.clone())).collect();
+                            db.exec(&cat.insert_map(&rows)).await?;
+                            progress.keys((k * MAP_BATCH + chunk.len()).min(n), n);
+                        }
+                    }
+                    StepKind::Verify => {
+                        for sql in &step.sql {
+                            let rows = db.rows(sql, &[]).await?;
+                            let bad = if sql.starts_with("PRAGMA") {
+                                rows.len()
+                            } else {
+                                rows.first().and_then(|r| r.first().cloned().flatten()).and_then(|v| v.parse().ok()).unwrap_or(0)
+                            };
+                            if bad > 0 {
+                                return Err(Error::new(
+                                    ErrorKind::Verification,
+                                    format!("{bad} rows fail the check {}", crate::db::short(sql)),
+                                ));
+                            }
+                        }
+                    }
+                    StepKind::CompareDefinitions => {
+                        let mut retyped = Vec::new();
+                        if plan.retypes() {
+                            for r in &plan.rewrites {
+                                retyped.extend(r.columns.iter().cloned());
+                            }
+                        }
+                        for (t, before) in &plan.definitions {
+                            let now = db.query(cat.definition(&t.into())).await?;
+                            if comparable(before, &retyped, db.backend()) != comparable(&now, &retyped, db.backend()) {
+                                return Err(Error::new(
+                                    ErrorKind::Verification,
+                                    format!(
+                                        "the definition of {} differs from before the change beyond the key column's type:\n\
+                                         before:\n{before}\nnow:\n{now}",
+                                        Name::from(t)
+                                    ),
+                                ));
+                            }
+                        }
+                    }
+                    StepKind::Done => {
+                        if let Some(j) = &journal {
+                            j.finish(db).await?;
+                        }
+                    }
+                    _ => db.exec_all(&step.sql).await?,
+                }
+            }
+            match step.kind {
+                StepKind::Begin => in_tx = true,
+                StepKind::Commit => in_tx = false,
+                _ => {}
+            }
+            if step.kind == StepKind::Journal {
+                journal_open = true;
+            } else if let Some(j) = &journal
+                && journal_open
+                && step.kind != StepKind::Done
+            {
+                j.advance(db, i).await?;
+            }
+            if fail_after == Some(i) {
+                // As a kill would: no rollback, no clean-up.
+                eprintln!("combkey doctor: stopping after step {i} (COMBKEY_DOCTOR_FAIL_AFTER_STEP)");
+                std::process::abort();
+            }
+        }
+        Ok(())
+    }
+    .await;
+    if let Err(e) = result {
+        if in_tx {
+            let _ = db.exec("ROLLBACK").await;
+        }
+        if let Some((_, on)) = cat.fk_checks_off() {
+            let _ = db.exec_all(&on).await;
+        }
+        let hint = if plan.journaled() {
+            "; the journal keeps the plan and the step reached: run the same command again to finish (other sessions' \
+             writes to these tables are refused until then)"
+        } else {
+            "; it was one transaction, rolled back: nothing changed"
+        };
+        return Err(e.context("combkey doctor").with_hint(hint));
+    }
+    Ok(())
+}
+
+/// The plan's statements as text, the mapping rows written out: what `--migration-sql`
+/// prints.
+pub(crate) fn script(plan: &Plan, changes: &[KeyChange]) -> Result<String, Error> {
+    let backend = plan.backend()?;
+    let cat = backend.catalog()?;
+    let mut s = String::new();
+    for (i, step) in plan.steps.iter().enumerate() {
+        s.push_str(&format!("-- step {}: {}\n", i + 1, step.what));
+        if let Some(d) = &step.drops {
+            s.push_str(&format!("--   drops {} {} of {}, whose definition was: {}\n", d.kind, d.name, Name::from(&d.table), d.definition));
+        }
+        match step.kind {
+            StepKind::Journal => s.push_str("--   (--apply records the plan in the journal table combkey_doctor_journal)\n"),
+            StepKind::Map => {
+                for sql in &step.sql {
+                    s.push_str(sql);
+                    s.push_str(";\n");
+                }
+                for chunk in changes.chunks(MAP_BATCH) {
+                    let rows: Vec<(Stored, Stored)> = chunk.iter().map(|c| (c.old.clone(), c.new.clone())).collect();
+                    s.push_str(&cat.insert_map(&rows));
+                    s.push_str(";\n");
+                }
+            }
+            StepKind::Verify => {
+                for sql in &step.sql {
+                    s.push_str(&format!("-- expect no row, or a count of 0: {sql};\n"));
+                }
+            }
+            StepKind::CompareDefinitions | StepKind::Done => {}
+            _ => {
+                for sql in &step.sql {
+                    s.push_str(sql);
+                    s.push_str(";\n");
+                }
+            }
+        }
+    }
+    Ok(s)
+}
+

@@ -1,0 +1,456 @@
+//! What a table's keys are: each key's layout, how sure that is, and whether the database's
+//! order of the keys is their creation order. Pure: the keys come in, in the database's
+//! `ORDER BY key` order.
+//!
+//! A key whose version nibble names its layout (7, 6, 1, `b`, `d`, 8) is that layout when the
+//! time it carries is plausible. A version-4 key may be random or a COMB on a random base
+//! (RT.Comb, uuid-creator): nothing in one key tells. A layout is taken for such keys only
+//! where its times *cluster*: each accepted key has another within a window of its time, and
+//! the cluster holds far more keys than random keys would put there by chance. The times
+//! outside the clusters are random keys' bytes read as times, and those keys stay. Random keys
+//! can still land inside a cluster's times by chance; the audit counts how many would be
+//! expected to ([`Rule::expected_random`]) and, where that is not negligible, calls the
+//! cluster's keys *uncertain* and leaves them unless told to convert them.
+
+use std::collections::BTreeMap;
+
+use combkey::layouts::Layout;
+use combkey::{Comb, ShortPrefix, Timestamp};
+use serde::{Deserialize, Serialize};
+
+/// A time is plausible for a key made by software in use: from 1995 to a day from now.
+const EARLIEST_MS: i64 = 788_918_400_000; // 1995-01-01T00:00:00Z
+const DAY_MS: i64 = 86_400_000;
+
+/// The layouts a version-4-labelled (or otherwise unlabelled) key may be, tried in this
+/// order. uuid-creator's prefix and suffix COMBs are the same bytes as RT.Comb's
+/// `PostgreSql` and `Sql` providers and report under those names.
+const UNLABELLED: [Layout; 5] =
+    [Layout::RtCombSql, Layout::RtCombPostgres, Layout::RtCombLegacy, Layout::NewSequentialId, Layout::MySqlSwap];
+
+/// The expected number of random keys inside a cluster's times below which its keys are
+/// certain.
+const CERTAIN_BELOW: f64 = 0.01;
+
+/// One key's verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A layout of the registry, certain.
+    Layout(Layout),
+    /// Probably this layout, but random keys could be among these by chance: left unless
+    /// asked.
+    Uncertain(Layout),
+    /// Version 4 (or unlabelled) with no time found: random.
+    Random,
+}
+
+impl Kind {
+    /// The verdict's name: the layout's, `v4` for random keys.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Layout(l) | Kind::Uncertain(l) => l.name(),
+            Kind::Random => "v4",
+        }
+    }
+}
+
+/// Where an unlabelled layout was found: the key times, merged into windows, where its keys
+/// cluster.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Rule {
+    /// The layout's name.
+    pub layout: String,
+    /// Half-open windows `[start, end)` of Unix milliseconds.
+    pub windows: Vec<(i64, i64)>,
+    /// How many random keys would be expected inside the windows by chance.
+    pub expected_random: f64,
+}
+
+impl Rule {
+    fn layout(&self) -> Option<Layout> {
+        self.layout.parse().ok()
+    }
+
+    fn contains(&self, ms: i64) -> bool {
+        self.windows.iter().any(|&(a, b)| a <= ms && ms < b)
+    }
+
+    /// Whether its keys are certain.
+    pub fn certain(&self) -> bool {
+        self.expected_random < CERTAIN_BELOW
+    }
+}
+
+/// The audit's decisions, which classify any key again the same way (a resumed migration uses
+/// the one its journal kept, not a new audit of half-converted keys).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Classifier {
+    /// "Now" for plausible times (Unix ms).
+    pub now_ms: i64,
+    /// The unlabelled layouts found, in the order they are tried.
+    pub rules: Vec<Rule>,
+}
+
+fn plausible(t: Option<Timestamp>, now_ms: i64) -> bool {
+    t.is_some_and(|t| t.unix_ms() >= EARLIEST_MS && t.unix_ms() <= now_ms.saturating_add(DAY_MS))
+}
+
+/// The span of times (ms) a random key's bytes read as under a layout spread over.
+fn time_span_ms(layout: Layout) -> f64 {
+    match layout {
+        // 60-bit ticks of 100 ns, and only one in 16 random keys has the version nibble.
+        Layout::NewSequentialId | Layout::MySqlSwap => 1.152_921_5e14 * 16.0,
+        // 16-bit days.
+        Layout::RtCombLegacy => 65_536.0 * 86_400_000.0,
+        // 48-bit milliseconds.
+        _ => 2.814_749_767_106_56e14,
+    }
+}
+
+impl Classifier {
+    /// The verdict on one key.
+    pub fn classify(&self, id: &Comb) -> Kind {
+        if let Some(l) = Layout::detect(id)
+            && (l == Layout::ShortPrefix || plausible(l.timestamp(id).ok().flatten(), self.now_ms))
+        {
+            return Kind::Layout(l);
+        }
+        for rule in &self.rules {
+            let Some(layout) = rule.layout() else { continue };
+            if layout.check(id).is_err() {
+                continue;
+            }
+            let Some(t) = layout.timestamp(id).ok().flatten() else { continue };
+            if plausible(Some(t), self.now_ms) && rule.contains(t.unix_ms()) {
+                return if rule.certain() { Kind::Layout(layout) } else { Kind::Uncertain(layout) };
+            }
+        }
+        Kind::Random
+    }
+}
+
+/// What the keys are.
+#[derive(Clone, Debug)]
+pub struct Audit {
+    /// The decisions, to classify keys the same way again.
+    pub classifier: Classifier,
+    /// Each key's verdict, in the order given.
+    pub kinds: Vec<Kind>,
+    /// Verdict name to count (uncertain keys under their layout's name).
+    pub layouts: BTreeMap<&'static str, usize>,
+    /// Keys whose layout is uncertain.
+    pub uncertain: usize,
+    /// How each verdict was reached, one line per layout found.
+    pub evidence: Vec<String>,
+    /// Share of neighbouring keys in the database's order whose times do not decrease
+    /// (keys without a time skipped); `None` with fewer than two timed keys.
+    pub time_order: Option<f64>,
+}
+
+/// The time a key of `kind` carries (a short prefix key: the start of its interval nearest
+/// `now`).
+pub fn time_of(id: &Comb, kind: Kind, now: Timestamp) -> Option<Timestamp> {
+    match kind {
+        Kind::Layout(Layout::ShortPrefix) => Some(ShortPrefix::default().interval_near(id, now).start),
+        Kind::Layout(l) | Kind::Uncertain(l) => l.timestamp(id).ok().flatten(),
+        Kind::Random => None,
+    }
+}
+
+/// The keys of `pool` whose time under `layout` has another within the cluster window, the
+/// window, and the windows merged.
+fn cluster(keys: &[Comb], pool: &[usize], layout: Layout, now_ms: i64) -> (Vec<usize>, Vec<(i64, i64)>) {
+    let mut timed: Vec<(i64, usize)> = pool
+        .iter()
+        .filter(|&&i| layout.check(&keys[i]).is_ok())
+        .filter_map(|&i| {
+            let t = layout.timestamp(&keys[i]).ok().flatten();
+            plausible(t, now_ms).then(|| (t.map_or(0, Timestamp::unix_ms), i))
+        })
+        .collect();
+    if timed.len() < 2 {
+        return (Vec::new(), Vec::new());
+    }
+    timed.sort_unstable();
+    let mut gaps: Vec<i64> = timed.windows(2).map(|w| w[1].0 - w[0].0).collect();
+    gaps.sort_unstable();
+    let median = gaps[gaps.len() / 2];
+    // A real layout's keys come far denser than random keys' bytes read as times: a window of
+    // a hundred median gaps, between a minute and a day.
+    let w = median.saturating_mul(100).clamp(60_000, DAY_MS);
+    let accepted: Vec<(i64, usize)> = (0..timed.len())
+        .filter(|&k| {
+            let near_before = k > 0 && timed[k].0 - timed[k - 1].0 <= w;
+            let near_after = k + 1 < timed.len() && timed[k + 1].0 - timed[k].0 <= w;
+            near_before || near_after
+        })
+        .map(|k| timed[k])
+        .collect();
+    let mut windows: Vec<(i64, i64)> = Vec::new();
+    for &(t, _) in &accepted {
+        let (a, b) = (t.saturating_sub(w), t.saturating_add(w + 1));
+        match windows.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => windows.push((a, b)),
+        }
+    }
+    (accepted.into_iter().map(|(_, i)| i).collect(), windows)
+}
+
+#[allow(clippy::cast_precision_loss)] // Counts and spans far below 2^52.
+fn coverage(windows: &[(i64, i64)]) -> f64 {
+    windows.iter().map(|(a, b)| (b - a) as f64).sum()
+}
+
+/// Audits `keys`, given in the database's key order, at `now`.
+#[allow(clippy::cast_precision_loss)] // Counts far below 2^52.
+pub fn audit(keys: &[Comb], now: Timestamp) -> Audit {
+    let now_ms = now.unix_ms();
+    // 1. The keys whose version nibble does not name a layout with a plausible time.
+    let mut pool: Vec<usize> = (0..keys.len())
+        .filter(|&i| {
+            !Layout::detect(&keys[i])
+                .is_some_and(|l| l == Layout::ShortPrefix || plausible(l.timestamp(&keys[i]).ok().flatten(), now_ms))
+        })
+        .collect();
+    // 2. Repeatedly, the layout under which most of them cluster, while clusters stand out
+    //    from what random keys would put there.
+    let mut rules = Vec::new();
+    let mut tried: Vec<Layout> = Vec::new();
+    loop {
+        let best = UNLABELLED
+            .iter()
+            .filter(|l| !tried.contains(l))
+            .map(|&l| (l, cluster(keys, &pool, l, now_ms)))
+            .max_by_key(|(_, (accepted, _))| accepted.len());
+        let Some((layout, (accepted, windows))) = best else { break };
+        tried.push(layout);
+        let by_chance = pool.len() as f64 * coverage(&windows) / time_span_ms(layout);
+        if accepted.len() < 2 || (accepted.len() as f64) <= 3.0 * by_chance {
+            continue;
+        }
+        let rule = Rule { layout: layout.name().into(), windows, expected_random: 0.0 };
+        let single = Classifier { now_ms, rules: vec![rule.clone()] };
+        pool.retain(|&i| single.classify(&keys[i]) == Kind::Random);
+        rules.push(rule);
+        if pool.len() < 2 {
+            break;
+        }
+    }
+    // 3. The keys left are random; so would be expected this many inside each rule's times.
+    for rule in &mut rules {
+        let layout = rule.layout().unwrap_or(Layout::RtCombSql);
+        rule.expected_random = pool.len() as f64 * coverage(&rule.windows) / time_span_ms(layout);
+    }
+    let classifier = Classifier { now_ms, rules };
+    let kinds: Vec<Kind> = keys.iter().map(|id| classifier.classify(id)).collect();
+    let mut layouts = BTreeMap::new();
+    let mut labelled: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let mut uncertain = 0;
+    for (id, k) in keys.iter().zip(&kinds) {
+        *layouts.entry(k.name()).or_default() += 1;
+        if matches!(k, Kind::Uncertain(_)) {
+            uncertain += 1;
+        }
+        if let Kind::Layout(l) = k
+            && Layout::detect(id) == Some(*l)
+        {
+            *labelled.entry(l.name()).or_default() += 1;
+        }
+    }
+    let mut evidence = Vec::new();
+    for (name, n) in &labelled {
+        evidence.push(format!("{name}: {n} keys, certain (their version nibble says so and their times are plausible)"));
+    }
+    for rule in &classifier.rules {
+        let n = kinds.iter().filter(|k| matches!(k, Kind::Layout(l) | Kind::Uncertain(l) if l.name() == rule.layout)).count();
+        let (first, last) = (rule.windows.first().map_or(0, |w| w.0), rule.windows.last().map_or(0, |w| w.1));
+        let span = format!("{} to {}", Timestamp::from_unix_ms(first), Timestamp::from_unix_ms(last));
+        if rule.certain() {
+            evidence.push(format!(
+                "{}: {n} keys, certain: version-4 keys whose bytes read as times that cluster ({span}, {} windows); \
+                 random keys would put {:.4} keys there by chance",
+                rule.layout,
+                rule.windows.len(),
+                rule.expected_random
+            ));
+        } else {
+            evidence.push(format!(
+                "{}: {n} keys, uncertain: version-4 keys whose bytes read as times that cluster ({span}), but the table's \
+                 other random keys would put about {:.1} keys there by chance; they stay unless --convert-uncertain",
+                rule.layout, rule.expected_random
+            ));
+        }
+    }
+    let random = layouts.get("v4").copied().unwrap_or(0);
+    if random > 0 {
+        evidence.push(format!(
+            "v4: {random} keys carry no time in any known layout: random (version 4) keys, or a layout combkey does not know"
+        ));
+    }
+    let times: Vec<Timestamp> = keys.iter().zip(&kinds).filter_map(|(id, k)| time_of(id, *k, now)).collect();
+    let time_order = if times.len() < 2 {
+        None
+    } else {
+        let ok = times.windows(2).filter(|w| w[1] >= w[0]).count();
+        Some(ok as f64 / (times.len() - 1) as f64)
+    };
+    Audit { classifier, kinds, layouts, uncertain, evidence, time_order }
+}
+
+/// Where a key of `kind` goes in the migration: `Some(layout)` to convert it to, `None` to
+/// keep it (with the reason).
+pub fn target(kind: Kind) -> Result<Option<Layout>, &'static str> {
+    match kind {
+        Kind::Layout(Layout::V7 | Layout::V6 | Layout::ShortPrefix) => Ok(None),
+        // The Unix-ms COMBs become the public v7 id with the same time, losslessly.
+        Kind::Layout(Layout::RtCombSql | Layout::RtCombPostgres | Layout::UcPrefix | Layout::UcSuffix) => {
+            Ok(Some(Layout::V7))
+        }
+        // The v1 family carries 100-ns ticks, a clock sequence and a node: more than v7 holds.
+        // RFC 9562's v6 is the same fields high bits first, so it sorts by time as bytes and
+        // converts back.
+        Kind::Layout(Layout::V1 | Layout::NewSequentialId | Layout::LambertV13 | Layout::MySqlSwap) => {
+            Ok(Some(Layout::V6))
+        }
+        Kind::Layout(Layout::UcShortPrefix | Layout::UcShortSuffix) => Ok(Some(Layout::ShortPrefix)),
+        Kind::Layout(Layout::RtCombLegacy) => {
+            Err("rtcomb-legacy keys carry SQL Server datetime ticks that no sorted layout holds without loss")
+        }
+        Kind::Layout(Layout::Locality) => Err("locality keys carry a counter, pid and MAC that no sorted layout holds"),
+        Kind::Uncertain(_) => Err("uncertain keys could be random keys whose bytes read as a time: they stay unless \
+                                   --convert-uncertain"),
+        Kind::Random => Err("v4 keys carry no time, so no sorted form keeps them: they stay as they are"),
+        Kind::Layout(_) => Err("no lossless sorted form for this layout"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use combkey::layouts::RtCombLayout;
+    use combkey::{RandomSource, SeededRandom, V7Generator};
+
+    fn now() -> Timestamp {
+        "2026-06-01T00:00:00Z".parse().unwrap()
+    }
+
+    /// `n` times one second apart from 2026-01-01.
+    fn times(n: i64) -> Vec<Timestamp> {
+        let t0: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
+        (0..n).map(|i| t0.saturating_add_ms(i * 1000)).collect()
+    }
+
+    fn v4(r: &SeededRandom) -> Comb {
+        let mut b = [0u8; 16];
+        r.fill_bytes(&mut b);
+        b[6] = 0x40 | (b[6] & 0x0f);
+        b[8] = 0x80 | (b[8] & 0x3f);
+        Comb::from_bytes(b)
+    }
+
+    fn sorted(mut keys: Vec<Comb>) -> Vec<Comb> {
+        keys.sort();
+        keys
+    }
+
+    #[test]
+    fn rtcomb_sql_keys_in_a_memcmp_database() {
+        let r = SeededRandom::new(1);
+        let keys = sorted(times(1000).into_iter().map(|t| RtCombLayout::Sql.create(t, v4(&r)).unwrap()).collect());
+        let a = audit(&keys, now());
+        assert_eq!(a.layouts.get("rtcomb-sql"), Some(&1000), "{:?}", a.layouts);
+        let order = a.time_order.unwrap();
+        assert!((0.4..0.6).contains(&order), "random order of times: {order}");
+        assert!(a.evidence[0].contains("certain"), "{:?}", a.evidence);
+        assert_eq!(a.uncertain, 0);
+    }
+
+    #[test]
+    fn v7_keys_sort_and_v4_keys_are_random() {
+        let g = V7Generator::new();
+        let r = SeededRandom::new(2);
+        let mut keys: Vec<Comb> = times(300).into_iter().map(|t| g.generate_at(t)).collect();
+        keys.extend((0..200).map(|_| v4(&r)));
+        let a = audit(&sorted(keys), now());
+        assert_eq!(a.layouts.get("v7"), Some(&300));
+        assert_eq!(a.layouts.get("v4"), Some(&200));
+        assert_eq!(a.time_order, Some(1.0));
+        assert!(target(Kind::Random).unwrap_err().contains("carry no time"));
+    }
+
+    /// The mix the old rule (5% of the keys plausible) got wrong: random v4 keys whose bytes
+    /// happened to read as a time between 1995 and now were taken for RT.Comb keys. Now not
+    /// one of 5,000 is, over many seeds.
+    #[test]
+    fn a_v4_v7_rtcomb_mix_never_takes_a_random_key() {
+        for seed in 0..20 {
+            let r = SeededRandom::new(seed);
+            let g = V7Generator::new();
+            let random: Vec<Comb> = (0..5000).map(|_| v4(&r)).collect();
+            let mut keys = random.clone();
+            keys.extend(times(5000).into_iter().map(|t| g.generate_at(t)));
+            keys.extend(times(5000).into_iter().map(|t| RtCombLayout::Sql.create(t, v4(&r)).unwrap()));
+            let keys = sorted(keys);
+            let a = audit(&keys, now());
+            for id in &random {
+                assert_eq!(a.classifier.classify(id), Kind::Random, "seed {seed}: random key {id} taken for a layout");
+            }
+            assert_eq!(a.layouts.get("rtcomb-sql"), Some(&5000), "seed {seed}: {:?} {:?}", a.layouts, a.evidence);
+            assert_eq!(a.uncertain, 0, "{:?}", a.evidence);
+        }
+    }
+
+    /// RT.Comb keys spread over a year among many random keys: random keys could fall among
+    /// their times by chance, so they are uncertain, not converted.
+    #[test]
+    fn sparse_comb_keys_among_many_random_ones_are_uncertain() {
+        let r = SeededRandom::new(9);
+        let t0: Timestamp = "2025-01-01T00:00:00Z".parse().unwrap();
+        let mut keys: Vec<Comb> = (0..20_000).map(|_| v4(&r)).collect();
+        keys.extend((0..3000).map(|i| RtCombLayout::Sql.create(t0.saturating_add_ms(i * 10_000_000), v4(&r)).unwrap()));
+        let a = audit(&sorted(keys), now());
+        assert_eq!(a.uncertain, 3000, "{:?} {:?}", a.layouts, a.evidence);
+        assert!(a.evidence.iter().any(|e| e.contains("uncertain")), "{:?}", a.evidence);
+        assert!(target(Kind::Uncertain(Layout::RtCombSql)).is_err());
+    }
+
+    /// NEWSEQUENTIALID values one second apart: their first six bytes read as milliseconds
+    /// (RT.Comb's PostgreSql layout) look plausible for some keys, but every key is
+    /// plausible as what it is.
+    #[test]
+    fn newsequentialid_keys_are_found_by_their_times() {
+        let clock = std::sync::Arc::new(combkey::FixedClock::new(times(1)[0]));
+        let g = combkey::layouts::V1Generator::with_clock_and_random(clock.clone(), SeededRandom::new(3));
+        let keys: Vec<Comb> = (0..1000)
+            .map(|_| {
+                clock.advance(std::time::Duration::from_secs(1));
+                Layout::convert(&g.generate(), Layout::V1, Layout::NewSequentialId).unwrap()
+            })
+            .collect();
+        let a = audit(&sorted(keys), now());
+        assert_eq!(a.layouts.get("newsequentialid"), Some(&1000), "{:?} {:?}", a.layouts, a.evidence);
+        assert_eq!(target(Kind::Layout(Layout::NewSequentialId)), Ok(Some(Layout::V6)));
+    }
+
+    #[test]
+    fn random_keys_alone() {
+        let r = SeededRandom::new(4);
+        let a = audit(&sorted((0..2000).map(|_| v4(&r)).collect()), now());
+        assert_eq!(a.layouts.get("v4"), Some(&2000), "{:?} {:?}", a.layouts, a.evidence);
+        assert_eq!(a.time_order, None);
+    }
+
+    /// The classifier a journal keeps classifies every key as the audit did.
+    #[test]
+    fn the_classifier_replays_the_audit() {
+        let r = SeededRandom::new(6);
+        let mut keys: Vec<Comb> = (0..3000).map(|_| v4(&r)).collect();
+        keys.extend(times(2000).into_iter().map(|t| RtCombLayout::Sql.create(t, v4(&r)).unwrap()));
+        let a = audit(&sorted(keys.clone()), now());
+        let replayed: Classifier = serde_json::from_str(&serde_json::to_string(&a.classifier).unwrap()).unwrap();
+        for (id, k) in sorted(keys).iter().zip(&a.kinds) {
+            assert_eq!(replayed.classify(id), *k);
+        }
+    }
+}

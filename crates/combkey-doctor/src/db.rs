@@ -1,0 +1,200 @@
+//! One connection to the database, through sqlx's `Any` driver: statements and catalog queries
+//! as text, every value read back as text. What to send comes from combkey's per-backend
+//! modules ([`combkey::backend::catalog`]); nothing here depends on which database it is.
+
+use combkey::Backend;
+use combkey::backend::catalog::{Catalog, Query};
+use sqlx::AnyConnection;
+use sqlx::any::AnyRow;
+use sqlx::{AssertSqlSafe, Connection, Row};
+
+use crate::error::{Error, ErrorKind};
+
+/// The connection, its backend and its URL without the password.
+pub(crate) struct Db {
+    conn: AnyConnection,
+    backend: Backend,
+    /// The password from the URL, to strip from every message.
+    secret: Option<String>,
+}
+
+/// `url` with its password replaced by `***`, and the password.
+pub(crate) fn redact(url: &str) -> (String, Option<String>) {
+    let Some(scheme_end) = url.find("://") else { return (url.to_string(), None) };
+    let rest = &url[scheme_end + 3..];
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let authority = &rest[..authority_end];
+    let Some(at) = authority.rfind('@') else { return (url.to_string(), None) };
+    let userinfo = &authority[..at];
+    let Some(colon) = userinfo.find(':') else { return (url.to_string(), None) };
+    let password = &userinfo[colon + 1..];
+    if password.is_empty() {
+        return (url.to_string(), None);
+    }
+    let redacted = format!("{}{}:***{}", &url[..scheme_end + 3], &userinfo[..colon], &url[scheme_end + 3 + at..]);
+    (redacted, Some(password.to_string()))
+}
+
+/// The backend a URL names.
+pub(crate) fn backend_of(url: &str) -> Result<Backend, Error> {
+    let scheme = url.split(':').next().unwrap_or_default().to_ascii_lowercase();
+    match scheme.as_str() {
+        "postgres" | "postgresql" => Ok(Backend::Postgres),
+        "mysql" | "mariadb" => Ok(Backend::MySql),
+        "sqlite" => Ok(Backend::Sqlite),
+        _ => Err(Error::usage(format!(
+            "{}: expected a postgres://, mysql:// (MySQL or MariaDB) or sqlite: URL (SQL Server: not yet)",
+            redact(url).0
+        ))),
+    }
+}
+
+impl Db {
+    /// Connects. The URL's password never appears in an error.
+    pub(crate) async fn connect(url: &str) -> Result<Db, Error> {
+        sqlx::any::install_default_drivers();
+        let backend = backend_of(url)?;
+        let (shown, secret) = redact(url);
+        let mut target = url.to_string();
+        if let Some(rest) = target.strip_prefix("mariadb://") {
+            target = format!("mysql://{rest}");
+        }
+        // Named in pg_stat_activity, unless the URL names it (`?application_name=...`).
+        if backend == Backend::Postgres && !target.contains("application_name=") {
+            target.push(if target.contains('?') { '&' } else { '?' });
+            target.push_str("application_name=combkey%20doctor");
+        }
+        let conn = AnyConnection::connect(&target).await.map_err(|e| {
+            let mut message = e.to_string();
+            if let Some(s) = &secret {
+                message = message.replace(s.as_str(), "***");
+            }
+            Error::usage(format!("connecting to {shown}: {message}"))
+        })?;
+        Ok(Db { conn, backend, secret })
+    }
+
+    pub(crate) fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    pub(crate) fn catalog(&self) -> Result<&'static dyn Catalog, Error> {
+        Ok(self.backend.catalog()?)
+    }
+
+    /// An error of a statement, its kind told by the database's error code, the password
+    /// stripped.
+    fn error(&self, what: &str, e: &sqlx::Error) -> Error {
+        let mut message = e.to_string();
+        if let Some(s) = &self.secret {
+            message = message.replace(s.as_str(), "***");
+        }
+        let code = e.as_database_error().and_then(|d| d.code()).map(|c| c.into_owned()).unwrap_or_default();
+        let lower = message.to_ascii_lowercase();
+        // PostgreSQL 55P03 lock_not_available; MySQL 1205 lock wait timeout (HY000 with the
+        // number in the message); SQLite 5 SQLITE_BUSY.
+        let lock = code == "55P03"
+            || lower.contains("lock wait timeout")
+            || lower.contains("lock timeout")
+            || lower.contains("database is locked")
+            || code == "5";
+        let kind = if lock { ErrorKind::LockTimeout } else { ErrorKind::Database };
+        Error::new(kind, format!("{what}: {message}"))
+    }
+
+    /// Runs a statement (any SQL the database takes as one).
+    pub(crate) async fn exec(&mut self, sql: &str) -> Result<u64, Error> {
+        match sqlx::raw_sql(AssertSqlSafe(sql.to_string())).execute(&mut self.conn).await {
+            Ok(r) => Ok(r.rows_affected()),
+            Err(e) => Err(self.error(&short(sql), &e)),
+        }
+    }
+
+    /// Runs statements in order.
+    pub(crate) async fn exec_all(&mut self, sqls: &[String]) -> Result<(), Error> {
+        for s in sqls {
+            self.exec(s).await?;
+        }
+        Ok(())
+    }
+
+    /// The rows of a query, every value as text (`None` for `NULL`; bytes as UTF-8, numbers
+    /// written out), its parameters bound as text in order.
+    pub(crate) async fn rows(&mut self, sql: &str, params: &[String]) -> Result<Vec<Vec<Option<String>>>, Error> {
+        let rows: Result<Vec<AnyRow>, sqlx::Error> = if params.is_empty() {
+            sqlx::raw_sql(AssertSqlSafe(sql.to_string())).fetch_all(&mut self.conn).await
+        } else {
+            let mut q = sqlx::query(AssertSqlSafe(sql.to_string()));
+            for p in params {
+                q = q.bind(p.clone());
+            }
+            q.fetch_all(&mut self.conn).await
+        };
+        let rows = rows.map_err(|e| self.error(&short(sql), &e))?;
+        Ok(rows.iter().map(text_row).collect())
+    }
+
+    /// Runs a catalog query and parses its answer.
+    pub(crate) async fn query<T>(&mut self, q: Query<T>) -> Result<T, Error> {
+        let rows = self.rows(&q.sql, &q.params).await?;
+        (q.parse)(&rows).map_err(|e| Error::new(ErrorKind::Database, format!("{}: {e}", short(&q.sql))))
+    }
+
+    /// The first value of the first row as a number.
+    pub(crate) async fn count(&mut self, sql: &str) -> Result<i64, Error> {
+        let rows = self.rows(sql, &[]).await?;
+        rows.first()
+            .and_then(|r| r.first().cloned().flatten())
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| Error::new(ErrorKind::Database, format!("{}: no number in its answer", short(sql))))
+    }
+}
+
+/// Every value of a row as text.
+fn text_row(row: &AnyRow) -> Vec<Option<String>> {
+    (0..row.len())
+        .map(|i| {
+            if let Ok(v) = row.try_get::<Option<String>, _>(i) {
+                return v;
+            }
+            if let Ok(v) = row.try_get::<Option<Vec<u8>>, _>(i) {
+                return v.map(|b| String::from_utf8_lossy(&b).into_owned());
+            }
+            if let Ok(v) = row.try_get::<Option<i64>, _>(i) {
+                return v.map(|n| n.to_string());
+            }
+            if let Ok(v) = row.try_get::<Option<f64>, _>(i) {
+                return v.map(|n| n.to_string());
+            }
+            if let Ok(v) = row.try_get::<Option<bool>, _>(i) {
+                return v.map(|b| b.to_string());
+            }
+            None
+        })
+        .collect()
+}
+
+/// The start of a statement, for messages.
+pub(crate) fn short(sql: &str) -> String {
+    let one_line = sql.split_whitespace().collect::<Vec<_>>().join(" ");
+    let first: String = one_line.chars().take(100).collect();
+    if first.len() < one_line.len() { format!("{first}...") } else { first }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_never_show() {
+        assert_eq!(
+            redact("postgres://app:s3cr%40t@db.example:5432/prod?sslmode=require"),
+            ("postgres://app:***@db.example:5432/prod?sslmode=require".into(), Some("s3cr%40t".into()))
+        );
+        assert_eq!(redact("mysql://root@127.0.0.1:3306/test"), ("mysql://root@127.0.0.1:3306/test".into(), None));
+        assert_eq!(redact("sqlite:/tmp/x.db").1, None);
+        assert_eq!(redact("mysql://u:p@ss@h/db"), ("mysql://u:***@h/db".into(), Some("p@ss".into())));
+        let e = backend_of("oracle://scott:tiger@host/db").unwrap_err();
+        assert!(!e.to_string().contains("tiger") && e.to_string().contains("scott:***@host"), "{e}");
+    }
+}

@@ -1,0 +1,81 @@
+//! The doctor's error: what went wrong, and whether anything was changed.
+
+use std::fmt;
+
+/// What kind of failure an [`Error`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// A bad argument: an unknown table or column, a URL of no known database.
+    Usage,
+    /// The doctor refused before changing anything: something it cannot keep as it was, or
+    /// values it cannot read (the message names them and what to do).
+    Refused,
+    /// A wait for a lock passed the lock timeout; nothing of the step was changed.
+    LockTimeout,
+    /// The database failed a statement. A change that was one transaction was rolled back;
+    /// a journaled change (MySQL/MariaDB DDL) finishes when run again.
+    Database,
+    /// A check after the change failed (an orphaned row, a definition that differs): the
+    /// change was rolled back where it was one transaction.
+    Verification,
+}
+
+/// A doctor error: its kind and a message that says what was found and what to do. Never
+/// holds a password from the connection URL.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    kind: ErrorKind,
+    message: String,
+}
+
+impl Error {
+    pub(crate) fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Error { kind, message: message.into() }
+    }
+
+    pub(crate) fn usage(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Usage, message)
+    }
+
+    pub(crate) fn refused(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Refused, message)
+    }
+
+    /// The kind of failure.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The same error with `hint` after its message.
+    pub(crate) fn with_hint(mut self, hint: &str) -> Self {
+        self.message.push_str(hint);
+        self
+    }
+
+    /// The same error with `context: ` before its message.
+    pub(crate) fn context(mut self, context: impl fmt::Display) -> Self {
+        self.message = format!("{context}: {}", self.message);
+        self
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::new(ErrorKind::Database, format!("writing the output: {e}"))
+    }
+}
+
+impl From<combkey::Error> for Error {
+    fn from(e: combkey::Error) -> Self {
+        Error::usage(e.to_string())
+    }
+}

@@ -1,0 +1,252 @@
+//! Audit an existing table's primary keys and convert them to sorted COMB ids, without ever
+//! losing or silently changing anything: the library behind `combkey doctor`.
+//!
+//! A table keyed by RT.Comb's `Sql` ids, SQL Server `NEWSEQUENTIALID()` values, UUID text or a
+//! mix with random v4 keys: [`Doctor::audit`] says which layouts the keys are (with the
+//! evidence), whether `ORDER BY key` is creation order, what the primary key index costs and
+//! what references the key, and reads only (a read-only transaction; no statistics change,
+//! no extension is installed). [`Doctor::plan`] makes the migration as data ([`Plan`]: ordered
+//! steps with their SQL, what each drops with its original definition), and
+//! [`Doctor::apply`] runs exactly that plan:
+//!
+//! - **Done or unchanged.** On PostgreSQL and SQLite, and on MySQL/MariaDB when only values
+//!   change, the whole migration is one transaction: the key and every referencing column
+//!   change together, foreign keys are checked before the commit, and any failure (a lock
+//!   timeout, a kill, a refused value) leaves everything as it was. Where a column's type must
+//!   change on MySQL/MariaDB, whose DDL commits on its own, a journal table in the database
+//!   keeps the plan and the step reached, triggers refuse other sessions' writes while the
+//!   foreign keys are dropped, and running the same command again after a crash at any step
+//!   finishes the job. Foreign keys are never dropped otherwise.
+//! - **Fidelity.** Every foreign key comes back from the catalog's own text; indexes, checks,
+//!   defaults, comments and triggers stay; a definition that differs afterwards beyond the key
+//!   column's type is an error.
+//! - **Bounded waits.** Every lock wait ends after the lock timeout (5 s by default).
+//! - **Old ids keep working.** Conversions are lossless: `combkey::layouts::KeyMigration` maps
+//!   an id a client kept from before to its new key.
+//!
+//! ```no_run
+//! # async fn f() -> Result<(), combkey_doctor::Error> {
+//! use combkey_doctor::{Doctor, Options, Quiet};
+//!
+//! let mut doctor = Doctor::connect("postgres://app@db/shop").await?;
+//! let report = doctor.audit("orders", "id", None, Options::default()).await?;
+//! println!("{}", report.text());
+//! let (plan, values) = doctor.plan("orders", "id", Options::default()).await?;
+//! if !plan.is_empty() {
+//!     doctor.apply(&plan, &values, &mut Quiet).await?;
+//! }
+//! # Ok(()) }
+//! ```
+
+#![deny(missing_docs)]
+
+mod apply;
+mod audit;
+mod db;
+mod error;
+mod plan;
+mod report;
+mod schema;
+
+use std::time::Instant;
+
+use combkey::Backend;
+use combkey::backend::catalog::{Name, Stored};
+
+pub use apply::{Progress, Quiet};
+pub use audit::{Audit, Classifier, Kind, Rule};
+pub use error::{Error, ErrorKind};
+pub use plan::{Inherited, Object, Options, Plan, Reference, RewriteTarget, Skip, Step, StepKind, TableName, Triggers};
+pub use report::{IndexStats, Report};
+pub use schema::Schema;
+
+use db::Db;
+
+/// A connection to the database whose table to audit or convert.
+pub struct Doctor {
+    db: Db,
+}
+
+/// The key values and what they are, read in the audit's read-only transaction.
+struct Read {
+    schema: Schema,
+    rows: i64,
+    values: Vec<Stored>,
+    ids: Vec<combkey::Comb>,
+    unreadable: (usize, Vec<String>),
+    index: Option<IndexStats>,
+}
+
+impl Doctor {
+    /// Connects (`postgres://`, `mysql://` or `mariadb://`, `sqlite:`). A password in the URL
+    /// never appears in an error.
+    pub async fn connect(url: &str) -> Result<Doctor, Error> {
+        Ok(Doctor { db: Db::connect(url).await? })
+    }
+
+    /// The database's backend.
+    pub fn backend(&self) -> Backend {
+        self.db.backend()
+    }
+
+    /// Reads the table's schema facts and its keys (about `sample` of them, drawn evenly, or
+    /// all), in a read-only transaction.
+    async fn read(&mut self, table: &str, column: &str, sample: Option<usize>, options: Options) -> Result<Read, Error> {
+        let cat = self.db.catalog()?;
+        self.db.exec_all(&cat.session(options.lock_timeout_ms)).await?;
+        self.db.exec_all(&cat.begin_read_only()).await?;
+        let result = async {
+            let schema = Schema::load(&mut self.db, table, column).await?;
+            let estimate = self.db.query(cat.row_estimate(&schema.table)).await?;
+            let exact = format!("SELECT count(*) FROM {}", schema.table.quoted(self.db.backend()));
+            let rows = match (sample, estimate) {
+                (Some(_), Some(n)) if n > 0 => n,
+                _ => self.db.count(&exact).await?,
+            };
+            // The share of rows to draw.
+            #[allow(clippy::cast_precision_loss)]
+            let filter = match sample {
+                Some(n) if (n as f64) < rows as f64 => {
+                    let p = n as f64 / rows.max(1) as f64;
+                    match self.db.backend() {
+                        Backend::Sqlite => {
+                            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                            let every = (1.0 / p).round().max(1.0) as u64;
+                            format!(" AND abs(random()) % {every} = 0")
+                        }
+                        Backend::MySql => format!(" AND RAND() < {p}"),
+                        _ => format!(" AND random() < {p}"),
+                    }
+                }
+                _ => String::new(),
+            };
+            let only = options.inherited == Inherited::Only;
+            let sql = cat.select_keys(&schema.table, &schema.column, only, &filter);
+            let raw = self.db.rows(&sql, &[]).await?;
+            let mut values = Vec::with_capacity(raw.len());
+            let mut ids = Vec::with_capacity(raw.len());
+            let mut unreadable = (0, Vec::new());
+            for r in &raw {
+                let v = cat.parse_key(r)?;
+                match apply::id_of(&v) {
+                    Ok(id) => {
+                        ids.push(id);
+                        values.push(v);
+                    }
+                    Err(e) => {
+                        unreadable.0 += 1;
+                        if unreadable.1.len() < 5 {
+                            let shown = match &v {
+                                Stored::Text(t) => format!("{t:?}"),
+                                Stored::Bytes(b) => format!("{} bytes", b.len()),
+                            };
+                            unreadable.1.push(format!("{shown} ({e})"));
+                        }
+                    }
+                }
+            }
+            let index = match self.db.query(cat.index_size(&schema.table)).await? {
+                Some(bytes) => {
+                    let density = if self.db.query(cat.leaf_density_available()).await? {
+                        match cat.leaf_density(&schema.table) {
+                            Some(q) => self.db.query(q).await?,
+                            None => None,
+                        }
+                    } else {
+                        None
+                    };
+                    Some(IndexStats { bytes, leaf_density: density })
+                }
+                None => None,
+            };
+            Ok::<_, Error>(Read { schema, rows, values, ids, unreadable, index })
+        }
+        .await;
+        let end = self.db.exec_all(&cat.end_read_only()).await;
+        let read = result?;
+        end?;
+        Ok(read)
+    }
+
+    async fn unfinished(&mut self, table: &Name, column: &str) -> Result<Option<(Plan, i64)>, Error> {
+        let cat = self.db.catalog()?;
+        apply::Journal::unfinished(&mut self.db, cat, table.schema.as_deref(), &format!("{table}.{column}")).await
+    }
+
+    /// The audit: reads only.
+    pub async fn audit(&mut self, table: &str, column: &str, sample: Option<usize>, options: Options) -> Result<Report, Error> {
+        let started = Instant::now();
+        let read = self.read(table, column, sample, options).await?;
+        let audit = audit::audit(&read.ids, combkey::Timestamp::now());
+        let unfinished = self.unfinished(&read.schema.table, &read.schema.column.name).await?;
+        let (plan, refusal) = match plan::build(self.db.backend(), &read.schema, &audit.classifier, &audit.kinds, options) {
+            Ok(p) => (Some(p), None),
+            Err(e) if e.kind() == ErrorKind::Refused => (None, Some(e.to_string())),
+            Err(e) => return Err(e),
+        };
+        Ok(Report {
+            backend: self.db.backend(),
+            rows: read.rows,
+            read: read.ids.len() + read.unreadable.0,
+            sampled: sample.is_some(),
+            unreadable: read.unreadable,
+            audit,
+            index: read.index,
+            unfinished: unfinished.map(|(p, step)| (usize::try_from(step + 1).unwrap_or(0), p.steps.len())),
+            plan,
+            refusal,
+            schema: read.schema,
+            seconds: started.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// The migration's plan, from every key, and the key values it was made from. Refuses
+    /// (an [`ErrorKind::Refused`] error naming them) what it cannot keep as it was: unreadable
+    /// values, triggers or inheriting tables the options do not allow, checks or defaults a
+    /// type change would break. An unfinished journaled run's plan, when there is one.
+    pub async fn plan(&mut self, table: &str, column: &str, options: Options) -> Result<(Plan, Vec<Stored>), Error> {
+        let read = self.read(table, column, None, options).await?;
+        if let Some((plan, _)) = self.unfinished(&read.schema.table, &read.schema.column.name).await? {
+            return Ok((plan, Vec::new()));
+        }
+        if read.unreadable.0 > 0 {
+            return Err(Error::refused(format!(
+                "{} values of {}.{} are no UUID at all ({}): fix or remove them first; nothing was changed",
+                read.unreadable.0,
+                read.schema.table,
+                read.schema.column.name,
+                read.unreadable.1.join(", ")
+            )));
+        }
+        let audit = audit::audit(&read.ids, combkey::Timestamp::now());
+        let plan = plan::build(self.db.backend(), &read.schema, &audit.classifier, &audit.kinds, options)?;
+        Ok((plan, read.values))
+    }
+
+    /// The plan's statements as text, every mapping row written out: `--migration-sql`.
+    pub fn script(&self, plan: &Plan, values: &[Stored]) -> Result<String, Error> {
+        let changes = apply::changes(plan, values)?;
+        apply::script(plan, &changes)
+    }
+
+    /// Runs `plan` (from [`plan`](Self::plan), with its values); resumes an unfinished
+    /// journaled run of it after the last step it finished.
+    pub async fn apply(&mut self, plan: &Plan, values: &[Stored], progress: &mut dyn Progress) -> Result<(), Error> {
+        let table: Name = (&plan.table).into();
+        let from = match self.unfinished(&table, &plan.column).await? {
+            Some((journaled, step)) if journaled == *plan => usize::try_from(step + 1).unwrap_or(0),
+            _ => 0,
+        };
+        let values = if from == 0 && !values.is_empty() { Some(values) } else { None };
+        apply::run(&mut self.db, plan, from, values, progress).await
+    }
+
+    /// Whether `plan` resumes a run a journal keeps.
+    pub async fn resumes(&mut self, plan: &Plan) -> Result<Option<usize>, Error> {
+        let table: Name = (&plan.table).into();
+        Ok(match self.unfinished(&table, &plan.column).await? {
+            Some((journaled, step)) if journaled == *plan => Some(usize::try_from(step + 1).unwrap_or(0)),
+            _ => None,
+        })
+    }
+}

@@ -1,0 +1,603 @@
+//! The plan of a migration, as data: ordered steps with their SQL, what each drops (with its
+//! original definition, the database's own text) and what it restores. `--migration-sql`
+//! prints it, `--apply` executes exactly it, a journal keeps it (MySQL/MariaDB, where DDL
+//! cannot roll back), and unit tests inspect it without a database.
+
+use std::collections::BTreeMap;
+
+use combkey::Backend;
+use combkey::backend::catalog::{Catalog, ForeignKey, Name, Retype, Rewrite};
+use serde::{Deserialize, Serialize};
+
+use crate::audit::{Classifier, Kind, target};
+use crate::error::Error;
+use crate::schema::Schema;
+
+/// A table's name, as a plan records it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableName {
+    /// The schema (database), if any.
+    pub schema: Option<String>,
+    /// The name.
+    pub name: String,
+}
+
+impl From<&Name> for TableName {
+    fn from(n: &Name) -> Self {
+        TableName { schema: n.schema.clone(), name: n.name.clone() }
+    }
+}
+
+impl From<&TableName> for Name {
+    fn from(n: &TableName) -> Self {
+        Name { schema: n.schema.clone(), name: n.name.clone() }
+    }
+}
+
+/// What kind of step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StepKind {
+    /// Session settings (lock timeout, strict mode).
+    Session,
+    /// The journal is written (the plan, before anything changes).
+    Journal,
+    /// Triggers that refuse other sessions' writes while foreign keys are dropped.
+    Guard,
+    /// Foreign key checks off for this session.
+    ChecksOff,
+    /// A transaction starts.
+    Begin,
+    /// The mapping table of old to new key values is made and filled.
+    Map,
+    /// A foreign key is dropped.
+    DropForeignKey,
+    /// A column changes type.
+    Retype,
+    /// A temporary index is made or dropped.
+    TemporaryIndex,
+    /// The key values change, in the table and every referencing column.
+    Rewrite,
+    /// Checks: no orphan, no foreign key violation.
+    Verify,
+    /// The transaction commits.
+    Commit,
+    /// Foreign key checks back on.
+    ChecksOn,
+    /// A foreign key comes back, from its original definition.
+    AddForeignKey,
+    /// The guard triggers go.
+    Unguard,
+    /// Every table's definition is compared with its original.
+    CompareDefinitions,
+    /// The journal records the end.
+    Done,
+}
+
+/// An object a step drops or restores, with its original definition.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Object {
+    /// What it is (`foreign key`, `trigger`).
+    pub kind: String,
+    /// Its name.
+    pub name: String,
+    /// Its table.
+    pub table: TableName,
+    /// Its definition as the database wrote it before the change.
+    pub definition: String,
+}
+
+/// When a step has nothing to do (it ran before a crash): checked against the catalog before
+/// it runs again.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Skip {
+    /// The foreign key is gone.
+    ForeignKeyAbsent {
+        /// The referencing table.
+        table: TableName,
+        /// The constraint.
+        name: String,
+        /// The referenced column.
+        column: String,
+    },
+    /// The foreign key is there.
+    ForeignKeyPresent {
+        /// The referencing table.
+        table: TableName,
+        /// The constraint.
+        name: String,
+        /// The referenced column.
+        column: String,
+    },
+    /// The column has this type already.
+    ColumnType {
+        /// The table.
+        table: TableName,
+        /// The column.
+        column: String,
+        /// The type, lower case.
+        data_type: String,
+    },
+}
+
+/// One step.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Step {
+    /// What kind.
+    pub kind: StepKind,
+    /// What it does, for people.
+    pub what: String,
+    /// Its statements (a [`StepKind::Map`] step's rows are made when it runs, from the keys).
+    pub sql: Vec<String>,
+    /// What it drops, with the original definition.
+    pub drops: Option<Object>,
+    /// What it restores, from the original definition.
+    pub restores: Option<Object>,
+    /// When it has nothing to do.
+    pub skip: Option<Skip>,
+    /// Whether it runs inside the transaction.
+    pub in_transaction: bool,
+}
+
+impl Step {
+    fn new(kind: StepKind, what: impl Into<String>, sql: Vec<String>) -> Self {
+        Step { kind, what: what.into(), sql, drops: None, restores: None, skip: None, in_transaction: false }
+    }
+
+    fn inside(mut self) -> Self {
+        self.in_transaction = true;
+        self
+    }
+}
+
+/// What to do with things a key change would touch beyond the keys.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Triggers {
+    /// Refuse while user triggers fire on `UPDATE` of the table or a referencing table.
+    #[default]
+    Refuse,
+    /// Let them fire on every changed row.
+    Fire,
+}
+
+/// What to do with tables that inherit from the table (PostgreSQL).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Inherited {
+    /// Refuse while there are any.
+    #[default]
+    Refuse,
+    /// Convert this table's own rows only (`ONLY`).
+    Only,
+    /// Convert theirs too.
+    Include,
+}
+
+/// The choices a plan depends on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Options {
+    /// Waits for a lock are bounded by this many milliseconds.
+    pub lock_timeout_ms: u64,
+    /// User triggers.
+    pub triggers: Triggers,
+    /// Inheriting tables.
+    pub inherited: Inherited,
+    /// Convert keys whose layout is uncertain.
+    pub convert_uncertain: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { lock_timeout_ms: 5000, triggers: Triggers::Refuse, inherited: Inherited::Refuse, convert_uncertain: false }
+    }
+}
+
+/// The plan of a migration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// The backend's name.
+    pub backend: String,
+    /// The table.
+    pub table: TableName,
+    /// The key column.
+    pub column: String,
+    /// The key column's type before, lower case.
+    pub column_type: String,
+    /// The key column's type after.
+    pub final_type: String,
+    /// The choices it was made with.
+    pub options: Options,
+    /// How keys are classified (kept, so a resumed run converts exactly what this one would).
+    pub classifier: Classifier,
+    /// Keys that change, by `from -> to` layout names (a retype only: `same`).
+    pub converted: BTreeMap<String, usize>,
+    /// Keys left as they are, by verdict, with the reason.
+    pub kept: BTreeMap<String, (usize, String)>,
+    /// The columns whose values change, per table.
+    pub rewrites: Vec<RewriteTarget>,
+    /// The foreign keys that reference the key column.
+    pub references: Vec<Reference>,
+    /// Each affected table's definition before the change.
+    pub definitions: Vec<(TableName, String)>,
+    /// The steps, in order.
+    pub steps: Vec<Step>,
+}
+
+/// A table's columns that hold key values.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RewriteTarget {
+    /// The table.
+    pub table: TableName,
+    /// Its columns holding key values.
+    pub columns: Vec<String>,
+    /// Columns kept as they were (`ON UPDATE CURRENT_TIMESTAMP`).
+    pub keep: Vec<String>,
+}
+
+/// A foreign key that references the key column.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reference {
+    /// Its name.
+    pub name: String,
+    /// The referencing table.
+    pub child: TableName,
+    /// The referencing columns.
+    pub child_columns: Vec<String>,
+    /// The referenced columns.
+    pub parent_columns: Vec<String>,
+    /// Its definition as the database wrote it.
+    pub definition: String,
+}
+
+impl Plan {
+    /// Nothing would change.
+    pub fn is_empty(&self) -> bool {
+        self.converted.is_empty() && self.column_type == self.final_type
+    }
+
+    /// Whether the column's type changes.
+    pub fn retypes(&self) -> bool {
+        self.column_type != self.final_type
+    }
+
+    /// Whether running it takes a journal (DDL that cannot roll back).
+    pub fn journaled(&self) -> bool {
+        self.steps.iter().any(|s| s.kind == StepKind::Journal)
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> Result<Backend, Error> {
+        Ok(self.backend.parse()?)
+    }
+
+    /// The journal's key for this table and column.
+    pub fn target(&self) -> String {
+        format!("{}.{}", Name::from(&self.table), self.column)
+    }
+}
+
+/// The new id of a key of verdict `kind`, if it changes.
+pub(crate) fn new_id(id: &combkey::Comb, kind: Kind, convert_uncertain: bool) -> Option<combkey::Comb> {
+    let kind = match kind {
+        Kind::Uncertain(l) if convert_uncertain => Kind::Layout(l),
+        k => k,
+    };
+    match (target(kind), kind) {
+        (Ok(Some(to)), Kind::Layout(from)) => combkey::layouts::Layout::convert(id, from, to).ok(),
+        _ => None,
+    }
+}
+
+fn orphan_count(backend: Backend, r: &Reference, parent: &Name) -> String {
+    let q = |n: &str| backend.quote(n);
+    let not_null: Vec<String> = r.child_columns.iter().map(|c| format!("c.{} IS NOT NULL", q(c))).collect();
+    let join: Vec<String> =
+        r.child_columns.iter().zip(&r.parent_columns).map(|(c, p)| format!("p.{} = c.{}", q(p), q(c))).collect();
+    format!(
+        "SELECT count(*) FROM {} c WHERE {} AND NOT EXISTS (SELECT 1 FROM {} p WHERE {})",
+        Name::from(&r.child).quoted(backend),
+        not_null.join(" AND "),
+        parent.quoted(backend),
+        join.join(" AND ")
+    )
+}
+
+/// The plan for the table described by `schema`, whose keys were classified by `classifier`
+/// into `kinds` (counts per verdict). Refuses, naming them, what it cannot keep as it was.
+pub(crate) fn build(
+    backend: Backend,
+    schema: &Schema,
+    classifier: &Classifier,
+    kinds: &[Kind],
+    options: Options,
+) -> Result<Plan, Error> {
+    let cat: &dyn Catalog = backend.catalog()?;
+    let column = &schema.column;
+    // What must be refused before anything changes.
+    let triggers = schema.update_triggers();
+    if options.triggers == Triggers::Refuse && !triggers.is_empty() {
+        let names: Vec<String> = triggers.iter().map(|t| format!("{} on {} ({})", t.name, t.table, t.events)).collect();
+        return Err(Error::refused(format!(
+            "triggers fire on UPDATE of the rows whose keys change: {}; they would run for every changed row. \
+             Give --triggers fire to let them (nothing else changes), or disable them first",
+            names.join(", ")
+        )));
+    }
+    if options.inherited == Inherited::Refuse && !schema.inheritors.is_empty() {
+        let names: Vec<String> = schema.inheritors.iter().map(ToString::to_string).collect();
+        return Err(Error::refused(format!(
+            "tables inherit from {} (or are its partitions): {}; give --inherited only to convert this table's own \
+             rows, or --inherited include to convert theirs too",
+            schema.table,
+            names.join(", ")
+        )));
+    }
+    if schema.column.generated {
+        return Err(Error::refused(format!("{}.{} is a generated column", schema.table, column.name)));
+    }
+    // The key column's type at the end.
+    let retype_needed = match backend {
+        Backend::Postgres => column.data_type != "uuid",
+        Backend::MySql => {
+            column.data_type.starts_with("char") || column.data_type.starts_with("varchar") || column.data_type.contains("text")
+        }
+        _ => false,
+    };
+    let mut retypes: Vec<(Name, combkey::backend::catalog::Column, Retype)> = Vec::new();
+    if retype_needed {
+        if !schema.checks.is_empty() {
+            let names: Vec<String> = schema.checks.iter().map(|c| format!("{} on {}: {}", c.name, c.table, c.definition)).collect();
+            return Err(Error::refused(format!(
+                "CHECK constraints mention the key column or a column referencing it, and would not hold once the \
+                 column holds 16 bytes: {}; drop them first",
+                names.join("; ")
+            )));
+        }
+        if let Some(d) = &column.default
+            && backend == Backend::Postgres
+        {
+            return Err(Error::refused(format!(
+                "{}.{} has DEFAULT {d}, a text default that the uuid column would not take; drop it first",
+                schema.table, column.name
+            )));
+        }
+        retypes.push((schema.table.clone(), column.clone(), cat.retype(&schema.table, column, &schema.definitions[&schema.table])?));
+        for (fk, col) in schema.references.iter().zip(&schema.child_columns) {
+            if retypes.iter().any(|(t, c, _)| *t == fk.child && c.name == col.name) {
+                continue;
+            }
+            if let Some(d) = &col.default
+                && backend == Backend::Postgres
+            {
+                return Err(Error::refused(format!(
+                    "{}.{} has DEFAULT {d}, a text default that the uuid column would not take; drop it first",
+                    fk.child, col.name
+                )));
+            }
+            retypes.push((fk.child.clone(), col.clone(), cat.retype(&fk.child, col, &schema.definitions[&fk.child])?));
+        }
+    }
+    let final_type = retypes.first().map_or_else(|| column.data_type.clone(), |r| r.2.final_type.clone());
+
+    // Counts.
+    let mut converted = BTreeMap::new();
+    let mut kept: BTreeMap<String, (usize, String)> = BTreeMap::new();
+    for kind in kinds {
+        let k = match *kind {
+            Kind::Uncertain(l) if options.convert_uncertain => Kind::Layout(l),
+            k => k,
+        };
+        match (target(k), k) {
+            (Ok(Some(to)), Kind::Layout(from)) => *converted.entry(format!("{} -> {}", from.name(), to.name())).or_default() += 1,
+            (Ok(_), _) => {}
+            (Err(why), k) => {
+                let e = kept.entry(k.name().to_string()).or_insert((0, why.to_string()));
+                e.0 += 1;
+            }
+        }
+    }
+    if retype_needed {
+        let same = kinds.len() - converted.values().sum::<usize>();
+        if same > 0 {
+            converted.insert("same id, new column type".into(), same);
+        }
+    }
+
+    // What changes, per table.
+    let mut rewrites: Vec<Rewrite> = vec![Rewrite {
+        table: schema.table.clone(),
+        columns: vec![column.name.clone()],
+        keep: schema.auto_update.get(&schema.table).cloned().unwrap_or_default(),
+    }];
+    for (fk, col) in schema.references.iter().zip(&schema.child_columns) {
+        match rewrites.iter_mut().find(|r| r.table == fk.child) {
+            Some(r) if r.columns.contains(&col.name) => {}
+            Some(r) => r.columns.push(col.name.clone()),
+            None => rewrites.push(Rewrite {
+                table: fk.child.clone(),
+                columns: vec![col.name.clone()],
+                keep: schema.auto_update.get(&fk.child).cloned().unwrap_or_default(),
+            }),
+        }
+    }
+    let references: Vec<Reference> = schema
+        .references
+        .iter()
+        .map(|fk| Reference {
+            name: fk.name.clone(),
+            child: (&fk.child).into(),
+            child_columns: fk.child_columns.clone(),
+            parent_columns: fk.parent_columns.clone(),
+            definition: fk.definition.clone(),
+        })
+        .collect();
+    let only = options.inherited == Inherited::Only;
+
+    let mut plan = Plan {
+        backend: backend.name().into(),
+        table: (&schema.table).into(),
+        column: column.name.clone(),
+        column_type: column.data_type.clone(),
+        final_type,
+        options,
+        classifier: classifier.clone(),
+        converted,
+        kept,
+        rewrites: rewrites
+            .iter()
+            .map(|r| RewriteTarget { table: (&r.table).into(), columns: r.columns.clone(), keep: r.keep.clone() })
+            .collect(),
+        references,
+        definitions: schema.definitions.iter().map(|(n, d)| (n.into(), d.clone())).collect(),
+        steps: Vec::new(),
+    };
+    if plan.is_empty() {
+        return Ok(plan);
+    }
+
+    // The steps.
+    let mut steps = Vec::new();
+    let mut session = cat.session(options.lock_timeout_ms);
+    session.extend(cat.pass_guard());
+    steps.push(Step::new(StepKind::Session, format!("session: waits for locks end after {} ms", options.lock_timeout_ms), session));
+    let journaled = retype_needed && !cat.transactional_ddl();
+    let tag = guard_tag(&plan);
+    let tables: Vec<Name> = rewrites.iter().map(|r| r.table.clone()).collect();
+    let map_step = Step::new(StepKind::Map, "map the old key values to the new ones", cat.map_table(&column.data_type)).inside();
+    let rewrite_step = Step::new(
+        StepKind::Rewrite,
+        format!("change the keys in {}", tables.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")),
+        cat.rewrite_from_map(&rewrites, only),
+    )
+    .inside();
+    let mut verify: Vec<String> = plan.references.iter().map(|r| orphan_count(backend, r, &schema.table)).collect();
+    // After a type change's values are rewritten, every one is 16 bytes.
+    let sixteen: Vec<String> = if retype_needed {
+        rewrites.iter().flat_map(|r| r.columns.iter().filter_map(|c| cat.not_sixteen_bytes(&r.table, c))).collect()
+    } else {
+        Vec::new()
+    };
+    let fk_check = cat.foreign_key_check();
+    let fk_off = cat.fk_checks_off();
+    let drop_fk = |fk: &ForeignKey| -> Option<Step> {
+        let sql = cat.drop_foreign_key(fk)?;
+        let mut s = Step::new(StepKind::DropForeignKey, format!("drop foreign key {} of {}", fk.name, fk.child), vec![sql]);
+        s.drops = Some(Object {
+            kind: "foreign key".into(),
+            name: fk.name.clone(),
+            table: (&fk.child).into(),
+            definition: fk.definition.clone(),
+        });
+        s.skip = Some(Skip::ForeignKeyAbsent { table: (&fk.child).into(), name: fk.name.clone(), column: column.name.clone() });
+        Some(s)
+    };
+    let add_fk = |fk: &ForeignKey| -> Option<Step> {
+        let sql = cat.add_foreign_key(fk)?;
+        let mut s = Step::new(StepKind::AddForeignKey, format!("add back foreign key {} of {}", fk.name, fk.child), vec![sql]);
+        s.restores = Some(Object {
+            kind: "foreign key".into(),
+            name: fk.name.clone(),
+            table: (&fk.child).into(),
+            definition: fk.definition.clone(),
+        });
+        s.skip = Some(Skip::ForeignKeyPresent { table: (&fk.child).into(), name: fk.name.clone(), column: column.name.clone() });
+        Some(s)
+    };
+    let retype_step = |(t, c, r): &(Name, combkey::backend::catalog::Column, Retype), before: bool| -> Option<Step> {
+        let (sql, ty) = if before { (r.before.clone()?, r.between_type.clone()?) } else { (r.after.clone()?, r.final_type.clone()) };
+        let mut s = Step::new(StepKind::Retype, format!("change {t}.{} to {ty}", c.name), vec![sql]);
+        s.skip = Some(Skip::ColumnType { table: t.into(), column: c.name.clone(), data_type: ty });
+        Some(s)
+    };
+    if journaled {
+        // MySQL/MariaDB: DDL commits on its own. A journal in the database keeps the plan and the
+        // step reached, so a re-run after a crash at any step finishes it; triggers refuse other
+        // sessions' writes while the foreign keys are dropped, so none can orphan a row.
+        steps.push(Step::new(StepKind::Journal, "write the plan to the journal", Vec::new()));
+        for t in &tables {
+            if let Some((create, _)) = cat.write_guard(t, &guard_name(&tag, t)) {
+                steps.push(Step::new(StepKind::Guard, format!("refuse other sessions' writes to {t}"), create));
+            }
+        }
+        steps.extend(schema.references.iter().filter_map(drop_fk));
+        steps.extend(retypes.iter().filter_map(|r| retype_step(r, true)));
+        if let Some((off, _)) = &fk_off {
+            steps.push(Step::new(StepKind::ChecksOff, "foreign key checks off for this session", off.clone()));
+        }
+        steps.push(Step::new(StepKind::Begin, "begin", vec![cat.begin()]));
+        steps.push(map_step);
+        steps.push(rewrite_step);
+        steps.push(Step::new(StepKind::Verify, "check: every key value is 16 bytes now", sixteen.clone()).inside());
+        steps.push(Step::new(StepKind::Commit, "commit", vec!["COMMIT".into()]));
+        if let Some((_, on)) = &fk_off {
+            steps.push(Step::new(StepKind::ChecksOn, "foreign key checks on", on.clone()));
+        }
+        steps.extend(retypes.iter().filter_map(|r| retype_step(r, false)));
+        steps.extend(schema.references.iter().filter_map(add_fk));
+        for t in &tables {
+            if let Some((_, drop)) = cat.write_guard(t, &guard_name(&tag, t)) {
+                steps.push(Step::new(StepKind::Unguard, format!("writes to {t} allowed again"), drop));
+            }
+        }
+        steps.push(Step::new(StepKind::Verify, "check: no orphaned row", verify));
+        steps.push(Step::new(StepKind::CompareDefinitions, "check: every definition as it was", Vec::new()));
+        steps.push(Step::new(StepKind::Done, "record the end in the journal", Vec::new()));
+    } else {
+        // One transaction: it commits whole or rolls back whole, DDL included (PostgreSQL,
+        // SQLite), or changes values only (MySQL/MariaDB without a type change).
+        if let Some((off, _)) = &fk_off {
+            steps.push(Step::new(StepKind::ChecksOff, "foreign key checks off for this session (checked before commit)", off.clone()));
+        }
+        steps.push(Step::new(StepKind::Begin, "begin", vec![cat.begin()]));
+        steps.push(map_step);
+        if retype_needed {
+            let drops: Vec<Step> = schema.references.iter().filter_map(drop_fk).map(Step::inside).collect();
+            steps.extend(drops);
+            steps.push(rewrite_step);
+            steps.extend(retypes.iter().filter_map(|r| retype_step(r, false)).map(Step::inside));
+            let adds: Vec<Step> = schema.references.iter().filter_map(add_fk).map(Step::inside).collect();
+            steps.extend(adds);
+        } else {
+            let mut temp = Vec::new();
+            for (n, (t, cols)) in schema.unindexed.iter().enumerate() {
+                if let Some(pair) = cat.temporary_index(t, cols, &format!("combkey_doctor_tmp_{n}")) {
+                    temp.push((t.clone(), pair));
+                }
+            }
+            for (t, (create, _)) in &temp {
+                steps.push(Step::new(StepKind::TemporaryIndex, format!("a temporary index on {t}, dropped before commit"), vec![create.clone()]).inside());
+            }
+            steps.push(rewrite_step);
+            for (t, (_, drop)) in &temp {
+                steps.push(Step::new(StepKind::TemporaryIndex, format!("drop the temporary index on {t}"), vec![drop.clone()]).inside());
+            }
+        }
+        if let Some(check) = fk_check {
+            verify.insert(0, check);
+        }
+        verify.extend(sixteen);
+        steps.push(Step::new(StepKind::Verify, "check: no orphaned row, no foreign key violation", verify).inside());
+        steps.push(Step::new(StepKind::Commit, "commit", vec!["COMMIT".into()]));
+        if let Some((_, on)) = &fk_off {
+            steps.push(Step::new(StepKind::ChecksOn, "foreign key checks on", on.clone()));
+        }
+        steps.push(Step::new(StepKind::CompareDefinitions, "check: every definition as it was", Vec::new()));
+    }
+    plan.steps = steps;
+    Ok(plan)
+}
+
+/// A short tag for this plan's guard triggers.
+fn guard_tag(plan: &Plan) -> String {
+    let mut h: u32 = 2_166_136_261;
+    for b in plan.target().bytes() {
+        h = (h ^ u32::from(b)).wrapping_mul(16_777_619);
+    }
+    format!("{h:08x}")
+}
+
+fn guard_name(tag: &str, t: &Name) -> String {
+    let mut h: u32 = 2_166_136_261;
+    for b in t.to_string().bytes() {
+        h = (h ^ u32::from(b)).wrapping_mul(16_777_619);
+    }
+    format!("{tag}_{h:08x}")
+}

@@ -1,0 +1,248 @@
+//! What the audit found, as text for people and as one JSON object.
+
+use std::collections::BTreeMap;
+
+use combkey::Backend;
+
+use crate::audit::Audit;
+use crate::plan::Plan;
+use crate::schema::Schema;
+
+/// The primary key index's size and density, where the database tells.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct IndexStats {
+    /// Bytes (MySQL: the clustered index, as of the table's statistics).
+    pub bytes: i64,
+    /// PostgreSQL's leaf density in percent (with `pgstattuple` installed).
+    pub leaf_density: Option<f64>,
+}
+
+/// Everything the audit says.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// The backend.
+    pub backend: Backend,
+    /// The table's schema facts.
+    pub schema: Schema,
+    /// Rows in the table (PostgreSQL with a sample: the planner's estimate).
+    pub rows: i64,
+    /// Keys read.
+    pub read: usize,
+    /// Whether they were a sample.
+    pub sampled: bool,
+    /// Values that are no UUID at all, and the first few of them.
+    pub unreadable: (usize, Vec<String>),
+    /// What the keys are.
+    pub audit: Audit,
+    /// The primary key index.
+    pub index: Option<IndexStats>,
+    /// The plan the keys read would make (its counts; empty when nothing would change).
+    pub plan: Option<Plan>,
+    /// Why no plan could be made (a refusal), if so.
+    pub refusal: Option<String>,
+    /// An unfinished journaled conversion of this table: the step it reached.
+    pub unfinished: Option<(usize, usize)>,
+    /// Seconds the audit took.
+    pub seconds: f64,
+}
+
+fn size(bytes: f64) -> String {
+    if bytes < 1_048_576.0 { format!("{:.0} KiB", bytes / 1024.0) } else { format!("{:.1} MiB", bytes / 1_048_576.0) }
+}
+
+impl Report {
+    /// Whether the column is the stored form combkey uses on this database.
+    pub fn stored_form_ok(&self) -> bool {
+        let ty = self.schema.column.data_type.as_str();
+        match self.backend {
+            Backend::Postgres => ty == "uuid",
+            Backend::MySql => ty == "binary(16)" || ty == "uuid",
+            _ => ty == "blob" && self.unreadable.0 == 0,
+        }
+    }
+
+    /// The index's size with sorted keys, estimated, and how.
+    pub fn sorted_index_estimate(&self) -> Option<(f64, &'static str)> {
+        let index = self.index?;
+        #[allow(clippy::cast_precision_loss)]
+        let bytes = index.bytes as f64;
+        match (self.backend, index.leaf_density) {
+            // Sorted keys fill B-tree leaves to the fillfactor, 90%.
+            (Backend::Postgres, Some(d)) if d > 0.0 => {
+                Some((bytes * (d / 90.0).min(1.0), "leaves filled to 90% as sorted keys fill them"))
+            }
+            // The insert benchmark: 70.6 MiB clustered index with COMB keys, 103.8 MiB with v4.
+            (Backend::MySql, _) if self.audit.time_order.is_none_or(|o| o < 0.9) => {
+                Some((bytes * 70.6 / 103.8, "the insert benchmark's COMB/v4 clustered index ratio"))
+            }
+            (Backend::MySql, _) => Some((bytes, "already sorted")),
+            _ => None,
+        }
+    }
+
+    /// The foreign keys that reference the key column, as `child.column`.
+    pub fn referenced_by(&self) -> Vec<String> {
+        self.schema.references.iter().map(|fk| self.schema.reference_name(fk)).collect()
+    }
+
+    /// What to do.
+    pub fn recommendation(&self) -> String {
+        if let Some((step, of)) = self.unfinished {
+            return format!(
+                "An earlier --apply stopped after step {step} of {of}; its journal keeps the plan. Run --apply again to finish \
+                 it (other sessions' writes to these tables are refused until then)."
+            );
+        }
+        if self.unreadable.0 > 0 {
+            return format!(
+                "{} values are no UUID at all ({}): fix or remove them first; --apply refuses until then.",
+                self.unreadable.0,
+                self.unreadable.1.join(", ")
+            );
+        }
+        if let Some(why) = &self.refusal {
+            return format!("--apply would refuse: {why}");
+        }
+        let column = &self.schema.column.name;
+        let random = self.audit.layouts.get("v4").copied().unwrap_or(0);
+        let Some(plan) = self.plan.as_ref().filter(|p| !p.is_empty()) else {
+            return if random == self.read && self.read > 0 {
+                format!(
+                    "The keys are random v4 and carry no time, so none can be converted: keep them, and make new keys \
+                     with combkey (v7). The new keys sort among themselves in creation order within one narrow range \
+                     of the key space, so inserts stay local even beside the old keys; {column} itself never sorts by time \
+                     for the old rows."
+                )
+            } else if self.audit.uncertain > 0 {
+                format!(
+                    "{} keys look like COMBs but could be random keys whose bytes read as a time; they stay. Give \
+                     --convert-uncertain to convert them too.",
+                    self.audit.uncertain
+                )
+            } else if random > 0 {
+                format!(
+                    "Nothing to convert: the time-carrying keys already sort; the {random} v4 keys carry no time and stay. \
+                     Keep making new keys with combkey (v7)."
+                )
+            } else {
+                "Nothing to do: the keys sort in creation order in the stored form combkey uses.".into()
+            };
+        };
+        let scale = |n: usize| -> String {
+            if self.sampled && self.read > 0 {
+                #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
+                let est = (n as f64 / self.read as f64 * self.rows as f64).round() as i64;
+                format!("about {est}")
+            } else {
+                n.to_string()
+            }
+        };
+        let pairs: Vec<String> = plan
+            .converted
+            .iter()
+            .map(|(k, n)| match k.split_once(" -> ") {
+                Some((from, to)) => format!("{} {from} keys to {to}", scale(*n)),
+                None => format!("{} keys ({k})", scale(*n)),
+            })
+            .collect();
+        let sampled = if self.sampled { " (an estimate from the sample)" } else { "" };
+        let typed = if plan.retypes() {
+            format!(" and change the column from {} to {}", plan.column_type, self.backend.column_type())
+        } else {
+            String::new()
+        };
+        format!(
+            "Convert {}{sampled}{typed}: --migration-sql shows the SQL, --apply runs it. ORDER BY {column} then follows \
+             creation time and new keys append at the index's right edge.",
+            pairs.join(", ")
+        )
+    }
+
+    /// The report as one JSON object.
+    pub fn json(&self) -> String {
+        let layouts: serde_json::Map<String, serde_json::Value> =
+            self.audit.layouts.iter().map(|(k, v)| ((*k).to_string(), (*v).into())).collect();
+        let index = self.index.map(|i| {
+            serde_json::json!({
+                "bytes": i.bytes,
+                "leaf_density": i.leaf_density,
+                "sorted_estimate_bytes": self.sorted_index_estimate().map(|(b, _)| b.round()),
+            })
+        });
+        let converted: BTreeMap<String, usize> = self.plan.as_ref().map(|p| p.converted.clone()).unwrap_or_default();
+        serde_json::json!({
+            "backend": self.backend.name(),
+            "table": self.schema.table.to_string(),
+            "column": self.schema.column.name,
+            "column_type": self.schema.column.data_type,
+            "stored_form_ok": self.stored_form_ok(),
+            "rows": self.rows,
+            "read": self.read,
+            "sampled": self.sampled,
+            "unreadable": self.unreadable.0,
+            "layouts": layouts,
+            "uncertain": self.audit.uncertain,
+            "evidence": self.audit.evidence,
+            "time_order": self.audit.time_order,
+            "index": index,
+            "referenced_by": self.referenced_by(),
+            "triggers": self.schema.triggers.iter().map(|t| format!("{} on {} ({})", t.name, t.table, t.events)).collect::<Vec<_>>(),
+            "inherited_by": self.schema.inheritors.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            "converts": converted,
+            "refusal": self.refusal,
+            "unfinished_step": self.unfinished.map(|(s, _)| s),
+            "recommendation": self.recommendation(),
+            "seconds": (self.seconds * 1000.0).round() / 1000.0,
+        })
+        .to_string()
+    }
+
+    /// The report as text.
+    pub fn text(&self) -> String {
+        let mut s = format!("combkey doctor: {}.{} on {}\n", self.schema.table, self.schema.column.name, self.backend.name());
+        let form = if self.stored_form_ok() { "the stored form combkey uses" } else { "not the stored form combkey uses" };
+        s.push_str(&format!("  column type     {} ({form})\n", self.schema.column.data_type));
+        let how = if self.sampled { "sampled evenly" } else { "all" };
+        s.push_str(&format!("  rows            {} ({} read, {how}, in key order)\n", self.rows, self.read));
+        if self.unreadable.0 > 0 {
+            s.push_str(&format!("  unreadable      {} values are no UUID at all: {}\n", self.unreadable.0, self.unreadable.1.join(", ")));
+        }
+        let counts: Vec<String> = self.audit.layouts.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        s.push_str(&format!("  layouts         {}\n", counts.join(", ")));
+        for e in &self.audit.evidence {
+            s.push_str(&format!("                  - {e}\n"));
+        }
+        match self.audit.time_order {
+            Some(o) => s.push_str(&format!(
+                "  time_order      {o:.3} (share of neighbours in ORDER BY {} whose times do not go back: 1.0 = creation \
+                 order, about 0.5 = random)\n",
+                self.schema.column.name
+            )),
+            None => s.push_str("  time_order      none (the keys carry no time)\n"),
+        }
+        match (self.index, self.sorted_index_estimate()) {
+            (Some(i), est) => {
+                #[allow(clippy::cast_precision_loss)]
+                let sz = size(i.bytes as f64);
+                let density = i.leaf_density.map(|d| format!(", leaf density {d:.1}%")).unwrap_or_default();
+                let estimate =
+                    est.map(|(b, how)| format!("; with sorted keys about {} (estimate: {how})", size(b))).unwrap_or_default();
+                s.push_str(&format!("  primary key     {sz}{density}{estimate}\n"));
+            }
+            (None, _) => s.push_str("  primary key     size not available on this database\n"),
+        }
+        let refs = self.referenced_by();
+        s.push_str(&format!("  referenced by   {}\n", if refs.is_empty() { "nothing".to_string() } else { refs.join(", ") }));
+        if !self.schema.triggers.is_empty() {
+            let t: Vec<String> = self.schema.triggers.iter().map(|t| format!("{} on {} ({})", t.name, t.table, t.events)).collect();
+            s.push_str(&format!("  triggers        {}\n", t.join(", ")));
+        }
+        if !self.schema.inheritors.is_empty() {
+            let t: Vec<String> = self.schema.inheritors.iter().map(ToString::to_string).collect();
+            s.push_str(&format!("  inherited by    {}\n", t.join(", ")));
+        }
+        s.push_str(&format!("  recommendation  {}\n", self.recommendation()));
+        s.push_str(&format!("  (audit took {:.2} s)\n", self.seconds));
+        s
+    }
+}

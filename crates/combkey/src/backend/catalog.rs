@@ -1,0 +1,360 @@
+//! What a database's catalog says about a table (feature `catalog`): for tools that read an
+//! existing schema and change it (`combkey doctor`), asked of each database's module.
+//!
+//! This crate runs no query: each database's module gives the SQL of a catalog query
+//! ([`Query`]), every selected value as text, and parses the rows a caller fetched into the
+//! model below ([`Table`], [`ForeignKey`], ...). The statements a tool runs to change a schema
+//! come from the same module ([`Backend::ddl`]). Definitions are the database's own text
+//! (`pg_get_constraintdef`, `SHOW CREATE TABLE`, `sqlite_master.sql`), never reassembled by
+//! hand, so what is dropped can be re-created exactly.
+
+use crate::backend::Backend;
+use crate::error::Error;
+
+/// A table as the catalog names it: its schema (PostgreSQL schema, MySQL database, SQLite
+/// attached database; `None` for SQLite's `main`) and its name, both exactly as stored.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Name {
+    /// The schema (database), as the catalog stores it.
+    pub schema: Option<String>,
+    /// The table's name, as the catalog stores it.
+    pub name: String,
+}
+
+impl Name {
+    /// The name quoted for `backend`, schema-qualified where there is a schema.
+    pub fn quoted(&self, backend: Backend) -> String {
+        match &self.schema {
+            Some(s) => format!("{}.{}", backend.quote(s), backend.quote(&self.name)),
+            None => backend.quote(&self.name),
+        }
+    }
+}
+
+impl core::fmt::Display for Name {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match &self.schema {
+            Some(s) => write!(f, "{s}.{}", self.name),
+            None => f.write_str(&self.name),
+        }
+    }
+}
+
+/// A column of a table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Column {
+    /// Its name.
+    pub name: String,
+    /// Its type as the catalog writes it, lower case (`uuid`, `binary(16)`, `char(36)`, `text`).
+    pub data_type: String,
+    /// Whether it takes `NULL`.
+    pub nullable: bool,
+    /// Its default expression, if any (as the catalog writes it).
+    pub default: Option<String>,
+    /// MySQL: `ON UPDATE CURRENT_TIMESTAMP`, which an `UPDATE` of the row changes.
+    pub auto_update: bool,
+    /// A generated (computed) column.
+    pub generated: bool,
+}
+
+/// A foreign key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ForeignKey {
+    /// The constraint's name.
+    pub name: String,
+    /// The referencing table.
+    pub child: Name,
+    /// The referencing columns, in the key's order.
+    pub child_columns: Vec<String>,
+    /// The referenced table.
+    pub parent: Name,
+    /// The referenced columns, in the same order.
+    pub parent_columns: Vec<String>,
+    /// The constraint as the database writes it (PostgreSQL `pg_get_constraintdef`, MySQL the
+    /// `CONSTRAINT ...` line of `SHOW CREATE TABLE`, SQLite the `sqlite_master` text of the
+    /// child table): what re-creates it.
+    pub definition: String,
+    /// Its `ON UPDATE` action, upper case (`NO ACTION`, `CASCADE`, `RESTRICT`, ...).
+    pub on_update: String,
+}
+
+impl ForeignKey {
+    /// The referencing column that holds values of the referenced column `parent_column`.
+    pub fn child_column_for(&self, parent_column: &str) -> Option<&str> {
+        self.parent_columns.iter().position(|c| c == parent_column).map(|i| self.child_columns[i].as_str())
+    }
+}
+
+/// A trigger on a table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Trigger {
+    /// The table it is on.
+    pub table: Name,
+    /// Its name.
+    pub name: String,
+    /// The events it fires on, upper case (`INSERT`, `UPDATE`, `DELETE`), and when.
+    pub events: String,
+    /// Its definition as the database writes it.
+    pub definition: String,
+}
+
+/// A `CHECK` constraint that mentions a column.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Check {
+    /// The table.
+    pub table: Name,
+    /// Its name.
+    pub name: String,
+    /// Its expression as the database writes it.
+    pub definition: String,
+}
+
+/// A key column's value as the table holds it: bytes (`uuid` read as its bytes, `BINARY(16)`,
+/// a `BLOB`) or text (a `CHAR(36)` key, PostgreSQL's text form of a `uuid`, MariaDB's `UUID`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Stored {
+    /// Bytes.
+    Bytes(Vec<u8>),
+    /// Text.
+    Text(String),
+}
+
+/// A table whose key columns a change rewrites from a mapping of old to new values, and the
+/// columns it keeps as they were (MySQL's `ON UPDATE CURRENT_TIMESTAMP`, which an `UPDATE`
+/// would otherwise set to now).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rewrite {
+    /// The table.
+    pub table: Name,
+    /// Its columns that hold key values (the key itself, or columns referencing it).
+    pub columns: Vec<String>,
+    /// Columns an `UPDATE` would change by itself, set to their own value instead.
+    pub keep: Vec<String>,
+}
+
+/// The statements that change a text key column's type to the stored form's: before its
+/// values are rewritten (MySQL: to `VARBINARY(64)`, which holds the text and the bytes alike)
+/// and after (MySQL: to `BINARY(16)`; PostgreSQL: to `uuid` from the canonical text).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Retype {
+    /// The statement before the values are rewritten, if any.
+    pub before: Option<String>,
+    /// The column's type between the two statements, lower case, as the catalog writes it.
+    pub between_type: Option<String>,
+    /// The statement after, if any.
+    pub after: Option<String>,
+    /// The column's type at the end, lower case, as the catalog writes it.
+    pub final_type: String,
+}
+
+/// A catalog query: SQL whose every selected value is text, with text parameters bound in
+/// order, and what parses its rows.
+pub struct Query<T> {
+    /// The SQL.
+    pub sql: String,
+    /// The parameters, bound as text in order.
+    pub params: Vec<String>,
+    /// Makes the answer of the rows (`None` values are SQL `NULL`).
+    pub parse: fn(&[Vec<Option<String>>]) -> Result<T, Error>,
+}
+
+impl<T> core::fmt::Debug for Query<T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Query").field("sql", &self.sql).field("params", &self.params).finish_non_exhaustive()
+    }
+}
+
+/// The value in column `i` of a row, or an error naming the query's shape.
+pub(crate) fn cell(row: &[Option<String>], i: usize) -> Result<Option<String>, Error> {
+    row.get(i).cloned().ok_or_else(|| Error::config("catalog row", format!("{} values", row.len()), "more columns"))
+}
+
+/// The text in column `i` of a row; `NULL` is an error.
+pub(crate) fn text(row: &[Option<String>], i: usize) -> Result<String, Error> {
+    cell(row, i)?.ok_or_else(|| Error::config("catalog value", "NULL", "text"))
+}
+
+/// A boolean the catalog wrote as text (`t`, `true`, `1`, `YES`).
+pub(crate) fn flag(row: &[Option<String>], i: usize) -> Result<bool, Error> {
+    Ok(matches!(cell(row, i)?.as_deref().map(str::to_ascii_lowercase).as_deref(), Some("t" | "true" | "1" | "yes")))
+}
+
+/// What a database's catalog is asked, and how it writes a schema change: implemented by each
+/// database's module, reached through [`Backend::catalog`].
+pub trait Catalog: Sync {
+    /// The table a user named (`orders`, `"Orders"`, `shop.orders`, in the database's own
+    /// quoting rules): its schema and name as stored, or no row when there is none.
+    fn resolve(&self, user_name: &str) -> Result<Query<Option<Name>>, Error>;
+    /// The columns of a table.
+    fn columns(&self, table: &Name) -> Query<Vec<Column>>;
+    /// The columns of its primary key, in order.
+    fn primary_key(&self, table: &Name) -> Query<Vec<String>>;
+    /// Every foreign key that references `column` of `table` (alone or with other columns),
+    /// from any table and schema. (MySQL: [`complete_foreign_key`](Self::complete_foreign_key)
+    /// then fills each one's definition from its table's [`definition`](Self::definition).)
+    fn references(&self, table: &Name, column: &str) -> Query<Vec<ForeignKey>>;
+    /// Fills what [`references`](Self::references) could not read from the catalog's tables:
+    /// MySQL's `CONSTRAINT ...` line of the child's `SHOW CREATE TABLE`.
+    fn complete_foreign_key(&self, _fk: &mut ForeignKey, _child_definition: &str) -> Result<(), Error> {
+        Ok(())
+    }
+    /// The user triggers on a table.
+    fn triggers(&self, table: &Name) -> Query<Vec<Trigger>>;
+    /// The `CHECK` constraints of a table that mention `column`.
+    fn checks(&self, table: &Name, column: &str) -> Query<Vec<Check>>;
+    /// The tables that inherit from this one or are its partitions (PostgreSQL; none elsewhere).
+    fn inheritors(&self, table: &Name) -> Query<Vec<Name>>;
+    /// Whether an index of `table` starts with one of `columns` (what makes a look-up of
+    /// referencing rows an index probe instead of a scan).
+    fn has_index_on(&self, table: &Name, columns: &[String]) -> Query<bool>;
+    /// The table's whole definition as the database writes it (`SHOW CREATE TABLE`,
+    /// `sqlite_master.sql`; PostgreSQL: its columns, constraints and indexes as
+    /// `pg_get_*def` write them), for comparing before and after a change.
+    fn definition(&self, table: &Name) -> Query<String>;
+    /// The primary key index's size in bytes, as the database's statistics have it (MySQL:
+    /// as of the last `ANALYZE TABLE`; reading never runs one).
+    fn index_size(&self, table: &Name) -> Query<Option<i64>>;
+    /// Whether [`leaf_density`](Self::leaf_density) can run (PostgreSQL: `pgstattuple` is
+    /// installed; reading never installs it).
+    fn leaf_density_available(&self) -> Query<bool>;
+    /// The primary key index's leaf density in percent, where the database tells.
+    fn leaf_density(&self, table: &Name) -> Option<Query<Option<f64>>>;
+    /// The estimated (statistics) or exact number of rows.
+    fn row_estimate(&self, table: &Name) -> Query<Option<i64>>;
+
+    // How a change is written.
+
+    /// Whether DDL is transactional (PostgreSQL, SQLite): a failed change then leaves nothing
+    /// behind; where it is not (MySQL/MariaDB), a tool keeps a journal instead.
+    fn transactional_ddl(&self) -> bool;
+    /// Session settings before any statement of a change: waits for locks bounded by
+    /// `lock_timeout_ms` (PostgreSQL `lock_timeout`; MySQL `lock_wait_timeout` and
+    /// `innodb_lock_wait_timeout`, which count whole seconds, rounded up; SQLite
+    /// `busy_timeout`), strict value checks (MySQL `sql_mode`).
+    fn session(&self, lock_timeout_ms: u64) -> Vec<String>;
+    /// The statements that start a read-only transaction (the audit's; SQLite: `BEGIN` after
+    /// `PRAGMA query_only`).
+    fn begin_read_only(&self) -> Vec<String>;
+    /// The statements that end it.
+    fn end_read_only(&self) -> Vec<String> {
+        vec!["ROLLBACK".into()]
+    }
+    /// The statement that starts a transaction that writes (SQLite: `BEGIN IMMEDIATE`, which
+    /// takes the write lock at once instead of failing on it half-way).
+    fn begin(&self) -> String {
+        "BEGIN".into()
+    }
+    /// The `n`-th (from 1) bound parameter in a statement: `$n` or `?`.
+    fn param(&self, n: usize) -> String {
+        let _ = n;
+        "?".into()
+    }
+    /// The statement that makes the journal table `combkey_doctor_journal` in `schema` (a
+    /// tool's record of a change in progress, which survives a crash), and its quoted name.
+    fn journal_table(&self, schema: Option<&str>) -> (String, String);
+    /// The statements around a change's transaction that turn foreign key checks off for this
+    /// session only, and back on, where checking each updated row against its referencing
+    /// rows one by one would be the cost (SQLite without an index on the referencing column)
+    /// or where only the session's own changes matter and it moves parent and children
+    /// together (MySQL). `None` where the database checks at the end of the statement and
+    /// nothing needs turning off (PostgreSQL).
+    fn fk_checks_off(&self) -> Option<(Vec<String>, Vec<String>)>;
+    /// The `SELECT` of a key column's values as text (how each is stored: PostgreSQL the
+    /// value's text, MySQL and SQLite `hex()` of its bytes with SQLite's `typeof()`), in the
+    /// database's key order, `ONLY` this table's rows when `only` (PostgreSQL inheritance).
+    fn select_keys(&self, table: &Name, column: &Column, only: bool, filter: &str) -> String;
+    /// The statement that adds back a foreign key from its [`ForeignKey::definition`]; `None`
+    /// where the database cannot add one to an existing table (SQLite).
+    fn add_foreign_key(&self, fk: &ForeignKey) -> Option<String>;
+    /// The statement that drops a foreign key; `None` where the database cannot (SQLite).
+    fn drop_foreign_key(&self, fk: &ForeignKey) -> Option<String>;
+    /// A key value from a row of [`select_keys`](Self::select_keys).
+    fn parse_key(&self, row: &[Option<String>]) -> Result<Stored, Error>;
+    /// A key value as an SQL literal.
+    fn key_literal(&self, value: &Stored) -> String;
+    /// The statements that make this session's mapping table `combkey_doctor_map (old, new)`
+    /// for values of a key column of type `column_type` (a temporary table, made once per
+    /// session), and empty it.
+    fn map_table(&self, column_type: &str) -> Vec<String>;
+    /// The statement that adds `(old, new)` rows to the mapping table.
+    fn insert_map(&self, rows: &[(Stored, Stored)]) -> String;
+    /// The statements that rewrite every listed column from the mapping table (a value not in
+    /// it stays), in an order the database accepts inside one transaction: PostgreSQL one
+    /// statement for every table, so its foreign keys, checked at the end of the statement,
+    /// see the parent and its children changed together; MySQL and SQLite one per column, with
+    /// their foreign key checks off for the session ([`fk_checks_off`](Self::fk_checks_off)).
+    /// `only`: PostgreSQL's `ONLY` (not the tables that inherit).
+    fn rewrite_from_map(&self, targets: &[Rewrite], only: bool) -> Vec<String>;
+    /// The statements that change a text key column to the stored form's type, given the
+    /// table's [`definition`](Self::definition); an error naming what would be lost where the
+    /// column cannot change type in place.
+    fn retype(&self, table: &Name, column: &Column, table_definition: &str) -> Result<Retype, Error>;
+    /// Triggers that refuse writes to `table` by any session but one that set `@combkey_doctor`
+    /// (MySQL, while a non-transactional change has its foreign keys dropped): their create
+    /// and drop statements. `None` where a change is one transaction anyway.
+    fn write_guard(&self, table: &Name, tag: &str) -> Option<(Vec<String>, Vec<String>)>;
+    /// The statements that let this session past [`write_guard`](Self::write_guard)'s triggers.
+    fn pass_guard(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// A statement whose rows are foreign key violations (SQLite's `PRAGMA foreign_key_check`).
+    fn foreign_key_check(&self) -> Option<String> {
+        None
+    }
+    /// A query counting the values of a column that are not 16 bytes (after a type change's
+    /// values were rewritten, before its transaction commits); `None` where the type change
+    /// itself checks them (PostgreSQL's cast to `uuid`).
+    fn not_sixteen_bytes(&self, _table: &Name, _column: &str) -> Option<String> {
+        None
+    }
+    /// A temporary index, made and dropped inside a change's transaction where the database's
+    /// check of each updated key would otherwise scan the referencing table (PostgreSQL):
+    /// its create and drop statements.
+    fn temporary_index(&self, _table: &Name, _columns: &[String], _name: &str) -> Option<(String, String)> {
+        None
+    }
+}
+
+/// Hex digits of bytes, upper case.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    crate::backend::hex_upper(bytes)
+}
+
+/// Bytes of hex digits.
+pub(crate) fn unhex(s: &str) -> Result<Vec<u8>, Error> {
+    let digits = s.as_bytes();
+    if digits.len() % 2 != 0 {
+        return Err(Error::config("hex value", format!("{} digits", digits.len()), "an even number"));
+    }
+    digits
+        .chunks(2)
+        .map(|pair| {
+            core::str::from_utf8(pair)
+                .ok()
+                .and_then(|p| u8::from_str_radix(p, 16).ok())
+                .ok_or_else(|| Error::config("hex value", String::from_utf8_lossy(pair), "hex digits"))
+        })
+        .collect()
+}
+
+/// `s` as an SQL string literal (quotes doubled).
+pub(crate) fn string_literal(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+impl Backend {
+    /// The database's catalog queries, or an error for a database this does not read yet
+    /// (SQL Server).
+    ///
+    /// ```
+    /// use combkey::Backend;
+    ///
+    /// let q = Backend::Postgres.catalog()?.resolve("\"Orders\"")?;
+    /// assert!(q.sql.contains("to_regclass"));
+    /// assert!(Backend::SqlServer.catalog().is_err());
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
+    pub fn catalog(self) -> Result<&'static dyn Catalog, Error> {
+        self.dialect().catalog()
+    }
+}

@@ -1,0 +1,461 @@
+//! MySQL's and MariaDB's catalog (`information_schema`, `SHOW CREATE TABLE`), read with every
+//! value as text. A table's schema is its database.
+
+use super::MySql;
+use crate::backend::Backend;
+use crate::backend::catalog::{
+    Catalog, Check, Column, ForeignKey, Name, Query, Retype, Rewrite, Stored, Trigger, cell, flag, hex, string_literal, text, unhex,
+};
+use crate::error::Error;
+
+/// The separator of `GROUP_CONCAT`ed column names (ASCII unit separator: never in a name).
+const SEP: char = '\u{1f}';
+
+fn params(t: &Name) -> Vec<String> {
+    vec![t.schema.clone().unwrap_or_default(), t.name.clone()]
+}
+
+/// `COALESCE(NULLIF(?, ''), DATABASE())`: the schema given, or the connection's database.
+const SCHEMA: &str = "COALESCE(NULLIF(?, ''), DATABASE())";
+
+/// A user's table name: `t`, `db.t`, with backticks around either part (doubled inside).
+fn parse_name(s: &str) -> Result<(Option<String>, String), Error> {
+    let mut parts = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut chars = s.trim().chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '`' if quoted && chars.peek() == Some(&'`') => {
+                chars.next();
+                cur.push('`');
+            }
+            '`' => quoted = !quoted,
+            '.' if !quoted => parts.push(core::mem::take(&mut cur)),
+            c => cur.push(c),
+        }
+    }
+    parts.push(cur);
+    match (quoted, parts.as_slice()) {
+        (false, [t]) if !t.is_empty() => Ok((None, t.clone())),
+        (false, [d, t]) if !d.is_empty() && !t.is_empty() => Ok((Some(d.clone()), t.clone())),
+        _ => Err(Error::config("table name", format!("{s:?}"), "table or database.table, parts optionally in backticks")),
+    }
+}
+
+/// The `CONSTRAINT ...` line of a foreign key in a `SHOW CREATE TABLE` text.
+pub(crate) fn constraint_clause(show_create: &str, name: &str) -> Option<String> {
+    let head = format!("CONSTRAINT {} FOREIGN KEY", Backend::MySql.quote(name));
+    show_create.lines().map(str::trim).find(|l| l.starts_with(&head)).map(|l| l.trim_end_matches(',').to_string())
+}
+
+/// The definition of column `name` in a `SHOW CREATE TABLE` text (the line without its
+/// trailing comma), for rewriting it with another type.
+pub fn column_clause(show_create: &str, name: &str) -> Option<String> {
+    let head = format!("{} ", Backend::MySql.quote(name));
+    show_create.lines().map(str::trim).find(|l| l.starts_with(&head)).map(|l| l.trim_end_matches(',').to_string())
+}
+
+impl Catalog for MySql {
+    fn resolve(&self, user_name: &str) -> Result<Query<Option<Name>>, Error> {
+        let (schema, name) = parse_name(user_name)?;
+        Ok(Query {
+            sql: format!(
+                "SELECT CAST(TABLE_SCHEMA AS CHAR), CAST(TABLE_NAME AS CHAR), CAST(CAST(TABLE_NAME AS BINARY) = CAST(? AS BINARY) AS CHAR) \
+                 FROM information_schema.TABLES WHERE TABLE_SCHEMA = {SCHEMA} AND TABLE_NAME = ? AND TABLE_TYPE = 'BASE TABLE'"
+            ),
+            params: vec![name.clone(), schema.unwrap_or_default(), name],
+            parse: |rows| {
+                let exact: Vec<_> = rows.iter().filter(|r| flag(r, 2).unwrap_or(false)).collect();
+                let pick = match (exact.as_slice(), rows) {
+                    ([one], _) => one,
+                    ([], [one]) => one,
+                    ([], []) => return Ok(None),
+                    _ => {
+                        return Err(Error::config(
+                            "table name",
+                            format!("{} tables that differ only in case", rows.len()),
+                            "one table: write its name exactly",
+                        ));
+                    }
+                };
+                Ok(Some(Name { schema: Some(text(pick, 0)?), name: text(pick, 1)? }))
+            },
+        })
+    }
+
+    fn columns(&self, table: &Name) -> Query<Vec<Column>> {
+        Query {
+            sql: format!(
+                "SELECT CAST(COLUMN_NAME AS CHAR), CAST(COLUMN_TYPE AS CHAR), CAST(IS_NULLABLE AS CHAR), CAST(COLUMN_DEFAULT AS CHAR), \
+                 CAST(EXTRA AS CHAR) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = {SCHEMA} AND TABLE_NAME = ? \
+                 ORDER BY ORDINAL_POSITION"
+            ),
+            params: params(table),
+            parse: |rows| {
+                rows.iter()
+                    .map(|r| {
+                        let extra = cell(r, 4)?.unwrap_or_default().to_lowercase();
+                        Ok(Column {
+                            name: text(r, 0)?,
+                            data_type: text(r, 1)?.to_lowercase(),
+                            nullable: flag(r, 2)?,
+                            // MariaDB writes a NULL default as the text NULL.
+                            default: cell(r, 3)?.filter(|d| d != "NULL"),
+                            auto_update: extra.contains("on update"),
+                            generated: extra.contains("generated") || extra.contains("persistent"),
+                        })
+                    })
+                    .collect()
+            },
+        }
+    }
+
+    fn primary_key(&self, table: &Name) -> Query<Vec<String>> {
+        Query {
+            sql: format!(
+                "SELECT CAST(COLUMN_NAME AS CHAR) FROM information_schema.KEY_COLUMN_USAGE \
+                 WHERE TABLE_SCHEMA = {SCHEMA} AND TABLE_NAME = ? AND CONSTRAINT_NAME = 'PRIMARY' ORDER BY ORDINAL_POSITION"
+            ),
+            params: params(table),
+            parse: |rows| rows.iter().map(|r| text(r, 0)).collect(),
+        }
+    }
+
+    fn references(&self, table: &Name, column: &str) -> Query<Vec<ForeignKey>> {
+        let mut p = params(table);
+        p.push(column.to_string());
+        Query {
+            sql: format!(
+                "SELECT CAST(k.CONSTRAINT_NAME AS CHAR), CAST(k.TABLE_SCHEMA AS CHAR), CAST(k.TABLE_NAME AS CHAR), \
+                 CAST(GROUP_CONCAT(k.COLUMN_NAME ORDER BY k.ORDINAL_POSITION SEPARATOR 0x1f) AS CHAR), \
+                 CAST(k.REFERENCED_TABLE_SCHEMA AS CHAR), CAST(k.REFERENCED_TABLE_NAME AS CHAR), \
+                 CAST(GROUP_CONCAT(k.REFERENCED_COLUMN_NAME ORDER BY k.ORDINAL_POSITION SEPARATOR 0x1f) AS CHAR), \
+                 CAST(MAX(r.UPDATE_RULE) AS CHAR) \
+                 FROM information_schema.KEY_COLUMN_USAGE k \
+                 JOIN information_schema.REFERENTIAL_CONSTRAINTS r ON r.CONSTRAINT_SCHEMA = k.CONSTRAINT_SCHEMA \
+                   AND r.CONSTRAINT_NAME = k.CONSTRAINT_NAME AND r.TABLE_NAME = k.TABLE_NAME \
+                 WHERE k.REFERENCED_TABLE_SCHEMA = {SCHEMA} AND k.REFERENCED_TABLE_NAME = ? \
+                 GROUP BY k.CONSTRAINT_SCHEMA, k.TABLE_SCHEMA, k.TABLE_NAME, k.CONSTRAINT_NAME, k.REFERENCED_TABLE_SCHEMA, k.REFERENCED_TABLE_NAME \
+                 HAVING SUM(k.REFERENCED_COLUMN_NAME = ?) > 0 ORDER BY 2, 3, 1"
+            ),
+            params: p,
+            parse: |rows| {
+                rows.iter()
+                    .map(|r| {
+                        Ok(ForeignKey {
+                            name: text(r, 0)?,
+                            child: Name { schema: Some(text(r, 1)?), name: text(r, 2)? },
+                            child_columns: text(r, 3)?.split(SEP).map(str::to_string).collect(),
+                            parent: Name { schema: Some(text(r, 4)?), name: text(r, 5)? },
+                            parent_columns: text(r, 6)?.split(SEP).map(str::to_string).collect(),
+                            // Filled from the child's SHOW CREATE TABLE (complete_foreign_key).
+                            definition: String::new(),
+                            on_update: text(r, 7)?.to_uppercase(),
+                        })
+                    })
+                    .collect()
+            },
+        }
+    }
+
+    fn complete_foreign_key(&self, fk: &mut ForeignKey, child_definition: &str) -> Result<(), Error> {
+        fk.definition = constraint_clause(child_definition, &fk.name).ok_or_else(|| {
+            Error::config("foreign key", format!("{} of {}", fk.name, fk.child), "a CONSTRAINT line in SHOW CREATE TABLE")
+        })?;
+        Ok(())
+    }
+
+    fn triggers(&self, table: &Name) -> Query<Vec<Trigger>> {
+        Query {
+            sql: format!(
+                "SELECT CAST(EVENT_OBJECT_SCHEMA AS CHAR), CAST(EVENT_OBJECT_TABLE AS CHAR), CAST(TRIGGER_NAME AS CHAR), \
+                 CAST(CONCAT(ACTION_TIMING, ' ', EVENT_MANIPULATION) AS CHAR), CAST(ACTION_STATEMENT AS CHAR) \
+                 FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = {SCHEMA} AND EVENT_OBJECT_TABLE = ? ORDER BY 3"
+            ),
+            params: params(table),
+            parse: |rows| {
+                rows.iter()
+                    .map(|r| {
+                        Ok(Trigger {
+                            table: Name { schema: Some(text(r, 0)?), name: text(r, 1)? },
+                            name: text(r, 2)?,
+                            events: text(r, 3)?,
+                            definition: text(r, 4)?,
+                        })
+                    })
+                    .collect()
+            },
+        }
+    }
+
+    fn checks(&self, table: &Name, column: &str) -> Query<Vec<Check>> {
+        let mut p = params(table);
+        p.push(format!("%{}%", Backend::MySql.quote(column).replace('%', "\\%").replace('_', "\\_")));
+        Query {
+            sql: format!(
+                "SELECT CAST(CONSTRAINT_SCHEMA AS CHAR), CAST(TABLE_NAME AS CHAR), CAST(CONSTRAINT_NAME AS CHAR), CAST(CHECK_CLAUSE AS CHAR) \
+                 FROM information_schema.CHECK_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = {SCHEMA} AND TABLE_NAME = ? AND CHECK_CLAUSE LIKE ? ORDER BY 3"
+            ),
+            params: p,
+            parse: |rows| {
+                rows.iter()
+                    .map(|r| {
+                        Ok(Check {
+                            table: Name { schema: Some(text(r, 0)?), name: text(r, 1)? },
+                            name: text(r, 2)?,
+                            definition: text(r, 3)?,
+                        })
+                    })
+                    .collect()
+            },
+        }
+    }
+
+    fn inheritors(&self, _table: &Name) -> Query<Vec<Name>> {
+        Query { sql: "SELECT 1 FROM DUAL WHERE 1 = 0".into(), params: Vec::new(), parse: |_| Ok(Vec::new()) }
+    }
+
+    fn has_index_on(&self, table: &Name, columns: &[String]) -> Query<bool> {
+        let mut p = params(table);
+        p.push(columns.join(&SEP.to_string()));
+        Query {
+            sql: format!(
+                "SELECT CAST(COUNT(*) > 0 AS CHAR) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = {SCHEMA} AND TABLE_NAME = ? \
+                 AND SEQ_IN_INDEX = 1 AND FIND_IN_SET(COLUMN_NAME, REPLACE(?, 0x1f, ','))"
+            ),
+            params: p,
+            parse: |rows| rows.first().map_or(Ok(false), |r| flag(r, 0)),
+        }
+    }
+
+    fn definition(&self, table: &Name) -> Query<String> {
+        Query {
+            sql: format!("SHOW CREATE TABLE {}", table.quoted(Backend::MySql)),
+            params: Vec::new(),
+            parse: |rows| rows.first().map_or(Ok(String::new()), |r| text(r, 1)),
+        }
+    }
+
+    fn index_size(&self, table: &Name) -> Query<Option<i64>> {
+        Query {
+            // InnoDB: the clustered index is the table (DATA_LENGTH), as of the statistics.
+            sql: format!(
+                "SELECT CAST(DATA_LENGTH AS CHAR) FROM information_schema.TABLES WHERE TABLE_SCHEMA = {SCHEMA} AND TABLE_NAME = ?"
+            ),
+            params: params(table),
+            parse: |rows| Ok(rows.first().and_then(|r| cell(r, 0).ok().flatten()).and_then(|n| n.parse().ok())),
+        }
+    }
+
+    fn leaf_density_available(&self) -> Query<bool> {
+        Query { sql: "SELECT '0'".into(), params: Vec::new(), parse: |_| Ok(false) }
+    }
+
+    fn leaf_density(&self, _table: &Name) -> Option<Query<Option<f64>>> {
+        None
+    }
+
+    fn row_estimate(&self, table: &Name) -> Query<Option<i64>> {
+        Query {
+            sql: format!(
+                "SELECT CAST(TABLE_ROWS AS CHAR) FROM information_schema.TABLES WHERE TABLE_SCHEMA = {SCHEMA} AND TABLE_NAME = ?"
+            ),
+            params: params(table),
+            parse: |rows| Ok(rows.first().and_then(|r| cell(r, 0).ok().flatten()).and_then(|n| n.parse().ok())),
+        }
+    }
+
+    fn transactional_ddl(&self) -> bool {
+        false
+    }
+
+    fn session(&self, lock_timeout_ms: u64) -> Vec<String> {
+        let secs = lock_timeout_ms.div_ceil(1000).max(1);
+        vec![
+            "SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION,ERROR_FOR_DIVISION_BY_ZERO'".into(),
+            format!("SET SESSION lock_wait_timeout = {secs}"),
+            format!("SET SESSION innodb_lock_wait_timeout = {secs}"),
+        ]
+    }
+
+    fn begin_read_only(&self) -> Vec<String> {
+        vec!["START TRANSACTION READ ONLY".into()]
+    }
+
+    fn fk_checks_off(&self) -> Option<(Vec<String>, Vec<String>)> {
+        Some((vec!["SET SESSION foreign_key_checks = 0".into()], vec!["SET SESSION foreign_key_checks = 1".into()]))
+    }
+
+    fn begin(&self) -> String {
+        "START TRANSACTION".into()
+    }
+
+    fn journal_table(&self, schema: Option<&str>) -> (String, String) {
+        let name = Name { schema: schema.map(str::to_string), name: "combkey_doctor_journal".into() }.quoted(Backend::MySql);
+        (
+            format!(
+                "CREATE TABLE IF NOT EXISTS {name} (target VARCHAR(700) NOT NULL PRIMARY KEY, state VARCHAR(16) NOT NULL, \
+                 step INT NOT NULL, plan LONGTEXT NOT NULL, cursor_value TEXT, \
+                 updated_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP) ENGINE=InnoDB"
+            ),
+            name,
+        )
+    }
+
+    fn select_keys(&self, table: &Name, column: &Column, _only: bool, filter: &str) -> String {
+        // HEX() of the bytes as stored; MariaDB's UUID type shows its text through CAST.
+        let c = Backend::MySql.quote(&column.name);
+        let value = if column.data_type == "uuid" { format!("CAST({c} AS CHAR), 'text'") } else { format!("HEX({c}), 'bytes'") };
+        format!("SELECT {value} FROM {t} WHERE {c} IS NOT NULL{filter} ORDER BY {c}", t = table.quoted(Backend::MySql))
+    }
+
+    fn add_foreign_key(&self, fk: &ForeignKey) -> Option<String> {
+        Some(format!("ALTER TABLE {} ADD {}", fk.child.quoted(Backend::MySql), fk.definition))
+    }
+
+    fn drop_foreign_key(&self, fk: &ForeignKey) -> Option<String> {
+        Some(format!("ALTER TABLE {} DROP FOREIGN KEY {}", fk.child.quoted(Backend::MySql), Backend::MySql.quote(&fk.name)))
+    }
+
+    fn parse_key(&self, row: &[Option<String>]) -> Result<Stored, Error> {
+        let value = text(row, 0)?;
+        Ok(if cell(row, 1)?.as_deref() == Some("text") { Stored::Text(value) } else { Stored::Bytes(unhex(&value)?) })
+    }
+
+    fn key_literal(&self, value: &Stored) -> String {
+        match value {
+            Stored::Bytes(b) if b.is_empty() => "''".into(),
+            Stored::Bytes(b) => format!("0x{}", hex(b)),
+            // Only canonical UUID text (MariaDB's UUID type) is written as text.
+            Stored::Text(t) => string_literal(t),
+        }
+    }
+
+    fn map_table(&self, column_type: &str) -> Vec<String> {
+        let ty = if column_type == "uuid" { "UUID" } else { "VARBINARY(64)" };
+        vec![
+            format!("CREATE TEMPORARY TABLE IF NOT EXISTS combkey_doctor_map (old {ty} NOT NULL PRIMARY KEY, new {ty} NOT NULL)"),
+            "DELETE FROM combkey_doctor_map".into(),
+        ]
+    }
+
+    fn insert_map(&self, rows: &[(Stored, Stored)]) -> String {
+        let values: Vec<String> =
+            rows.iter().map(|(o, n)| format!("({}, {})", self.key_literal(o), self.key_literal(n))).collect();
+        format!("INSERT INTO combkey_doctor_map (old, new) VALUES {}", values.join(", "))
+    }
+
+    fn rewrite_from_map(&self, targets: &[Rewrite], _only: bool) -> Vec<String> {
+        // One statement per column: a temporary table may appear once per statement.
+        let q = |n: &str| Backend::MySql.quote(n);
+        let mut out = Vec::new();
+        for t in targets {
+            let keep: String = t.keep.iter().map(|k| format!(", t.{k} = t.{k}", k = q(k))).collect();
+            for c in &t.columns {
+                out.push(format!(
+                    "UPDATE {} t JOIN combkey_doctor_map m ON t.{c} = m.old SET t.{c} = m.new{keep}",
+                    t.table.quoted(Backend::MySql),
+                    c = q(c)
+                ));
+            }
+        }
+        out
+    }
+
+    fn retype(&self, table: &Name, column: &Column, table_definition: &str) -> Result<Retype, Error> {
+        let clause = column_clause(table_definition, &column.name).ok_or_else(|| {
+            Error::config("column", format!("{} of {table}", column.name), "a line of its own in SHOW CREATE TABLE")
+        })?;
+        if column.default.is_some() {
+            return Err(Error::config(
+                "key column to convert",
+                format!("{}.{} with DEFAULT {}", table, column.name, column.default.as_deref().unwrap_or_default()),
+                "no default (a text default has no BINARY(16) equivalent; drop it first)",
+            ));
+        }
+        if column.generated {
+            return Err(Error::config("key column to convert", format!("{}.{} (generated)", table, column.name), "a stored column"));
+        }
+        // The clause is `name type [attributes]`: keep the attributes (NULL/NOT NULL,
+        // COMMENT, INVISIBLE) except the text ones that no binary type takes.
+        let name = Backend::MySql.quote(&column.name);
+        let rest = clause.strip_prefix(&name).unwrap_or(&clause).trim_start();
+        let after_type = rest.split_once(' ').map_or("", |(_, r)| r);
+        let mut attrs: Vec<&str> = Vec::new();
+        let mut words = after_type.split(' ').peekable();
+        while let Some(w) = words.next() {
+            match w.to_ascii_uppercase().as_str() {
+                "CHARACTER" | "CHARSET" | "COLLATE" => {
+                    if w.eq_ignore_ascii_case("CHARACTER") {
+                        words.next();
+                    }
+                    words.next();
+                }
+                _ => attrs.push(w),
+            }
+        }
+        let attrs = attrs.join(" ");
+        let alter = |ty: &str| format!("ALTER TABLE {} MODIFY COLUMN {name} {ty} {attrs}", table.quoted(Backend::MySql)).trim_end().to_string();
+        Ok(Retype {
+            // Holds every UUID text form (at most 45 characters) and the 16 bytes alike.
+            before: Some(alter("varbinary(64)")),
+            between_type: Some("varbinary(64)".into()),
+            after: Some(alter("binary(16)")),
+            final_type: "binary(16)".into(),
+        })
+    }
+
+    fn write_guard(&self, table: &Name, tag: &str) -> Option<(Vec<String>, Vec<String>)> {
+        let t = table.quoted(Backend::MySql);
+        let schema = table.schema.as_deref().map(|s| format!("{}.", Backend::MySql.quote(s))).unwrap_or_default();
+        let message = string_literal(&format!(
+            "combkey doctor is converting the keys of {table}: writes wait until it ends (or re-run it to finish)"
+        ));
+        let mut create = Vec::new();
+        let mut drop = Vec::new();
+        for event in ["INSERT", "UPDATE", "DELETE"] {
+            let name = format!("{schema}{}", Backend::MySql.quote(&format!("combkey_guard_{tag}_{}", event.to_lowercase())));
+            create.push(format!(
+                "CREATE TRIGGER IF NOT EXISTS {name} BEFORE {event} ON {t} FOR EACH ROW \
+                 IF @combkey_doctor IS NULL THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = {message}; END IF"
+            ));
+            drop.push(format!("DROP TRIGGER IF EXISTS {name}"));
+        }
+        Some((create, drop))
+    }
+
+    fn not_sixteen_bytes(&self, table: &Name, column: &str) -> Option<String> {
+        let c = Backend::MySql.quote(column);
+        Some(format!("SELECT count(*) FROM {} WHERE {c} IS NOT NULL AND length({c}) <> 16", table.quoted(Backend::MySql)))
+    }
+
+    fn pass_guard(&self) -> Vec<String> {
+        vec!["SET @combkey_doctor = 1".into()]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_names() {
+        assert_eq!(parse_name("orders").unwrap(), (None, "orders".into()));
+        assert_eq!(parse_name("`shop`.`Or``ders`").unwrap(), (Some("shop".into()), "Or`ders".into()));
+        assert_eq!(parse_name("`a.b`").unwrap(), (None, "a.b".into()));
+        assert!(parse_name("a.b.c").is_err() && parse_name("").is_err() && parse_name("`open").is_err());
+    }
+
+    #[test]
+    fn clauses_from_show_create_table() {
+        let text = "CREATE TABLE `c` (\n  `id` int(11) NOT NULL,\n  `p_id` char(36) DEFAULT NULL COMMENT 'x',\n  \
+                    PRIMARY KEY (`id`),\n  CONSTRAINT `fk_p` FOREIGN KEY (`p_id`) REFERENCES `other`.`p` (`id`) ON DELETE CASCADE\n) ENGINE=InnoDB";
+        assert_eq!(
+            constraint_clause(text, "fk_p").as_deref(),
+            Some("CONSTRAINT `fk_p` FOREIGN KEY (`p_id`) REFERENCES `other`.`p` (`id`) ON DELETE CASCADE")
+        );
+        assert_eq!(column_clause(text, "p_id").as_deref(), Some("`p_id` char(36) DEFAULT NULL COMMENT 'x'"));
+        assert_eq!(constraint_clause(text, "nope"), None);
+    }
+}

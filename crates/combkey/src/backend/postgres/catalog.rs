@@ -1,0 +1,415 @@
+//! PostgreSQL's catalog (`pg_class`, `pg_attribute`, `pg_constraint`, `pg_trigger`,
+//! `pg_inherits`, `pg_index`), read with every value cast to text.
+
+use super::Postgres;
+use crate::backend::Backend;
+use crate::backend::catalog::{
+    Catalog, Check, Column, ForeignKey, Name, Query, Retype, Rewrite, Stored, Trigger, cell, flag, hex, string_literal, text,
+};
+use crate::error::Error;
+
+/// The table's oid, from its schema and name as stored.
+const OID: &str = "(SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2)";
+
+fn params(t: &Name) -> Vec<String> {
+    vec![t.schema.clone().unwrap_or_else(|| "public".into()), t.name.clone()]
+}
+
+fn names(rows: &[Vec<Option<String>>]) -> Result<Vec<Name>, Error> {
+    rows.iter().map(|r| Ok(Name { schema: Some(text(r, 0)?), name: text(r, 1)? })).collect()
+}
+
+/// `{a,b}` (a PostgreSQL text array) as its elements; names with commas or quotes come quoted.
+fn array(s: &str) -> Vec<String> {
+    let inner = s.trim().trim_start_matches('{').trim_end_matches('}');
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut chars = inner.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => quoted = !quoted,
+            '\\' if quoted => {
+                if let Some(n) = chars.next() {
+                    cur.push(n);
+                }
+            }
+            ',' if !quoted => out.push(core::mem::take(&mut cur)),
+            c => cur.push(c),
+        }
+    }
+    if !inner.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+impl Catalog for Postgres {
+    fn resolve(&self, user_name: &str) -> Result<Query<Option<Name>>, Error> {
+        Ok(Query {
+            sql: "SELECT n.nspname::text, c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+                  WHERE c.oid = to_regclass($1) AND c.relkind IN ('r', 'p')"
+                .into(),
+            params: vec![user_name.to_string()],
+            parse: |rows| Ok(names(rows)?.into_iter().next()),
+        })
+    }
+
+    fn columns(&self, table: &Name) -> Query<Vec<Column>> {
+        Query {
+            sql: format!(
+                "SELECT a.attname::text, format_type(a.atttypid, a.atttypmod), (NOT a.attnotnull)::text, \
+                 pg_get_expr(d.adbin, d.adrelid), (a.attgenerated <> '')::text \
+                 FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum \
+                 WHERE a.attrelid = {OID} AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum"
+            ),
+            params: params(table),
+            parse: |rows| {
+                rows.iter()
+                    .map(|r| {
+                        Ok(Column {
+                            name: text(r, 0)?,
+                            data_type: text(r, 1)?.to_lowercase(),
+                            nullable: flag(r, 2)?,
+                            default: cell(r, 3)?,
+                            auto_update: false,
+                            generated: flag(r, 4)?,
+                        })
+                    })
+                    .collect()
+            },
+        }
+    }
+
+    fn primary_key(&self, table: &Name) -> Query<Vec<String>> {
+        Query {
+            sql: format!(
+                "SELECT a.attname::text FROM pg_constraint k CROSS JOIN LATERAL unnest(k.conkey) WITH ORDINALITY AS u(attnum, i) \
+                 JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = u.attnum \
+                 WHERE k.conrelid = {OID} AND k.contype = 'p' ORDER BY u.i"
+            ),
+            params: params(table),
+            parse: |rows| rows.iter().map(|r| text(r, 0)).collect(),
+        }
+    }
+
+    fn references(&self, table: &Name, column: &str) -> Query<Vec<ForeignKey>> {
+        let mut p = params(table);
+        p.push(column.to_string());
+        Query {
+            sql: format!(
+                "SELECT k.conname::text, cn.nspname::text, cc.relname::text, \
+                 (SELECT array_agg(a.attname::text ORDER BY u.i) FROM unnest(k.conkey) WITH ORDINALITY u(n, i) \
+                    JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = u.n)::text, \
+                 pn.nspname::text, pc.relname::text, \
+                 (SELECT array_agg(a.attname::text ORDER BY u.i) FROM unnest(k.confkey) WITH ORDINALITY u(n, i) \
+                    JOIN pg_attribute a ON a.attrelid = k.confrelid AND a.attnum = u.n)::text, \
+                 pg_get_constraintdef(k.oid), k.confupdtype::text \
+                 FROM pg_constraint k \
+                 JOIN pg_class cc ON cc.oid = k.conrelid JOIN pg_namespace cn ON cn.oid = cc.relnamespace \
+                 JOIN pg_class pc ON pc.oid = k.confrelid JOIN pg_namespace pn ON pn.oid = pc.relnamespace \
+                 WHERE k.contype = 'f' AND k.confrelid = {OID} \
+                 AND EXISTS (SELECT 1 FROM unnest(k.confkey) n JOIN pg_attribute a ON a.attrelid = k.confrelid AND a.attnum = n \
+                             WHERE a.attname = $3) \
+                 ORDER BY 2, 3, 1"
+            ),
+            params: p,
+            parse: |rows| {
+                rows.iter()
+                    .map(|r| {
+                        let action = match text(r, 8)?.as_str() {
+                            "a" => "NO ACTION",
+                            "r" => "RESTRICT",
+                            "c" => "CASCADE",
+                            "n" => "SET NULL",
+                            "d" => "SET DEFAULT",
+                            _ => "NO ACTION",
+                        };
+                        Ok(ForeignKey {
+                            name: text(r, 0)?,
+                            child: Name { schema: Some(text(r, 1)?), name: text(r, 2)? },
+                            child_columns: array(&text(r, 3)?),
+                            parent: Name { schema: Some(text(r, 4)?), name: text(r, 5)? },
+                            parent_columns: array(&text(r, 6)?),
+                            definition: text(r, 7)?,
+                            on_update: action.into(),
+                        })
+                    })
+                    .collect()
+            },
+        }
+    }
+
+    fn triggers(&self, table: &Name) -> Query<Vec<Trigger>> {
+        Query {
+            sql: format!(
+                "SELECT n.nspname::text, c.relname::text, t.tgname::text, \
+                 concat_ws(' ', CASE WHEN t.tgtype & 2 <> 0 THEN 'BEFORE' WHEN t.tgtype & 64 <> 0 THEN 'INSTEAD OF' ELSE 'AFTER' END, \
+                   CASE WHEN t.tgtype & 4 <> 0 THEN 'INSERT' END, CASE WHEN t.tgtype & 16 <> 0 THEN 'UPDATE' END, \
+                   CASE WHEN t.tgtype & 8 <> 0 THEN 'DELETE' END, CASE WHEN t.tgtype & 32 <> 0 THEN 'TRUNCATE' END), \
+                 pg_get_triggerdef(t.oid) \
+                 FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace \
+                 WHERE t.tgrelid = {OID} AND NOT t.tgisinternal AND t.tgenabled <> 'D' ORDER BY 3"
+            ),
+            params: params(table),
+            parse: |rows| {
+                rows.iter()
+                    .map(|r| {
+                        Ok(Trigger {
+                            table: Name { schema: Some(text(r, 0)?), name: text(r, 1)? },
+                            name: text(r, 2)?,
+                            events: text(r, 3)?,
+                            definition: text(r, 4)?,
+                        })
+                    })
+                    .collect()
+            },
+        }
+    }
+
+    fn checks(&self, table: &Name, column: &str) -> Query<Vec<Check>> {
+        let mut p = params(table);
+        p.push(column.to_string());
+        Query {
+            sql: format!(
+                "SELECT n.nspname::text, c.relname::text, k.conname::text, pg_get_constraintdef(k.oid) \
+                 FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace \
+                 WHERE k.conrelid = {OID} AND k.contype = 'c' \
+                 AND EXISTS (SELECT 1 FROM unnest(k.conkey) x JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = x \
+                             WHERE a.attname = $3) ORDER BY 3"
+            ),
+            params: p,
+            parse: |rows| {
+                rows.iter()
+                    .map(|r| {
+                        Ok(Check {
+                            table: Name { schema: Some(text(r, 0)?), name: text(r, 1)? },
+                            name: text(r, 2)?,
+                            definition: text(r, 3)?,
+                        })
+                    })
+                    .collect()
+            },
+        }
+    }
+
+    fn inheritors(&self, table: &Name) -> Query<Vec<Name>> {
+        Query {
+            sql: format!(
+                "SELECT n.nspname::text, c.relname::text FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid \
+                 JOIN pg_namespace n ON n.oid = c.relnamespace WHERE i.inhparent = {OID} ORDER BY 1, 2"
+            ),
+            params: params(table),
+            parse: names,
+        }
+    }
+
+    fn has_index_on(&self, table: &Name, columns: &[String]) -> Query<bool> {
+        let mut p = params(table);
+        p.push(format!("{{{}}}", columns.iter().map(|c| format!("\"{}\"", c.replace('\\', "\\\\").replace('"', "\\\""))).collect::<Vec<_>>().join(",")));
+        Query {
+            sql: format!(
+                "SELECT (count(*) > 0)::text FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] \
+                 WHERE i.indrelid = {OID} AND a.attname = ANY($3::text[])"
+            ),
+            params: p,
+            parse: |rows| rows.first().map_or(Ok(false), |r| flag(r, 0)),
+        }
+    }
+
+    fn definition(&self, table: &Name) -> Query<String> {
+        Query {
+            sql: format!(
+                "SELECT concat_ws(E'\\n', \
+                   (SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod) \
+                      || CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END \
+                      || coalesce(' DEFAULT ' || pg_get_expr(d.adbin, d.adrelid), ''), E'\\n' ORDER BY a.attnum) \
+                    FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum \
+                    WHERE a.attrelid = {OID} AND a.attnum > 0 AND NOT a.attisdropped), \
+                   (SELECT string_agg('CONSTRAINT ' || conname || ' ' || pg_get_constraintdef(oid), E'\\n' ORDER BY conname) \
+                    FROM pg_constraint WHERE conrelid = {OID}), \
+                   (SELECT string_agg(pg_get_indexdef(indexrelid), E'\\n' ORDER BY indexrelid::regclass::text) \
+                    FROM pg_index WHERE indrelid = {OID}), \
+                   (SELECT string_agg(pg_get_triggerdef(oid), E'\\n' ORDER BY tgname) \
+                    FROM pg_trigger WHERE tgrelid = {OID} AND NOT tgisinternal), \
+                   (SELECT 'COMMENT ' || description FROM pg_description WHERE objoid = {OID} AND objsubid = 0))"
+            ),
+            params: params(table),
+            parse: |rows| rows.first().map_or(Ok(String::new()), |r| Ok(cell(r, 0)?.unwrap_or_default())),
+        }
+    }
+
+    fn index_size(&self, table: &Name) -> Query<Option<i64>> {
+        Query {
+            sql: format!("SELECT pg_relation_size(i.indexrelid)::text FROM pg_index i WHERE i.indrelid = {OID} AND i.indisprimary"),
+            params: params(table),
+            parse: |rows| Ok(rows.first().and_then(|r| cell(r, 0).ok().flatten()).and_then(|n| n.parse().ok())),
+        }
+    }
+
+    fn leaf_density_available(&self) -> Query<bool> {
+        Query {
+            sql: "SELECT (to_regproc('pgstatindex') IS NOT NULL)::text".into(),
+            params: Vec::new(),
+            parse: |rows| rows.first().map_or(Ok(false), |r| flag(r, 0)),
+        }
+    }
+
+    fn leaf_density(&self, table: &Name) -> Option<Query<Option<f64>>> {
+        Some(Query {
+            sql: format!(
+                "SELECT s.avg_leaf_density::text FROM pg_index i CROSS JOIN LATERAL pgstatindex(i.indexrelid::regclass) s \
+                 WHERE i.indrelid = {OID} AND i.indisprimary"
+            ),
+            params: params(table),
+            parse: |rows| Ok(rows.first().and_then(|r| cell(r, 0).ok().flatten()).and_then(|n| n.parse().ok())),
+        })
+    }
+
+    fn row_estimate(&self, table: &Name) -> Query<Option<i64>> {
+        Query {
+            sql: format!("SELECT reltuples::bigint::text FROM pg_class WHERE oid = {OID}"),
+            params: params(table),
+            parse: |rows| Ok(rows.first().and_then(|r| cell(r, 0).ok().flatten()).and_then(|n| n.parse().ok()).filter(|n: &i64| *n >= 0)),
+        }
+    }
+
+    fn transactional_ddl(&self) -> bool {
+        true
+    }
+
+    fn session(&self, lock_timeout_ms: u64) -> Vec<String> {
+        vec![format!("SET lock_timeout = '{lock_timeout_ms}ms'")]
+    }
+
+    fn begin_read_only(&self) -> Vec<String> {
+        vec!["START TRANSACTION READ ONLY".into()]
+    }
+
+    fn fk_checks_off(&self) -> Option<(Vec<String>, Vec<String>)> {
+        None
+    }
+
+    fn param(&self, n: usize) -> String {
+        format!("${n}")
+    }
+
+    fn journal_table(&self, schema: Option<&str>) -> (String, String) {
+        let name = Name { schema: schema.map(str::to_string), name: "combkey_doctor_journal".into() }.quoted(Backend::Postgres);
+        (
+            format!(
+                "CREATE TABLE IF NOT EXISTS {name} (target text PRIMARY KEY, state text NOT NULL, step integer NOT NULL, \
+                 plan text NOT NULL, cursor_value text, updated_at timestamptz NOT NULL DEFAULT now())"
+            ),
+            name,
+        )
+    }
+
+    fn select_keys(&self, table: &Name, column: &Column, only: bool, filter: &str) -> String {
+        let c = Backend::Postgres.quote(&column.name);
+        let only = if only { "ONLY " } else { "" };
+        format!("SELECT {c}::text FROM {only}{t} WHERE {c} IS NOT NULL{filter} ORDER BY {c}", t = table.quoted(Backend::Postgres))
+    }
+
+    fn add_foreign_key(&self, fk: &ForeignKey) -> Option<String> {
+        Some(format!(
+            "ALTER TABLE {} ADD CONSTRAINT {} {}",
+            fk.child.quoted(Backend::Postgres),
+            Backend::Postgres.quote(&fk.name),
+            fk.definition
+        ))
+    }
+
+    fn drop_foreign_key(&self, fk: &ForeignKey) -> Option<String> {
+        Some(format!("ALTER TABLE {} DROP CONSTRAINT {}", fk.child.quoted(Backend::Postgres), Backend::Postgres.quote(&fk.name)))
+    }
+
+    fn parse_key(&self, row: &[Option<String>]) -> Result<Stored, Error> {
+        Ok(Stored::Text(text(row, 0)?))
+    }
+
+    fn key_literal(&self, value: &Stored) -> String {
+        match value {
+            Stored::Text(t) => string_literal(t),
+            Stored::Bytes(b) => format!("'\\x{}'::bytea", hex(b)),
+        }
+    }
+
+    fn map_table(&self, column_type: &str) -> Vec<String> {
+        let ty = if column_type == "uuid" { "uuid" } else { "text" };
+        vec![
+            format!("CREATE TEMPORARY TABLE IF NOT EXISTS combkey_doctor_map (old {ty} PRIMARY KEY, new {ty} NOT NULL)"),
+            "TRUNCATE combkey_doctor_map".into(),
+        ]
+    }
+
+    fn insert_map(&self, rows: &[(Stored, Stored)]) -> String {
+        let values: Vec<String> =
+            rows.iter().map(|(o, n)| format!("({}, {})", self.key_literal(o), self.key_literal(n))).collect();
+        format!("INSERT INTO combkey_doctor_map (old, new) VALUES {}", values.join(", "))
+    }
+
+    fn rewrite_from_map(&self, targets: &[Rewrite], only: bool) -> Vec<String> {
+        let q = |n: &str| Backend::Postgres.quote(n);
+        let only = if only { "ONLY " } else { "" };
+        let parts: Vec<String> = targets
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let sets: Vec<String> = t
+                    .columns
+                    .iter()
+                    .map(|c| {
+                        format!("{c} = COALESCE((SELECT m.new FROM combkey_doctor_map m WHERE m.old = t.{c}), t.{c})", c = q(c))
+                    })
+                    .collect();
+                let wheres: Vec<String> =
+                    t.columns.iter().map(|c| format!("t.{} IN (SELECT old FROM combkey_doctor_map)", q(c))).collect();
+                format!(
+                    "u{i} AS (UPDATE {only}{} t SET {} WHERE {} RETURNING 1)",
+                    t.table.quoted(Backend::Postgres),
+                    sets.join(", "),
+                    wheres.join(" OR ")
+                )
+            })
+            .collect();
+        let counts: Vec<String> = (0..targets.len()).map(|i| format!("(SELECT count(*) FROM u{i})")).collect();
+        vec![format!("WITH {} SELECT {}", parts.join(", "), counts.join(" + "))]
+    }
+
+    fn retype(&self, table: &Name, column: &Column, _table_definition: &str) -> Result<Retype, Error> {
+        let c = Backend::Postgres.quote(&column.name);
+        Ok(Retype {
+            before: None,
+            between_type: None,
+            after: Some(format!(
+                "ALTER TABLE {} ALTER COLUMN {c} TYPE uuid USING {c}::uuid",
+                table.quoted(Backend::Postgres)
+            )),
+            final_type: "uuid".into(),
+        })
+    }
+
+    fn write_guard(&self, _table: &Name, _tag: &str) -> Option<(Vec<String>, Vec<String>)> {
+        None
+    }
+
+    fn temporary_index(&self, table: &Name, columns: &[String], name: &str) -> Option<(String, String)> {
+        let cols: Vec<String> = columns.iter().map(|c| Backend::Postgres.quote(c)).collect();
+        let schema = table.schema.as_deref().map(|s| format!("{}.", Backend::Postgres.quote(s))).unwrap_or_default();
+        Some((
+            format!("CREATE INDEX {} ON {} ({})", Backend::Postgres.quote(name), table.quoted(Backend::Postgres), cols.join(", ")),
+            format!("DROP INDEX {schema}{}", Backend::Postgres.quote(name)),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn text_arrays() {
+        assert_eq!(super::array("{a,b}"), ["a", "b"]);
+        assert_eq!(super::array("{\"we,ird\",\"q\\\"uote\",x}"), ["we,ird", "q\"uote", "x"]);
+        assert!(super::array("{}").is_empty());
+    }
+}
