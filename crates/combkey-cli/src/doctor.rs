@@ -144,6 +144,11 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, combkey
     let (plan, values) = doctor.plan(&args.table, &args.column, options).await?;
     let table = format!("{}.{}", combkey::backend::catalog::Name::from(&plan.table), plan.column);
     if plan.is_empty() {
+        if args.json {
+            let report = doctor.audit(&args.table, &args.column, None, options).await?;
+            writeln!(out, "{}", report.json())?;
+            return Ok(true);
+        }
         writeln!(out, "-- combkey doctor: nothing to do for {table}.")?;
         for (layout, (n, why)) in &plan.kept {
             writeln!(out, "-- {n} {layout} keys stay: {why}")?;

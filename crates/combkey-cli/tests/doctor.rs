@@ -1,10 +1,13 @@
-//! `combkey doctor` on real PostgreSQL, MariaDB and SQLite: tables keyed by other systems'
-//! layouts (RT.Comb `Sql` ids in a PostgreSQL `uuid` column, SQL Server `NEWSEQUENTIALID`
-//! values, `CHAR(36)` v7 text in MariaDB, a v4/v7 mix and RT.Comb text keys in SQLite), each
-//! with a child table referencing it. The audit names the layouts and how the database
-//! orders them; the migration makes `ORDER BY id` creation order, keeps every child joined,
-//! converts back to the old keys, and has nothing to do when run again; a migration killed
-//! half-way leaves the table as it was.
+//! `combkey doctor` on real PostgreSQL, MariaDB and SQLite, driven as a DBA drives it: tables
+//! keyed by other systems' layouts (RT.Comb `Sql` ids, SQL Server `NEWSEQUENTIALID` values,
+//! UUID text in any form, a v4/v7/RT.Comb mix), with children that reference them alone or
+//! with other columns, from other schemas, through quoted names. The audit reads only; a
+//! migration makes `ORDER BY id` creation order, keeps every child joined and every object as
+//! it was, converts back to the old keys, and has nothing to do when run again; a migration
+//! stopped after any one of its steps leaves the tables as they were (one transaction) or
+//! finishes when run again (MariaDB's journaled type change).
+//!
+//! Each test has tables of its own (named after it), so tests running at once never meet.
 
 use std::process::{Command, Output};
 use std::sync::Arc;
@@ -13,6 +16,15 @@ use combkey::layouts::{Layout, RtCombLayout, V1Generator};
 use combkey::{Comb, FixedClock, RandomSource, SeededRandom, Timestamp, V7Generator};
 use serde_json::Value;
 use sqlx::{AssertSqlSafe, Connection, MySqlConnection, PgConnection, SqliteConnection};
+
+fn combkey_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_combkey"));
+    cmd.args(args).stdin(std::process::Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run combkey")
+}
 
 fn combkey(args: &[&str], stdin: Option<&str>) -> Output {
     use std::io::Write;
@@ -35,6 +47,10 @@ fn ok(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 /// `combkey doctor --json` on the table: the report.
 fn report(url: &str, table: &str, extra: &[&str]) -> Value {
     let mut args = vec!["doctor", "--url", url, "--table", table, "--json"];
@@ -45,6 +61,22 @@ fn report(url: &str, table: &str, extra: &[&str]) -> Value {
 
 fn layouts(r: &Value) -> Vec<(String, u64)> {
     r["layouts"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.as_u64().unwrap())).collect()
+}
+
+/// How many steps the migration of `table` has (`--migration-sql` numbers them).
+fn steps(url: &str, table: &str, extra: &[&str]) -> usize {
+    let mut args = vec!["doctor", "--url", url, "--table", table, "--migration-sql"];
+    args.extend_from_slice(extra);
+    let sql = ok(&combkey(&args, None));
+    sql.lines().filter(|l| l.starts_with("-- step ")).count()
+}
+
+/// `--apply`, stopped (as a kill would stop it) right after step `k` (0-based).
+fn apply_stopped_after(url: &str, table: &str, k: usize, extra: &[&str]) -> Output {
+    let mut args = vec!["doctor", "--url", url, "--table", table, "--apply"];
+    args.extend_from_slice(extra);
+    let k = k.to_string();
+    combkey_env(&args, &[("COMBKEY_DOCTOR_FAIL_AFTER_STEP", &k)])
 }
 
 /// `n` times one second apart from 2026-01-01.
@@ -91,48 +123,59 @@ mod postgres {
         PgConnection::connect(&combkey_testutil::pg_url()).await.expect("PostgreSQL (source scripts/servers.sh)")
     }
 
+    async fn exec(c: &mut PgConnection, sql: &str) {
+        sqlx::raw_sql(AssertSqlSafe(sql.to_string())).execute(c).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+
     /// A parent keyed by `ids` (with each key's text in `old`), a child per second parent.
     async fn seed(c: &mut PgConnection, table: &str, ids: &[Comb]) {
-        sqlx::raw_sql(AssertSqlSafe(format!(
-            "DROP TABLE IF EXISTS {table}_items; DROP TABLE IF EXISTS {table};
-             CREATE TABLE {table} (id uuid PRIMARY KEY, old text NOT NULL);
-             CREATE TABLE {table}_items (n serial PRIMARY KEY, parent uuid NOT NULL REFERENCES {table} (id))"
-        )))
-        .execute(&mut *c)
-        .await
-        .unwrap();
+        exec(
+            c,
+            &format!(
+                "DROP TABLE IF EXISTS {table}_items; DROP TABLE IF EXISTS {table};
+                 CREATE TABLE {table} (id uuid PRIMARY KEY, old text NOT NULL);
+                 CREATE TABLE {table}_items (n serial PRIMARY KEY, parent uuid NOT NULL REFERENCES {table} (id))"
+            ),
+        )
+        .await;
         let texts: Vec<String> = ids.iter().map(ToString::to_string).collect();
-        sqlx::query(AssertSqlSafe(format!(
-            "INSERT INTO {table} (id, old) SELECT u::uuid, u FROM UNNEST($1::text[]) u"
-        )))
-        .bind(&texts)
-        .execute(&mut *c)
-        .await
-        .unwrap();
-        sqlx::query(AssertSqlSafe(format!(
-            "INSERT INTO {table}_items (parent) SELECT id FROM {table} ORDER BY old LIMIT {}",
-            ids.len() / 2
-        )))
-        .execute(&mut *c)
-        .await
-        .unwrap();
+        sqlx::query(AssertSqlSafe(format!("INSERT INTO {table} (id, old) SELECT u::uuid, u FROM UNNEST($1::text[]) u")))
+            .bind(&texts)
+            .execute(&mut *c)
+            .await
+            .unwrap();
+        exec(c, &format!("INSERT INTO {table}_items (parent) SELECT id FROM {table} ORDER BY old LIMIT {}", ids.len() / 2))
+            .await;
     }
 
     async fn pairs(c: &mut PgConnection, table: &str) -> Vec<(String, String)> {
-        sqlx::query_as(AssertSqlSafe(format!("SELECT id::text, old FROM {table} ORDER BY id")))
-            .fetch_all(c)
-            .await
-            .unwrap()
+        sqlx::query_as(AssertSqlSafe(format!("SELECT id::text, old FROM {table} ORDER BY id"))).fetch_all(c).await.unwrap()
     }
 
     async fn joined(c: &mut PgConnection, table: &str) -> (i64, i64) {
-        let both: (i64, i64) = sqlx::query_as(AssertSqlSafe(format!(
+        sqlx::query_as(AssertSqlSafe(format!(
             "SELECT (SELECT count(*) FROM {table}_items i JOIN {table} p ON p.id = i.parent), (SELECT count(*) FROM {table}_items)"
         )))
         .fetch_one(c)
         .await
-        .unwrap();
-        both
+        .unwrap()
+    }
+
+    /// Every constraint and index of the tables, as PostgreSQL writes them.
+    async fn objects(c: &mut PgConnection, tables: &[&str]) -> Vec<String> {
+        let mut out = Vec::new();
+        for t in tables {
+            let defs: Vec<String> = sqlx::query_scalar(
+                "SELECT conname || ' ' || pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = to_regclass($1)
+                 UNION ALL SELECT pg_get_indexdef(indexrelid) FROM pg_index WHERE indrelid = to_regclass($1) ORDER BY 1",
+            )
+            .bind(*t)
+            .fetch_all(&mut *c)
+            .await
+            .unwrap();
+            out.extend(defs);
+        }
+        out
     }
 
     #[tokio::test]
@@ -140,6 +183,7 @@ mod postgres {
         let url = combkey_testutil::pg_url();
         let mut c = connect().await;
         seed(&mut c, "doctor_rt", &rtcomb_sql(2000, 1)).await;
+        let before_objects = objects(&mut c, &["doctor_rt", "doctor_rt_items"]).await;
         let before = report(&url, "doctor_rt", &[]);
         assert_eq!(layouts(&before), [("rtcomb-sql".to_string(), 2000)], "{before}");
         let order = before["time_order"].as_f64().unwrap();
@@ -148,20 +192,20 @@ mod postgres {
         assert_eq!(before["stored_form_ok"], true);
         assert_eq!(before["referenced_by"], serde_json::json!(["doctor_rt_items.parent"]));
         assert!(before["recommendation"].as_str().unwrap().contains("Convert 2000 rtcomb-sql keys to v7"), "{before}");
-        assert!(before["index"]["leaf_density"].as_f64().is_some(), "{before}");
 
-        // The SQL alone changes nothing.
+        // The SQL alone changes nothing, and drops no foreign key: the keys and the
+        // referencing column change in one statement, which PostgreSQL checks at its end.
         let sql = ok(&combkey(&["doctor", "--url", &url, "--table", "doctor_rt", "--migration-sql"], None));
-        assert!(
-            sql.contains("ALTER TABLE doctor_rt_items DROP CONSTRAINT") && sql.contains("UPDATE doctor_rt_items c")
-        );
+        assert!(!sql.contains("DROP CONSTRAINT"), "{sql}");
+        assert!(sql.contains("UPDATE \"public\".\"doctor_rt_items\" t SET"), "{sql}");
         assert_eq!(layouts(&report(&url, "doctor_rt", &[])), [("rtcomb-sql".to_string(), 2000)]);
 
         let after = report(&url, "doctor_rt", &["--apply"]);
         assert_eq!(layouts(&after), [("v7".to_string(), 2000)], "{after}");
         assert_eq!(after["time_order"].as_f64(), Some(1.0));
-        assert_eq!(after["referenced_by"], serde_json::json!(["doctor_rt_items.parent"]), "the foreign key is back");
+        assert_eq!(after["referenced_by"], serde_json::json!(["doctor_rt_items.parent"]), "the foreign key is there");
         assert_eq!(joined(&mut c, "doctor_rt").await, (1000, 1000));
+        assert_eq!(objects(&mut c, &["doctor_rt", "doctor_rt_items"]).await, before_objects, "every object as it was");
         // Each new key converts back to the old one.
         let rows = pairs(&mut c, "doctor_rt").await;
         let new: Vec<String> = rows.iter().map(|(id, _)| id.clone()).collect();
@@ -199,13 +243,45 @@ mod postgres {
         let url = combkey_testutil::pg_url();
         let mut c = connect().await;
         seed(&mut c, "doctor_sample", &rtcomb_sql(20_000, 7)).await;
-        sqlx::raw_sql("ANALYZE doctor_sample").execute(&mut c).await.unwrap();
+        exec(&mut c, "ANALYZE doctor_sample").await;
         let r = report(&url, "doctor_sample", &["--sample", "2000"]);
         assert_eq!(r["sampled"], true);
         let read = r["read"].as_u64().unwrap();
         assert!((1000..4000).contains(&read), "about 2000 keys read: {read}");
         assert_eq!(layouts(&r), [("rtcomb-sql".to_string(), read)]);
         assert!(r["time_order"].as_f64().unwrap() < 0.65, "{r}");
+    }
+
+    /// Stopped after each step in turn: the tables are exactly as they were (before the
+    /// commit) or the job is done (after it), never in between; the next run finishes it.
+    #[tokio::test]
+    async fn stopped_after_any_step_done_or_unchanged_and_a_rerun_finishes() {
+        let url = combkey_testutil::pg_url();
+        let mut c = connect().await;
+        let ids = rtcomb_sql(300, 21);
+        seed(&mut c, "doctor_steps", &ids).await;
+        let rows = pairs(&mut c, "doctor_steps").await;
+        let defs = objects(&mut c, &["doctor_steps", "doctor_steps_items"]).await;
+        let n = steps(&url, "doctor_steps", &[]);
+        assert!(n >= 6, "{n} steps");
+        let mut unchanged = 0;
+        for k in 0..n {
+            seed(&mut c, "doctor_steps", &ids).await;
+            let out = apply_stopped_after(&url, "doctor_steps", k, &[]);
+            assert!(!out.status.success(), "stopped after step {k}: {}", stderr(&out));
+            let now = report(&url, "doctor_steps", &[]);
+            if layouts(&now) == [("rtcomb-sql".to_string(), 300)] {
+                assert_eq!(pairs(&mut c, "doctor_steps").await, rows, "after a stop at step {k}: every key as it was");
+                unchanged += 1;
+            } else {
+                assert_eq!(layouts(&now), [("v7".to_string(), 300)], "after a stop at step {k}: done or unchanged");
+            }
+            assert_eq!(objects(&mut c, &["doctor_steps", "doctor_steps_items"]).await, defs, "step {k}: objects");
+            assert_eq!(joined(&mut c, "doctor_steps").await, (150, 150), "step {k}");
+            let after = report(&url, "doctor_steps", &["--apply"]);
+            assert_eq!(layouts(&after), [("v7".to_string(), 300)], "{after}");
+        }
+        assert!(unchanged >= n - 3, "every step before the commit left everything unchanged ({unchanged} of {n})");
     }
 
     /// Kill the migration's connection half-way: the transaction rolls back, the table and
@@ -229,7 +305,8 @@ mod postgres {
         for _ in 0..20_000 {
             let n: i64 = sqlx::query_scalar(
                 "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
-                 WHERE application_name = 'combkey_doctor_kill_test' AND xact_start IS NOT NULL AND pid <> pg_backend_pid()",
+                 WHERE application_name = 'combkey_doctor_kill_test' AND state <> 'idle' AND xact_start IS NOT NULL \
+                 AND query LIKE 'INSERT INTO combkey_doctor_map%' AND pid <> pg_backend_pid()",
             )
             .fetch_one(&mut c)
             .await
@@ -250,94 +327,505 @@ mod postgres {
         assert_eq!(joined(&mut c, "doctor_kill").await, (30_000, 30_000));
         let r = report(&url, "doctor_kill", &[]);
         assert_eq!(layouts(&r), [("rtcomb-sql".to_string(), 60_000)]);
-        assert_eq!(
-            r["referenced_by"],
-            serde_json::json!(["doctor_kill_items.parent"]),
-            "the foreign key is still there"
-        );
+        assert_eq!(r["referenced_by"], serde_json::json!(["doctor_kill_items.parent"]), "the foreign key is still there");
+    }
+
+    /// Quoted mixed-case names, a schema, a composite foreign key from another schema, and a
+    /// same-named lower-case table that must not be touched.
+    #[tokio::test]
+    async fn quoted_names_schemas_and_composite_keys() {
+        let url = combkey_testutil::pg_url();
+        let mut c = connect().await;
+        exec(
+            &mut c,
+            r#"DROP SCHEMA IF EXISTS doctor_shop CASCADE; DROP SCHEMA IF EXISTS doctor_other CASCADE;
+               CREATE SCHEMA doctor_shop; CREATE SCHEMA doctor_other;
+               CREATE TABLE doctor_shop."Orders" (id uuid NOT NULL, tenant int NOT NULL, PRIMARY KEY (id), UNIQUE (id, tenant));
+               CREATE TABLE doctor_shop.orders (id uuid PRIMARY KEY);
+               CREATE TABLE doctor_other."Lines" (n serial PRIMARY KEY, order_id uuid, tenant int,
+                 CONSTRAINT "Lines_order" FOREIGN KEY (order_id, tenant) REFERENCES doctor_shop."Orders" (id, tenant)
+                 ON DELETE CASCADE DEFERRABLE INITIALLY IMMEDIATE)"#,
+        )
+        .await;
+        let ids = rtcomb_sql(200, 31);
+        let other = rtcomb_sql(50, 32);
+        for (i, id) in ids.iter().enumerate() {
+            exec(&mut c, &format!(r#"INSERT INTO doctor_shop."Orders" VALUES ('{id}', {})"#, i % 3)).await;
+            exec(&mut c, &format!(r#"INSERT INTO doctor_other."Lines" (order_id, tenant) VALUES ('{id}', {})"#, i % 3)).await;
+        }
+        for id in &other {
+            exec(&mut c, &format!("INSERT INTO doctor_shop.orders VALUES ('{id}')")).await;
+        }
+        let lower_before: Vec<String> =
+            sqlx::query_scalar("SELECT id::text FROM doctor_shop.orders ORDER BY id").fetch_all(&mut c).await.unwrap();
+        let quoted = r#"doctor_shop."Orders""#;
+        let before = report(&url, quoted, &[]);
+        assert_eq!(layouts(&before), [("rtcomb-sql".to_string(), 200)], "only \"Orders\", not orders: {before}");
+        assert_eq!(before["referenced_by"], serde_json::json!(["doctor_other.Lines.(order_id, tenant)"]), "{before}");
+        let defs_before = objects(&mut c, &[quoted, r#"doctor_other."Lines""#]).await;
+        let after = report(&url, quoted, &["--apply"]);
+        assert_eq!(layouts(&after), [("v7".to_string(), 200)], "{after}");
+        let joined: i64 = sqlx::query_scalar(
+            r#"SELECT count(*) FROM doctor_other."Lines" l JOIN doctor_shop."Orders" o ON o.id = l.order_id AND o.tenant = l.tenant"#,
+        )
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+        assert_eq!(joined, 200);
+        assert_eq!(objects(&mut c, &[quoted, r#"doctor_other."Lines""#]).await, defs_before, "the FK, deferrability included");
+        let lower_after: Vec<String> =
+            sqlx::query_scalar("SELECT id::text FROM doctor_shop.orders ORDER BY id").fetch_all(&mut c).await.unwrap();
+        assert_eq!(lower_after, lower_before, "the lower-case table is not touched");
+        // Unquoted, PostgreSQL folds the name: that is the other table.
+        let folded = report(&url, "doctor_shop.Orders", &[]);
+        assert_eq!(folded["rows"], 50, "{folded}");
+    }
+
+    /// A text key in any UUID form (hyphenated, upper case, braces, URN, 32 digits) becomes a
+    /// `uuid` column holding the same ids, its referencing column too, the foreign key back.
+    #[tokio::test]
+    async fn text_keys_of_every_form_become_uuid() {
+        let url = combkey_testutil::pg_url();
+        let mut c = connect().await;
+        exec(
+            &mut c,
+            "DROP TABLE IF EXISTS doctor_text_items; DROP TABLE IF EXISTS doctor_text;
+             CREATE TABLE doctor_text (id text PRIMARY KEY, expect uuid NOT NULL);
+             CREATE TABLE doctor_text_items (n serial PRIMARY KEY, parent text REFERENCES doctor_text (id) ON UPDATE CASCADE)",
+        )
+        .await;
+        let g = V7Generator::new();
+        for (i, t) in times(50).into_iter().enumerate() {
+            let id = g.generate_at(t);
+            let u = uuid::Uuid::from_bytes(id.into_bytes());
+            let text = match i % 5 {
+                0 => id.to_string(),
+                1 => id.to_string().to_uppercase(),
+                2 => format!("{}", u.braced()),
+                3 => format!("{}", u.urn()),
+                _ => format!("{}", u.simple()),
+            };
+            exec(&mut c, &format!("INSERT INTO doctor_text VALUES ('{text}', '{id}'); INSERT INTO doctor_text_items (parent) VALUES ('{text}')")).await;
+        }
+        let after = report(&url, "doctor_text", &["--apply"]);
+        assert_eq!(after["column_type"], "uuid", "{after}");
+        let same: i64 = sqlx::query_scalar("SELECT count(*) FROM doctor_text WHERE id = expect").fetch_one(&mut c).await.unwrap();
+        assert_eq!(same, 50, "every id is the one its text wrote");
+        let joined: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM doctor_text_items i JOIN doctor_text t ON t.id = i.parent")
+                .fetch_one(&mut c)
+                .await
+                .unwrap();
+        assert_eq!(joined, 50);
+        assert_eq!(after["referenced_by"], serde_json::json!(["doctor_text_items.parent"]));
+    }
+
+    /// User triggers are named and refused unless `--triggers fire`; inheriting tables are
+    /// named and refused unless `--inherited only|include`; nothing changes when refused.
+    #[tokio::test]
+    async fn triggers_and_inheritance_are_refused_unless_chosen() {
+        let url = combkey_testutil::pg_url();
+        let mut c = connect().await;
+        seed(&mut c, "doctor_trig", &rtcomb_sql(100, 41)).await;
+        exec(
+            &mut c,
+            "DROP TABLE IF EXISTS doctor_trig_log; CREATE TABLE doctor_trig_log (n int);
+             CREATE OR REPLACE FUNCTION doctor_trig_fn() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO doctor_trig_log VALUES (1); RETURN NEW; END $$;
+             CREATE TRIGGER doctor_trig_audit AFTER UPDATE ON doctor_trig FOR EACH ROW EXECUTE FUNCTION doctor_trig_fn()",
+        )
+        .await;
+        let rows = pairs(&mut c, "doctor_trig").await;
+        let r = report(&url, "doctor_trig", &[]);
+        assert!(r["triggers"].to_string().contains("doctor_trig_audit"), "{r}");
+        let out = combkey(&["doctor", "--url", &url, "--table", "doctor_trig", "--apply"], None);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(stderr(&out).contains("doctor_trig_audit") && stderr(&out).contains("--triggers fire"), "{}", stderr(&out));
+        assert_eq!(pairs(&mut c, "doctor_trig").await, rows, "refused: nothing changed");
+        let after = report(&url, "doctor_trig", &["--apply", "--triggers", "fire"]);
+        assert_eq!(layouts(&after), [("v7".to_string(), 100)]);
+        let fired: i64 = sqlx::query_scalar("SELECT count(*) FROM doctor_trig_log").fetch_one(&mut c).await.unwrap();
+        assert_eq!(fired, 100, "the trigger fired once per changed row, as chosen");
+
+        exec(&mut c, "DROP TABLE IF EXISTS doctor_inh_child").await;
+        seed(&mut c, "doctor_inh", &rtcomb_sql(100, 42)).await;
+        exec(&mut c, "CREATE TABLE doctor_inh_child () INHERITS (doctor_inh)").await;
+        let extra = rtcomb_sql(10, 43);
+        for id in &extra {
+            exec(&mut c, &format!("INSERT INTO doctor_inh_child VALUES ('{id}', '{id}')")).await;
+        }
+        let out = combkey(&["doctor", "--url", &url, "--table", "doctor_inh", "--apply"], None);
+        assert_eq!(out.status.code(), Some(1));
+        assert!(stderr(&out).contains("doctor_inh_child") && stderr(&out).contains("--inherited"), "{}", stderr(&out));
+        let only = report(&url, "doctor_inh", &["--apply", "--inherited", "only"]);
+        assert_eq!(layouts(&only), [("v7".to_string(), 100)], "{only}");
+        let child: Vec<String> =
+            sqlx::query_scalar("SELECT id::text FROM doctor_inh_child ORDER BY id").fetch_all(&mut c).await.unwrap();
+        let mut expect: Vec<String> = extra.iter().map(ToString::to_string).collect();
+        expect.sort();
+        assert_eq!(child, expect, "--inherited only leaves the inheriting table's rows");
+    }
+
+    /// The audit reads only: it installs no extension, and analyzes nothing.
+    #[tokio::test]
+    async fn the_audit_reads_only() {
+        let url = combkey_testutil::pg_url();
+        let mut c = connect().await;
+        seed(&mut c, "doctor_ro", &rtcomb_sql(500, 51)).await;
+        let stats = async |c: &mut PgConnection| {
+            {
+                let s: (Option<i64>, i64, i64) = sqlx::query_as(
+                    "SELECT (SELECT count(*) FROM pg_extension WHERE extname = 'pgstattuple'), \
+                            (SELECT count(*) FROM pg_stat_user_tables WHERE relname = 'doctor_ro' AND last_analyze IS NOT NULL), \
+                            (SELECT reltuples::bigint FROM pg_class WHERE relname = 'doctor_ro')",
+                )
+                .fetch_one(c)
+                .await
+                .unwrap();
+                s
+            }
+        };
+        let before = stats(&mut c).await;
+        let r = report(&url, "doctor_ro", &[]);
+        assert_eq!(layouts(&r), [("rtcomb-sql".to_string(), 500)]);
+        assert_eq!(stats(&mut c).await, before, "no extension installed, no statistics changed");
+    }
+
+    /// A lock held by another transaction: the run waits no longer than --lock-timeout, fails,
+    /// and changes nothing.
+    #[tokio::test]
+    async fn a_held_lock_ends_the_wait_and_changes_nothing() {
+        let url = combkey_testutil::pg_url();
+        let mut c = connect().await;
+        seed(&mut c, "doctor_lock", &rtcomb_sql(100, 61)).await;
+        let rows = pairs(&mut c, "doctor_lock").await;
+        let mut holder = connect().await;
+        exec(&mut holder, "BEGIN; LOCK TABLE doctor_lock_items IN ACCESS EXCLUSIVE MODE").await;
+        let started = std::time::Instant::now();
+        let out = combkey(&["doctor", "--url", &url, "--table", "doctor_lock", "--apply", "--lock-timeout", "1s"], None);
+        let waited = started.elapsed();
+        exec(&mut holder, "ROLLBACK").await;
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(stderr(&out).contains("lock"), "{}", stderr(&out));
+        assert!(waited < std::time::Duration::from_secs(60), "{waited:?}");
+        assert_eq!(pairs(&mut c, "doctor_lock").await, rows, "nothing changed");
+    }
+
+    /// A password in the URL never shows in what the command prints.
+    #[tokio::test]
+    async fn passwords_never_show() {
+        let base = combkey_testutil::pg_url();
+        let url = base.replacen("postgres@", "postgres:Sup3rS3cret@", 1).replacen("/test", "/no_such_database", 1);
+        let out = combkey(&["doctor", "--url", &url, "--table", "t"], None);
+        assert!(!out.status.success());
+        let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+        assert!(!all.contains("Sup3rS3cret") && all.contains("postgres:***@"), "{all}");
     }
 }
 
 mod mariadb {
     use super::*;
 
-    #[tokio::test]
-    async fn char36_v7_text_becomes_binary16() {
-        let url = combkey_testutil::mysql_url();
-        let mut c = MySqlConnection::connect(&url).await.expect("MariaDB (source scripts/servers.sh)");
-        let g = V7Generator::new();
-        let ids: Vec<String> = times(1000).into_iter().map(|t| g.generate_at(t).to_string()).collect();
-        sqlx::raw_sql(
-            "DROP TABLE IF EXISTS doctor_c36_items; DROP TABLE IF EXISTS doctor_c36;
-             CREATE TABLE doctor_c36 (id CHAR(36) NOT NULL PRIMARY KEY, old CHAR(36) NOT NULL);
-             CREATE TABLE doctor_c36_items (n INT AUTO_INCREMENT PRIMARY KEY, parent CHAR(36) NOT NULL,
-               CONSTRAINT doctor_c36_fk FOREIGN KEY (parent) REFERENCES doctor_c36 (id))",
+    async fn connect() -> MySqlConnection {
+        MySqlConnection::connect(&combkey_testutil::mysql_url()).await.expect("MariaDB (source scripts/servers.sh)")
+    }
+
+    async fn exec(c: &mut MySqlConnection, sql: &str) {
+        sqlx::raw_sql(AssertSqlSafe(sql.to_string())).execute(c).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+
+    async fn show(c: &mut MySqlConnection, table: &str) -> String {
+        let (_, def): (String, String) =
+            sqlx::query_as(AssertSqlSafe(format!("SHOW CREATE TABLE {table}"))).fetch_one(c).await.unwrap();
+        def.lines().filter(|l| !l.starts_with(") ENGINE")).collect::<Vec<_>>().join("\n")
+    }
+
+    async fn scalar(c: &mut MySqlConnection, sql: &str) -> i64 {
+        sqlx::query_scalar(AssertSqlSafe(sql.to_string())).fetch_one(c).await.unwrap_or_else(|e| panic!("{sql}: {e}"))
+    }
+
+    /// A `CHAR(36)` key that is not the primary key, with a unique index, a secondary index, a
+    /// comment, an `ON UPDATE CURRENT_TIMESTAMP` column; a child in another database that
+    /// references it together with another column, holding the keys in upper case.
+    async fn seed_text(c: &mut MySqlConnection, db: &str, ids: &[Comb]) {
+        exec(
+            c,
+            &format!(
+                "DROP DATABASE IF EXISTS {db}_other; CREATE DATABASE {db}_other;
+                 DROP TABLE IF EXISTS {db}_p;
+                 CREATE TABLE {db}_p (n INT NOT NULL AUTO_INCREMENT PRIMARY KEY, id CHAR(36) NOT NULL COMMENT 'the public id',
+                   tenant INT NOT NULL DEFAULT 1, note VARCHAR(20),
+                   updated TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,
+                   UNIQUE KEY {db}_u (id, tenant), KEY {db}_k (note, id));
+                 CREATE TABLE {db}_other.lines (n INT AUTO_INCREMENT PRIMARY KEY, pid CHAR(36) NULL, tenant INT NOT NULL DEFAULT 1,
+                   CONSTRAINT {db}_fk FOREIGN KEY (pid, tenant) REFERENCES test.{db}_p (id, tenant) ON DELETE CASCADE)"
+            ),
         )
-        .execute(&mut c)
-        .await
-        .unwrap();
+        .await;
         for chunk in ids.chunks(500) {
-            let values: Vec<String> = chunk.iter().map(|id| format!("('{id}', '{id}')")).collect();
-            sqlx::raw_sql(AssertSqlSafe(format!("INSERT INTO doctor_c36 VALUES {}", values.join(","))))
-                .execute(&mut c)
-                .await
-                .unwrap();
+            let values: Vec<String> =
+                chunk.iter().map(|id| format!("('{id}', 'n', '2020-02-02 02:02:02')")).collect();
+            exec(c, &format!("INSERT INTO {db}_p (id, note, updated) VALUES {}", values.join(","))).await;
         }
-        sqlx::raw_sql("INSERT INTO doctor_c36_items (parent) SELECT id FROM doctor_c36 ORDER BY old LIMIT 300")
-            .execute(&mut c)
-            .await
-            .unwrap();
-        let before = report(&url, "doctor_c36", &[]);
+        exec(c, &format!("INSERT INTO {db}_other.lines (pid) SELECT UPPER(id) FROM {db}_p ORDER BY n LIMIT {}", ids.len() / 2))
+            .await;
+    }
+
+    async fn text_state(c: &mut MySqlConnection, db: &str) -> (i64, i64, i64) {
+        (
+            scalar(c, &format!("SELECT COUNT(*) FROM {db}_other.lines l JOIN {db}_p p ON p.id = l.pid AND p.tenant = l.tenant")).await,
+            scalar(c, &format!("SELECT COUNT(*) FROM {db}_other.lines")).await,
+            scalar(c, &format!("SELECT COUNT(*) FROM {db}_p WHERE updated = '2020-02-02 02:02:02'")).await,
+        )
+    }
+
+    #[tokio::test]
+    async fn char36_v7_text_becomes_binary16_keeping_everything() {
+        let url = combkey_testutil::mysql_url();
+        let mut c = connect().await;
+        let g = V7Generator::new();
+        let ids: Vec<Comb> = times(1000).into_iter().map(|t| g.generate_at(t)).collect();
+        seed_text(&mut c, "doctor_c36", &ids).await;
+        let (p_before, l_before) = (show(&mut c, "doctor_c36_p").await, show(&mut c, "doctor_c36_other.lines").await);
+        let before = report(&url, "doctor_c36_p", &[]);
         assert_eq!(before["column_type"], "char(36)");
         assert_eq!(before["stored_form_ok"], false);
         assert_eq!(layouts(&before), [("v7".to_string(), 1000)], "{before}");
-        assert_eq!(before["referenced_by"], serde_json::json!(["doctor_c36_items.parent"]));
+        assert_eq!(before["referenced_by"], serde_json::json!(["doctor_c36_other.lines.(pid, tenant)"]));
         assert!(before["recommendation"].as_str().unwrap().contains("BINARY(16)"), "{before}");
 
-        let after = report(&url, "doctor_c36", &["--apply"]);
+        let after = report(&url, "doctor_c36_p", &["--apply"]);
         assert_eq!(after["column_type"], "binary(16)", "{after}");
         assert_eq!(after["stored_form_ok"], true);
         assert_eq!(layouts(&after), [("v7".to_string(), 1000)]);
         assert_eq!(after["time_order"].as_f64(), Some(1.0));
-        assert_eq!(after["referenced_by"], serde_json::json!(["doctor_c36_items.parent"]), "the foreign key is back");
-        let child_type: String = sqlx::query_scalar(
-            "SELECT CAST(COLUMN_TYPE AS CHAR) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() \
-             AND TABLE_NAME = 'doctor_c36_items' AND COLUMN_NAME = 'parent'",
-        )
-        .fetch_one(&mut c)
-        .await
-        .unwrap();
-        assert_eq!(child_type, "binary(16)");
-        let joined: i64 =
-            sqlx::query_scalar("SELECT COUNT(*) FROM doctor_c36_items i JOIN doctor_c36 p ON p.id = i.parent")
-                .fetch_one(&mut c)
-                .await
-                .unwrap();
-        assert_eq!(joined, 300);
-        // The same ids, now 16 bytes each.
-        let same: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM doctor_c36 WHERE id = UNHEX(REPLACE(old, '-', ''))")
-            .fetch_one(&mut c)
-            .await
-            .unwrap();
-        assert_eq!(same, 1000);
-        let again = ok(&combkey(&["doctor", "--url", &url, "--table", "doctor_c36", "--apply"], None));
+        assert_eq!(text_state(&mut c, "doctor_c36").await, (500, 500, 1000), "joined; ON UPDATE columns untouched");
+        // Everything as it was but the two columns' type: the primary key stays on n.
+        let p_after = show(&mut c, "doctor_c36_p").await;
+        assert_eq!(p_after, p_before.replace("`id` char(36) NOT NULL", "`id` binary(16) NOT NULL"));
+        let l_after = show(&mut c, "doctor_c36_other.lines").await;
+        assert_eq!(l_after, l_before.replace("`pid` char(36) DEFAULT NULL", "`pid` binary(16) DEFAULT NULL"));
+        for (i, id) in ids.iter().enumerate().step_by(97) {
+            let n = scalar(&mut c, &format!("SELECT n FROM doctor_c36_p WHERE id = 0x{}", combkey_testutil::hex(*id))).await;
+            assert_eq!(n, i64::try_from(i).unwrap() + 1, "{id} is the same row's id");
+        }
+        let again = ok(&combkey(&["doctor", "--url", &url, "--table", "doctor_c36_p", "--apply"], None));
         assert!(again.contains("nothing to do"), "{again}");
-        sqlx::raw_sql("DROP TABLE doctor_c36_items; DROP TABLE doctor_c36").execute(&mut c).await.unwrap();
+        let guards = "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE (EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE) \
+                      IN (('test', 'doctor_c36_p'), ('doctor_c36_other', 'lines'))";
+        assert_eq!(scalar(&mut c, guards).await, 0, "the guard triggers are gone");
+    }
+
+    /// The journaled type change, stopped after each of its steps in turn: in between, other
+    /// sessions' writes are refused (no orphan can appear while the foreign key is dropped),
+    /// and the next run finishes it: every key converted, nothing else changed, 0 orphans.
+    #[tokio::test]
+    async fn a_type_change_stopped_after_any_step_finishes_when_run_again() {
+        let url = combkey_testutil::mysql_url();
+        let mut c = connect().await;
+        let ids = rtcomb_sql(200, 71);
+        seed_text(&mut c, "doctor_jn", &ids).await;
+        let (p_before, l_before) = (show(&mut c, "doctor_jn_p").await, show(&mut c, "doctor_jn_other.lines").await);
+        let n = steps(&url, "doctor_jn_p", &[]);
+        assert!(n >= 15, "{n} steps");
+        let mut guarded = 0;
+        for k in 0..n {
+            seed_text(&mut c, "doctor_jn", &ids).await;
+            exec(&mut c, "DELETE FROM combkey_doctor_journal WHERE target LIKE 'test.doctor_jn_p.%'").await;
+            let out = apply_stopped_after(&url, "doctor_jn_p", k, &[]);
+            assert!(!out.status.success(), "stopped after step {k}");
+            assert!(stderr(&out).contains(&format!("stopping after step {k}")), "{}", stderr(&out));
+            // A foreign key dropped: another session may not delete a parent (its children
+            // would be orphaned) nor add a child.
+            let fk_present = show(&mut c, "doctor_jn_other.lines").await.contains("FOREIGN KEY");
+            if !fk_present {
+                guarded += 1;
+                let e = sqlx::raw_sql("DELETE FROM doctor_jn_p LIMIT 1").execute(&mut c).await.unwrap_err();
+                assert!(e.to_string().contains("combkey doctor is converting"), "step {k}: {e}");
+                let e = sqlx::raw_sql("INSERT INTO doctor_jn_other.lines (pid) VALUES ('x')").execute(&mut c).await.unwrap_err();
+                assert!(e.to_string().contains("combkey doctor is converting"), "step {k}: {e}");
+            }
+            let finish = report(&url, "doctor_jn_p", &["--apply"]);
+            assert_eq!(layouts(&finish), [("v7".to_string(), 200)], "after a stop at step {k}: {finish}");
+            assert_eq!(finish["column_type"], "binary(16)", "step {k}");
+            assert_eq!(text_state(&mut c, "doctor_jn").await, (100, 100, 200), "after a stop at step {k}");
+            assert_eq!(
+                show(&mut c, "doctor_jn_p").await,
+                p_before.replace("`id` char(36) NOT NULL", "`id` binary(16) NOT NULL"),
+                "step {k}"
+            );
+            assert_eq!(
+                show(&mut c, "doctor_jn_other.lines").await,
+                l_before.replace("`pid` char(36) DEFAULT NULL", "`pid` binary(16) DEFAULT NULL"),
+                "step {k}"
+            );
+            let orphans = scalar(
+                &mut c,
+                "SELECT COUNT(*) FROM doctor_jn_other.lines l WHERE l.pid IS NOT NULL AND NOT EXISTS \
+                 (SELECT 1 FROM doctor_jn_p p WHERE p.id = l.pid AND p.tenant = l.tenant)",
+            )
+            .await;
+            assert_eq!(orphans, 0, "step {k}");
+            assert_eq!(
+                scalar(
+                    &mut c,
+                    "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE (EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE) \
+                     IN (('test', 'doctor_jn_p'), ('doctor_jn_other', 'lines'))"
+                )
+                .await,
+                0,
+                "step {k}: the guards are gone"
+            );
+        }
+        assert!(guarded >= 5, "stops with the foreign key dropped: {guarded}");
+    }
+
+    /// `BINARY(16)` keys (values only): one transaction with the session's foreign key checks
+    /// off, parent and child changed together; stopped after any step, nothing changed. The
+    /// foreign keys (composite, from another database) are never dropped or re-created.
+    #[tokio::test]
+    async fn binary_keys_change_in_one_transaction() {
+        let url = combkey_testutil::mysql_url();
+        let mut c = connect().await;
+        exec(
+            &mut c,
+            "DROP DATABASE IF EXISTS doctor_bin_other; CREATE DATABASE doctor_bin_other; DROP TABLE IF EXISTS doctor_bin;
+             CREATE TABLE doctor_bin (id BINARY(16) NOT NULL, tenant INT NOT NULL DEFAULT 1, PRIMARY KEY (id), UNIQUE KEY (id, tenant));
+             CREATE TABLE doctor_bin_other.items (n INT AUTO_INCREMENT PRIMARY KEY, pid BINARY(16), tenant INT NOT NULL DEFAULT 1,
+               CONSTRAINT doctor_bin_fk FOREIGN KEY (pid, tenant) REFERENCES test.doctor_bin (id, tenant) ON DELETE CASCADE);",
+        )
+        .await;
+        for id in rtcomb_sql(300, 81) {
+            let h = combkey_testutil::hex(id);
+            exec(&mut c, &format!("INSERT INTO doctor_bin (id) VALUES (0x{h}); INSERT INTO doctor_bin_other.items (pid) VALUES (0x{h})")).await;
+        }
+        let keys = async |c: &mut MySqlConnection| {
+            {
+                let k: Vec<String> =
+                    sqlx::query_scalar("SELECT HEX(id) FROM doctor_bin ORDER BY id").fetch_all(c).await.unwrap();
+                k
+            }
+        };
+        let before = keys(&mut c).await;
+        let defs = (show(&mut c, "doctor_bin").await, show(&mut c, "doctor_bin_other.items").await);
+        let sql = ok(&combkey(&["doctor", "--url", &url, "--table", "doctor_bin", "--migration-sql"], None));
+        assert!(!sql.contains("DROP FOREIGN KEY"), "{sql}");
+        let n = steps(&url, "doctor_bin", &[]);
+        let commit = sql.lines().filter(|l| l.starts_with("-- step ")).position(|l| l.ends_with(": commit")).unwrap();
+        for k in 0..commit {
+            let out = apply_stopped_after(&url, "doctor_bin", k, &[]);
+            assert!(!out.status.success());
+            assert_eq!(keys(&mut c).await, before, "stopped after step {k} (before the commit at {commit} of {n}): nothing changed");
+        }
+        let after = report(&url, "doctor_bin", &["--apply"]);
+        assert_eq!(layouts(&after), [("v7".to_string(), 300)], "{after}");
+        assert_eq!((show(&mut c, "doctor_bin").await, show(&mut c, "doctor_bin_other.items").await), defs);
+        let joined = scalar(&mut c, "SELECT COUNT(*) FROM doctor_bin_other.items i JOIN doctor_bin p ON p.id = i.pid AND p.tenant = i.tenant").await;
+        assert_eq!(joined, 300);
+    }
+
+    /// Keys written `urn:uuid:...` or `{...}` in a text column become their ids, never zeros.
+    #[tokio::test]
+    async fn urn_and_braced_text_becomes_the_same_ids() {
+        let url = combkey_testutil::mysql_url();
+        let mut c = connect().await;
+        exec(
+            &mut c,
+            "DROP TABLE IF EXISTS doctor_urn; CREATE TABLE doctor_urn (id VARCHAR(45) NOT NULL PRIMARY KEY, expect CHAR(32) NOT NULL)",
+        )
+        .await;
+        let g = V7Generator::new();
+        for (i, t) in times(40).into_iter().enumerate() {
+            let id = g.generate_at(t);
+            let u = uuid::Uuid::from_bytes(id.into_bytes());
+            let text = if i % 2 == 0 { format!("{}", u.urn()) } else { format!("{}", u.braced()).to_uppercase() };
+            exec(&mut c, &format!("INSERT INTO doctor_urn VALUES ('{text}', '{}')", combkey_testutil::hex(id))).await;
+        }
+        let after = report(&url, "doctor_urn", &["--apply"]);
+        assert_eq!(after["column_type"], "binary(16)", "{after}");
+        assert_eq!(scalar(&mut c, "SELECT COUNT(*) FROM doctor_urn WHERE HEX(id) = expect").await, 40);
+    }
+
+    /// 5,000 random v4 keys, 5,000 v7 keys and 5,000 RT.Comb `Sql` keys: the RT.Comb keys
+    /// become v7, and not one v4 key changes.
+    #[tokio::test]
+    async fn no_random_key_is_rewritten() {
+        let url = combkey_testutil::mysql_url();
+        let mut c = connect().await;
+        exec(&mut c, "DROP TABLE IF EXISTS doctor_mix; CREATE TABLE doctor_mix (id BINARY(16) NOT NULL PRIMARY KEY)").await;
+        let r = SeededRandom::new(91);
+        let random: Vec<Comb> = (0..5000).map(|_| v4(&r)).collect();
+        let g = V7Generator::new();
+        let mut all = random.clone();
+        all.extend(times(5000).into_iter().map(|t| g.generate_at(t)));
+        all.extend(rtcomb_sql(5000, 92));
+        for chunk in all.chunks(1000) {
+            let v: Vec<String> = chunk.iter().map(|id| format!("(0x{})", combkey_testutil::hex(*id))).collect();
+            exec(&mut c, &format!("INSERT INTO doctor_mix VALUES {}", v.join(","))).await;
+        }
+        let after = report(&url, "doctor_mix", &["--apply"]);
+        assert_eq!(layouts(&after), [("v4".to_string(), 5000), ("v7".to_string(), 10_000)], "{after}");
+        let hexes: Vec<String> = random.iter().map(|id| format!("0x{}", combkey_testutil::hex(*id))).collect();
+        let still = scalar(&mut c, &format!("SELECT COUNT(*) FROM doctor_mix WHERE id IN ({})", hexes.join(","))).await;
+        assert_eq!(still, 5000, "every random key is still there, unchanged");
+    }
+
+    /// A row lock held by another transaction: the run waits no longer than --lock-timeout
+    /// (not MariaDB's default of 50 s), fails, and changes nothing.
+    #[tokio::test]
+    async fn a_held_row_lock_ends_the_wait_and_changes_nothing() {
+        let url = combkey_testutil::mysql_url();
+        let mut c = connect().await;
+        exec(&mut c, "DROP TABLE IF EXISTS doctor_lk; CREATE TABLE doctor_lk (id BINARY(16) NOT NULL PRIMARY KEY)").await;
+        for id in rtcomb_sql(50, 95) {
+            exec(&mut c, &format!("INSERT INTO doctor_lk VALUES (0x{})", combkey_testutil::hex(id))).await;
+        }
+        let before = scalar(&mut c, "SELECT COUNT(*) FROM doctor_lk WHERE SUBSTR(HEX(id), 13, 1) = '4'").await;
+        let mut holder = connect().await;
+        exec(&mut holder, "START TRANSACTION; SELECT * FROM doctor_lk FOR UPDATE").await;
+        let started = std::time::Instant::now();
+        let out = combkey(&["doctor", "--url", &url, "--table", "doctor_lk", "--apply", "--lock-timeout", "1s"], None);
+        let waited = started.elapsed();
+        exec(&mut holder, "ROLLBACK").await;
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(stderr(&out).to_lowercase().contains("lock wait timeout"), "{}", stderr(&out));
+        assert!(waited < std::time::Duration::from_secs(40), "{waited:?}");
+        assert_eq!(scalar(&mut c, "SELECT COUNT(*) FROM doctor_lk WHERE SUBSTR(HEX(id), 13, 1) = '4'").await, before);
     }
 }
 
 mod sqlite {
     use super::*;
 
-    fn url(name: &str) -> String {
-        let dir = std::env::temp_dir().join(format!("combkey-doctor-{}-{name}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        format!("sqlite://{}?mode=rwc", dir.join("db.sqlite").display())
+    fn url(name: &str) -> (tempdir::Dir, String) {
+        let dir = tempdir::Dir::new(name);
+        let url = format!("sqlite://{}?mode=rwc", dir.path.join("db.sqlite").display());
+        (dir, url)
+    }
+
+    mod tempdir {
+        /// A directory of its own, deleted at the end of the test.
+        pub struct Dir {
+            pub path: std::path::PathBuf,
+        }
+
+        impl Dir {
+            pub fn new(name: &str) -> Dir {
+                let path = std::env::temp_dir().join(format!("combkey-doctor-{}-{name}", std::process::id()));
+                std::fs::create_dir_all(&path).unwrap();
+                Dir { path }
+            }
+        }
+
+        impl Drop for Dir {
+            fn drop(&mut self) {
+                let _ = std::fs::remove_dir_all(&self.path);
+            }
+        }
     }
 
     #[tokio::test]
     async fn a_v4_v7_mix_needs_nothing() {
-        let url = url("mix");
+        let (_dir, url) = url("mix");
         let mut c = SqliteConnection::connect(&url).await.unwrap();
         sqlx::raw_sql(
             "CREATE TABLE t (id BLOB PRIMARY KEY); CREATE TABLE t_items (n INTEGER PRIMARY KEY, parent BLOB REFERENCES t (id))",
@@ -352,11 +840,7 @@ mod sqlite {
         for id in &ids {
             sqlx::query("INSERT INTO t VALUES (?)").bind(id.as_bytes().to_vec()).execute(&mut c).await.unwrap();
         }
-        sqlx::query("INSERT INTO t_items (parent) VALUES (?)")
-            .bind(ids[0].as_bytes().to_vec())
-            .execute(&mut c)
-            .await
-            .unwrap();
+        sqlx::query("INSERT INTO t_items (parent) VALUES (?)").bind(ids[0].as_bytes().to_vec()).execute(&mut c).await.unwrap();
         let before = report(&url, "t", &[]);
         assert_eq!(layouts(&before), [("v4".to_string(), 200), ("v7".to_string(), 300)], "{before}");
         assert_eq!(before["time_order"].as_f64(), Some(1.0));
@@ -365,32 +849,46 @@ mod sqlite {
         assert!(again.contains("nothing to do") && again.contains("200 v4 keys stay"), "{again}");
     }
 
+    /// RT.Comb text keys become v7 blobs; children written `REFERENCES T` (no column: the
+    /// primary key) in another letter case are found and follow; stopped after any step,
+    /// nothing changed.
     #[tokio::test]
     async fn rtcomb_text_keys_become_v7_blobs() {
-        let url = url("text");
+        let (_dir, url) = url("text");
         let mut c = SqliteConnection::connect(&url).await.unwrap();
         sqlx::raw_sql(
             "CREATE TABLE t (id TEXT PRIMARY KEY, old TEXT NOT NULL);
-             CREATE TABLE t_items (n INTEGER PRIMARY KEY, parent TEXT NOT NULL REFERENCES t (id))",
+             CREATE TABLE t_items (n INTEGER PRIMARY KEY, parent TEXT NOT NULL REFERENCES T)",
         )
         .execute(&mut c)
         .await
         .unwrap();
         let ids = rtcomb_sql(500, 9);
         for id in &ids {
-            sqlx::query("INSERT INTO t VALUES (?, ?)")
-                .bind(id.to_string())
-                .bind(id.to_string())
-                .execute(&mut c)
-                .await
-                .unwrap();
+            sqlx::query("INSERT INTO t VALUES (?, ?)").bind(id.to_string()).bind(id.to_string()).execute(&mut c).await.unwrap();
         }
         for id in &ids[..100] {
             sqlx::query("INSERT INTO t_items (parent) VALUES (?)").bind(id.to_string()).execute(&mut c).await.unwrap();
         }
         let before = report(&url, "t", &[]);
         assert_eq!(layouts(&before), [("rtcomb-sql".to_string(), 500)], "{before}");
+        assert_eq!(before["referenced_by"], serde_json::json!(["t_items.parent"]), "REFERENCES T, no column");
         assert!(before["time_order"].as_f64().unwrap() < 0.65);
+        let snapshot = async |c: &mut SqliteConnection| {
+            {
+                let v: Vec<(Vec<u8>, String)> =
+                    sqlx::query_as("SELECT CAST(id AS BLOB), old FROM t ORDER BY old").fetch_all(c).await.unwrap();
+                v
+            }
+        };
+        let rows = snapshot(&mut c).await;
+        let sql = ok(&combkey(&["doctor", "--url", &url, "--table", "t", "--migration-sql"], None));
+        let commit = sql.lines().filter(|l| l.starts_with("-- step ")).position(|l| l.ends_with(": commit")).unwrap();
+        for k in 0..commit {
+            let out = apply_stopped_after(&url, "t", k, &[]);
+            assert!(!out.status.success());
+            assert_eq!(snapshot(&mut c).await, rows, "stopped after step {k}: nothing changed");
+        }
         let after = report(&url, "t", &["--apply"]);
         assert_eq!(layouts(&after), [("v7".to_string(), 500)], "{after}");
         assert_eq!(after["time_order"].as_f64(), Some(1.0));
@@ -399,13 +897,10 @@ mod sqlite {
             .await
             .unwrap();
         assert_eq!(blobs, 500);
-        let joined: i64 = sqlx::query_scalar("SELECT count(*) FROM t_items i JOIN t ON t.id = i.parent")
-            .fetch_one(&mut c)
-            .await
-            .unwrap();
+        let joined: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM t_items i JOIN t ON t.id = i.parent").fetch_one(&mut c).await.unwrap();
         assert_eq!(joined, 100);
-        let rows: Vec<(Vec<u8>, String)> =
-            sqlx::query_as("SELECT id, old FROM t ORDER BY id").fetch_all(&mut c).await.unwrap();
+        let rows: Vec<(Vec<u8>, String)> = sqlx::query_as("SELECT id, old FROM t ORDER BY id").fetch_all(&mut c).await.unwrap();
         let new: Vec<String> = rows.iter().map(|(b, _)| Comb::from_slice(b).unwrap().to_string()).collect();
         let old: Vec<String> = rows.iter().map(|(_, o)| o.clone()).collect();
         assert_eq!(convert(&new, "v7", "rtcomb-sql"), old);
@@ -416,12 +911,15 @@ mod sqlite {
 
 #[test]
 fn bad_arguments_are_errors() {
+    // Names are quoted, never pasted into SQL: a name with SQL in it is just a table that
+    // does not exist.
     let out = combkey(&["doctor", "--url", "sqlite::memory:", "--table", "t; DROP TABLE x"], None);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("plain SQL identifier"));
+    assert!(stderr(&out).contains("no table t; DROP TABLE x"), "{out:?}");
     let out = combkey(&["doctor", "--url", "sqlite::memory:", "--table", "missing"], None);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no column id in table missing"), "{out:?}");
-    let out = combkey(&["doctor", "--url", "oracle://x", "--table", "t"], None);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("expected a postgres://"), "{out:?}");
+    assert!(stderr(&out).contains("no table missing"), "{out:?}");
+    let out = combkey(&["doctor", "--url", "oracle://scott:tiger@x/db", "--table", "t"], None);
+    assert!(stderr(&out).contains("expected a postgres://"), "{out:?}");
+    assert!(!stderr(&out).contains("tiger"), "{out:?}");
 }
