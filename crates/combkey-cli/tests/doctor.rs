@@ -769,6 +769,30 @@ mod mariadb {
         assert_eq!(still, 5000, "every random key is still there, unchanged");
     }
 
+    /// The audit reads only: no `ANALYZE TABLE` (which rewrites the table's statistics), in a
+    /// read-only transaction.
+    #[tokio::test]
+    async fn the_audit_reads_only() {
+        let url = combkey_testutil::mysql_url();
+        let mut c = connect().await;
+        exec(&mut c, "DROP TABLE IF EXISTS doctor_ro; CREATE TABLE doctor_ro (id BINARY(16) NOT NULL PRIMARY KEY) STATS_AUTO_RECALC=0").await;
+        for id in rtcomb_sql(300, 97) {
+            exec(&mut c, &format!("INSERT INTO doctor_ro VALUES (0x{})", combkey_testutil::hex(id))).await;
+        }
+        exec(&mut c, "ANALYZE TABLE doctor_ro").await;
+        // Rows the statistics do not know of (no automatic recalculation): an ANALYZE would
+        // count them.
+        for id in rtcomb_sql(100, 98) {
+            exec(&mut c, &format!("INSERT INTO doctor_ro VALUES (0x{})", combkey_testutil::hex(id))).await;
+        }
+        let stats = "SELECT CAST(n_rows AS SIGNED) FROM mysql.innodb_table_stats \
+                     WHERE database_name = DATABASE() AND table_name = 'doctor_ro'";
+        assert_eq!(scalar(&mut c, stats).await, 300);
+        let r = report(&url, "doctor_ro", &[]);
+        assert_eq!(r["read"], 400);
+        assert_eq!(scalar(&mut c, stats).await, 300, "the table's statistics as they were: no ANALYZE");
+    }
+
     /// A row lock held by another transaction: the run waits no longer than --lock-timeout
     /// (not MariaDB's default of 50 s), fails, and changes nothing.
     #[tokio::test]

@@ -157,8 +157,9 @@ pub fn time_of(id: &Comb, kind: Kind, now: Timestamp) -> Option<Timestamp> {
     }
 }
 
-/// The keys of `pool` whose time under `layout` has another within the cluster window, the
-/// window, and the windows merged.
+/// The keys of `pool` whose times under `layout` cluster (see below), and the windows of time
+/// they cover.
+#[allow(clippy::cast_precision_loss)] // Counts and spans far below 2^52.
 fn cluster(keys: &[Comb], pool: &[usize], layout: Layout, now_ms: i64) -> (Vec<usize>, Vec<(i64, i64)>) {
     let mut timed: Vec<(i64, usize)> = pool
         .iter()
@@ -178,14 +179,26 @@ fn cluster(keys: &[Comb], pool: &[usize], layout: Layout, now_ms: i64) -> (Vec<u
     // A real layout's keys come far denser than random keys' bytes read as times: a window of
     // a hundred median gaps, between a minute and a day.
     let w = median.saturating_mul(100).clamp(60_000, DAY_MS);
-    let accepted: Vec<(i64, usize)> = (0..timed.len())
-        .filter(|&k| {
-            let near_before = k > 0 && timed[k].0 - timed[k - 1].0 <= w;
-            let near_after = k + 1 < timed.len() && timed[k + 1].0 - timed[k].0 <= w;
-            near_before || near_after
-        })
-        .map(|k| timed[k])
-        .collect();
+    // Keys within the window of one another form runs; a run is a layout's keys only where
+    // random keys' bytes could not have made it: random times spread over the whole plausible
+    // span, so runs of them are short, and the longer the rarer. The random keys are those in
+    // short runs; a run counts when random keys that many would make one that long less than
+    // once in a thousand tables.
+    let mut runs: Vec<Vec<(i64, usize)>> = Vec::new();
+    for &(t, i) in &timed {
+        match runs.last_mut() {
+            Some(run) if run.last().is_some_and(|&(p, _)| t - p <= w) => run.push((t, i)),
+            _ => runs.push(vec![(t, i)]),
+        }
+    }
+    let random = runs.iter().filter(|r| r.len() < 10).map(Vec::len).sum::<usize>() as f64;
+    let span = (now_ms + DAY_MS - EARLIEST_MS) as f64;
+    let p2 = 2.0 * w as f64 / span;
+    let mut min_run = 2usize;
+    while min_run < 10_000 && random * (random * p2).powi(i32::try_from(min_run - 1).unwrap_or(i32::MAX)) >= 1e-3 {
+        min_run += 1;
+    }
+    let accepted: Vec<(i64, usize)> = runs.into_iter().filter(|r| r.len() >= min_run).flatten().collect();
     let mut windows: Vec<(i64, i64)> = Vec::new();
     for &(t, _) in &accepted {
         let (a, b) = (t.saturating_sub(w), t.saturating_add(w + 1));
@@ -384,7 +397,7 @@ mod tests {
     /// one of 5,000 is, over many seeds.
     #[test]
     fn a_v4_v7_rtcomb_mix_never_takes_a_random_key() {
-        for seed in 0..20 {
+        for seed in 0..50 {
             let r = SeededRandom::new(seed);
             let g = V7Generator::new();
             let random: Vec<Comb> = (0..5000).map(|_| v4(&r)).collect();
@@ -405,12 +418,25 @@ mod tests {
     /// their times by chance, so they are uncertain, not converted.
     #[test]
     fn sparse_comb_keys_among_many_random_ones_are_uncertain() {
-        let r = SeededRandom::new(9);
+        for seed in 0..10 {
+            sparse(seed);
+        }
+    }
+
+    fn sparse(seed: u64) {
+        let r = SeededRandom::new(seed);
         let t0: Timestamp = "2025-01-01T00:00:00Z".parse().unwrap();
         let mut keys: Vec<Comb> = (0..20_000).map(|_| v4(&r)).collect();
-        keys.extend((0..3000).map(|i| RtCombLayout::Sql.create(t0.saturating_add_ms(i * 10_000_000), v4(&r)).unwrap()));
+        let combs: Vec<Comb> =
+            (0..3000).map(|i| RtCombLayout::Sql.create(t0.saturating_add_ms(i * 10_000_000), v4(&r)).unwrap()).collect();
+        keys.extend(combs.iter().copied());
         let a = audit(&sorted(keys), now());
-        assert_eq!(a.uncertain, 3000, "{:?} {:?}", a.layouts, a.evidence);
+        for id in &combs {
+            assert_eq!(a.classifier.classify(id), Kind::Uncertain(Layout::RtCombSql), "seed {seed}");
+        }
+        // Random keys whose bytes read as a time among theirs are uncertain too (about 2 expected):
+        // indistinguishable, so not converted either.
+        assert!((3000..3010).contains(&a.uncertain), "seed {seed}: {:?} {:?}", a.layouts, a.evidence);
         assert!(a.evidence.iter().any(|e| e.contains("uncertain")), "{:?}", a.evidence);
         assert!(target(Kind::Uncertain(Layout::RtCombSql)).is_err());
     }

@@ -601,3 +601,164 @@ fn guard_name(tag: &str, t: &Name) -> String {
     }
     format!("{tag}_{h:08x}")
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use combkey::backend::catalog::{Column, ForeignKey, Name, Trigger};
+    use combkey::layouts::Layout;
+
+    use super::*;
+    use crate::audit::{Classifier, Kind};
+
+    fn name(schema: &str, t: &str) -> Name {
+        Name { schema: Some(schema.into()), name: t.into() }
+    }
+
+    fn column(name: &str, ty: &str) -> Column {
+        Column { name: name.into(), data_type: ty.into(), nullable: false, default: None, auto_update: false, generated: false }
+    }
+
+    /// A parent keyed by `id` of type `ty`, referenced by `child.parent_id` (with `tenant`).
+    fn schema(ty: &str, show_create: &str) -> Schema {
+        let parent = name("shop", "orders");
+        let child = name("other", "lines");
+        let fk = ForeignKey {
+            name: "lines_fk".into(),
+            child: child.clone(),
+            child_columns: vec!["parent_id".into(), "tenant".into()],
+            parent: parent.clone(),
+            parent_columns: vec!["id".into(), "tenant".into()],
+            definition: "CONSTRAINT `lines_fk` FOREIGN KEY (`parent_id`, `tenant`) REFERENCES `shop`.`orders` (`id`, `tenant`)".into(),
+            on_update: "NO ACTION".into(),
+        };
+        let mut definitions = BTreeMap::new();
+        definitions.insert(parent.clone(), show_create.replace("`k`", "`id`"));
+        definitions.insert(child.clone(), show_create.replace("`k`", "`parent_id`"));
+        Schema {
+            table: parent,
+            column: column("id", ty),
+            primary_key: vec!["id".into()],
+            references: vec![fk],
+            child_columns: vec![column("parent_id", ty)],
+            triggers: Vec::new(),
+            checks: Vec::new(),
+            inheritors: Vec::new(),
+            auto_update: BTreeMap::new(),
+            unindexed: vec![(child, vec!["parent_id".into(), "tenant".into()])],
+            definitions,
+        }
+    }
+
+    fn kinds() -> (Classifier, Vec<Kind>) {
+        (Classifier { now_ms: 0, rules: Vec::new() }, vec![Kind::Layout(Layout::RtCombSql); 10])
+    }
+
+    fn kinds_of(plan: &Plan) -> Vec<StepKind> {
+        plan.steps.iter().map(|s| s.kind).collect()
+    }
+
+    #[test]
+    fn postgres_values_only_is_one_transaction_that_drops_no_foreign_key() {
+        let (c, k) = kinds();
+        let plan = build(Backend::Postgres, &schema("uuid", ""), &c, &k, Options::default()).unwrap();
+        assert!(!plan.journaled() && !plan.retypes());
+        assert_eq!(plan.converted.get("rtcomb-sql -> v7"), Some(&10));
+        assert_eq!(
+            kinds_of(&plan),
+            [
+                StepKind::Session,
+                StepKind::Begin,
+                StepKind::Map,
+                StepKind::TemporaryIndex,
+                StepKind::Rewrite,
+                StepKind::TemporaryIndex,
+                StepKind::Verify,
+                StepKind::Commit,
+                StepKind::CompareDefinitions
+            ]
+        );
+        assert!(plan.steps.iter().all(|s| s.drops.is_none()), "nothing dropped");
+        let rewrite = &plan.steps[4].sql;
+        assert_eq!(rewrite.len(), 1, "parent and child in one statement: {rewrite:?}");
+        assert!(rewrite[0].contains("UPDATE \"shop\".\"orders\"") && rewrite[0].contains("UPDATE \"other\".\"lines\""));
+        assert!(plan.steps[0].sql[0].contains("lock_timeout = '5000ms'"));
+    }
+
+    #[test]
+    fn mysql_type_change_is_journaled_guarded_and_names_what_it_drops() {
+        let (c, k) = kinds();
+        let show = "CREATE TABLE `x` (\n  `k` char(36) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL COMMENT 'the id',\n  PRIMARY KEY (`k`)\n)";
+        let plan = build(Backend::MySql, &schema("char(36)", show), &c, &k, Options::default()).unwrap();
+        assert!(plan.journaled() && plan.retypes());
+        assert_eq!(plan.final_type, "binary(16)");
+        let k = kinds_of(&plan);
+        let at = |kind| k.iter().position(|x| *x == kind).unwrap();
+        // Guards before the foreign key goes; the key comes back before they go.
+        assert!(at(StepKind::Journal) < at(StepKind::Guard));
+        assert!(at(StepKind::Guard) < at(StepKind::DropForeignKey));
+        assert!(at(StepKind::DropForeignKey) < at(StepKind::Rewrite));
+        assert!(at(StepKind::Rewrite) < at(StepKind::AddForeignKey));
+        assert!(at(StepKind::AddForeignKey) < at(StepKind::Unguard));
+        let drop = plan.steps.iter().find(|s| s.kind == StepKind::DropForeignKey).unwrap();
+        assert_eq!(drop.drops.as_ref().unwrap().definition, plan.references[0].definition, "the catalog's own text");
+        let add = plan.steps.iter().find(|s| s.kind == StepKind::AddForeignKey).unwrap();
+        assert_eq!(add.sql, ["ALTER TABLE `other`.`lines` ADD CONSTRAINT `lines_fk` FOREIGN KEY (`parent_id`, `tenant`) REFERENCES `shop`.`orders` (`id`, `tenant`)"]);
+        let retypes: Vec<&String> = plan.steps.iter().filter(|s| s.kind == StepKind::Retype).flat_map(|s| &s.sql).collect();
+        assert_eq!(
+            retypes[0],
+            "ALTER TABLE `shop`.`orders` MODIFY COLUMN `id` varbinary(64) NOT NULL COMMENT 'the id'",
+            "attributes kept, the text charset gone"
+        );
+        assert!(retypes.iter().any(|s| s.ends_with("`id` binary(16) NOT NULL COMMENT 'the id'")));
+        // Every step that can be half done says how to tell it is done.
+        assert!(plan.steps.iter().filter(|s| matches!(s.kind, StepKind::Retype | StepKind::DropForeignKey | StepKind::AddForeignKey)).all(|s| s.skip.is_some()));
+        // The plan survives the journal.
+        let back: Plan = serde_json::from_str(&serde_json::to_string(&plan).unwrap()).unwrap();
+        assert_eq!(back, plan);
+    }
+
+    #[test]
+    fn what_cannot_be_kept_is_refused_by_name() {
+        let (c, k) = kinds();
+        let mut s = schema("uuid", "");
+        s.triggers.push(Trigger {
+            table: s.table.clone(),
+            name: "audit_orders".into(),
+            events: "AFTER UPDATE".into(),
+            definition: String::new(),
+        });
+        let e = build(Backend::Postgres, &s, &c, &k, Options::default()).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::Refused);
+        assert!(e.to_string().contains("audit_orders on shop.orders (AFTER UPDATE)"), "{e}");
+        let fire = Options { triggers: Triggers::Fire, ..Options::default() };
+        assert!(build(Backend::Postgres, &s, &c, &k, fire).is_ok());
+
+        let mut s = schema("uuid", "");
+        s.inheritors.push(name("shop", "orders_2025"));
+        let e = build(Backend::Postgres, &s, &c, &k, Options::default()).unwrap_err();
+        assert!(e.to_string().contains("shop.orders_2025") && e.to_string().contains("--inherited"), "{e}");
+        let only = Options { inherited: Inherited::Only, ..Options::default() };
+        let plan = build(Backend::Postgres, &s, &c, &k, only).unwrap();
+        assert!(plan.steps.iter().any(|st| st.sql.iter().any(|q| q.contains("UPDATE ONLY"))));
+
+        let mut s = schema("text", "");
+        s.column.default = Some("gen_random_uuid()::text".into());
+        let e = build(Backend::Postgres, &s, &c, &k, Options::default()).unwrap_err();
+        assert!(e.to_string().contains("DEFAULT gen_random_uuid()::text"), "{e}");
+    }
+
+    #[test]
+    fn uncertain_and_random_keys_stay() {
+        let c = Classifier { now_ms: 0, rules: Vec::new() };
+        let k = vec![Kind::Random, Kind::Uncertain(Layout::RtCombSql), Kind::Layout(Layout::V7)];
+        let plan = build(Backend::Postgres, &schema("uuid", ""), &c, &k, Options::default()).unwrap();
+        assert!(plan.is_empty(), "{:?}", plan.converted);
+        assert_eq!(plan.kept.get("v4").map(|k| k.0), Some(1));
+        assert_eq!(plan.kept.get("rtcomb-sql").map(|k| k.0), Some(1));
+        let convert = Options { convert_uncertain: true, ..Options::default() };
+        let plan = build(Backend::Postgres, &schema("uuid", ""), &c, &k, convert).unwrap();
+        assert_eq!(plan.converted.get("rtcomb-sql -> v7"), Some(&1));
+    }
+}
