@@ -11,7 +11,10 @@
 //! - `POST /orders` with `{"command_id": ..., "item": ..., "quantity": ...}` and no id: the
 //!   server makes the id and records `(command_id, entity_id)` in `creation_identifiers` in
 //!   the same transaction, so a retry returns the same order (the article's last scheme).
-//! - `GET /orders/{id}`: 200, 404 for an unknown id, 400 for a malformed one.
+//! - `GET /orders/{id}`: 200, 404 for an unknown id, 400 for a malformed one. After
+//!   `combkey doctor` converted the table's keys (say RT.Comb `Sql` ids to v7, which
+//!   [`Config::key_migration`] names), an id a client kept from before is not found as it is,
+//!   but its new key is: 301 to `/orders/{new id}`.
 //! - `GET /openapi.json`: the OpenAPI 3.1 document of the above (utoipa), ids described as
 //!   `type: string, format: uuid` through combkey's `utoipa` feature.
 //!
@@ -29,6 +32,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use combkey::layouts::KeyMigration;
 use combkey::{Comb, Expected, ShortPrefix, Timestamp, Validator};
 use serde::{Deserialize, Serialize};
 use store::{Created, Sql, Store};
@@ -98,6 +102,9 @@ pub struct Config {
     pub max_clock_skew: Duration,
     /// The short prefix COMBs clients make.
     pub short_prefix: ShortPrefix,
+    /// How `combkey doctor` converted the table's keys, if it did (`rtcomb-sql -> v7`): ids
+    /// clients kept from before are then redirected to their new keys.
+    pub key_migration: Option<KeyMigration>,
 }
 
 impl Default for Config {
@@ -109,6 +116,7 @@ impl Default for Config {
             future: Duration::from_secs(600),
             max_clock_skew: Duration::from_secs(2 * 86_400),
             short_prefix: ShortPrefix::default(),
+            key_migration: None,
         }
     }
 }
@@ -283,6 +291,7 @@ async fn create(State(state): State<Arc<AppState>>, body: Result<Json<CreateOrde
     params(("id" = Comb, Path, description = "The order's id")),
     responses(
         (status = 200, description = "The order", body = Order),
+        (status = 301, description = "An id from before the keys were converted: the order's new key is in Location", body = Order),
         (status = 400, description = "A malformed id", body = ApiError),
         (status = 404, description = "No such order", body = ApiError),
     )
@@ -293,8 +302,21 @@ async fn read(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Res
         Err(e) => return error(StatusCode::BAD_REQUEST, format!("id: {e}")),
     };
     match on_store!(&state.backend, s => s.get(id).await) {
-        Ok(Some(order)) => Json(order).into_response(),
-        Ok(None) => error(StatusCode::NOT_FOUND, format!("no order {id}")),
-        Err(e) => internal(e),
+        Ok(Some(order)) => return Json(order).into_response(),
+        Ok(None) => {}
+        Err(e) => return internal(e),
     }
+    // An id a client kept from before the keys were converted: its row has the new key.
+    if let Some(new) = state.config.key_migration.and_then(|m| m.new_key(&id)) {
+        match on_store!(&state.backend, s => s.get(new).await) {
+            Ok(Some(order)) => {
+                let location = format!("/orders/{new}");
+                return (StatusCode::MOVED_PERMANENTLY, [(axum::http::header::LOCATION, location)], Json(order))
+                    .into_response();
+            }
+            Ok(None) => {}
+            Err(e) => return internal(e),
+        }
+    }
+    error(StatusCode::NOT_FOUND, format!("no order {id}"))
 }

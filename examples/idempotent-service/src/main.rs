@@ -1,5 +1,7 @@
 //! `cargo run -p idempotent-service` serves on 127.0.0.1:3000 (`BIND` to change) with an
-//! in-memory SQLite database, or the one in `DATABASE_URL`.
+//! in-memory SQLite database, or the one in `DATABASE_URL`. `KEY_MIGRATION` names how
+//! `combkey doctor` converted the table's keys (`rtcomb-sql -> v7`), so ids clients kept from
+//! before are redirected to the new keys.
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -7,6 +9,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Unset or empty (as an `.env` line `DATABASE_URL=` leaves it): the in-memory default.
     if let Some(url) = std::env::var("DATABASE_URL").ok().filter(|u| !u.is_empty()) {
         config.database_url = url;
+    }
+    if let Some(m) = std::env::var("KEY_MIGRATION").ok().filter(|m| !m.is_empty()) {
+        config.key_migration = Some(m.parse()?);
     }
     let bind = std::env::var("BIND").unwrap_or_else(|_| "127.0.0.1:3000".into());
     let app = idempotent_service::app(config).await?;

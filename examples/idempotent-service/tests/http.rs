@@ -267,3 +267,37 @@ async fn serves_its_openapi_document() {
     let (status, body) = request(addr, "GET", &format!("/orders/{example}"), None).await;
     assert_eq!(status, 404, "well formed, not there: {body}");
 }
+
+/// After `combkey doctor` converted a table's RT.Comb `Sql` keys to v7, a client that kept an
+/// order's old id still finds it: 301 to the new key's URL, with the order.
+#[tokio::test]
+async fn an_id_from_before_the_conversion_is_redirected_to_the_new_key() {
+    let migration: combkey::layouts::KeyMigration = "rtcomb-sql -> v7".parse().unwrap();
+    let config = Config {
+        database_url: "sqlite::memory:".into(),
+        key_migration: Some(migration),
+        ..Config::default()
+    };
+    let app = idempotent_service::app(config).await.unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.expect("serve") });
+    // The row as the conversion left it: a v7 key whose RT.Comb Sql form a client kept.
+    let id = Comb::new();
+    let (s, order) = post(addr, &json!({ "id": id.to_string(), "item": "kept", "quantity": 3 })).await;
+    assert_eq!(s, 201, "{order}");
+    let old = migration.old_key(&id).expect("every v7 id has an RT.Comb Sql form");
+    assert_eq!(old.version(), 4);
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let req = format!("GET /orders/{old} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n");
+    stream.write_all(req.as_bytes()).await.unwrap();
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).await.unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 301"), "{head}");
+    assert!(head.to_ascii_lowercase().contains(&format!("location: /orders/{id}")), "{head}");
+    assert_eq!(serde_json::from_str::<Value>(body).unwrap(), order);
+    // An id that never existed, in either form: 404.
+    let (s, _) = request(addr, "GET", &format!("/orders/{}", Comb::new()), None).await;
+    assert_eq!(s, 404);
+}
