@@ -222,7 +222,11 @@ fn payload(n: usize) -> Vec<String> {
     (0..n).map(|_| format!("{:0100}", rng.random::<u64>())).collect()
 }
 
-async fn run_postgres(url: &str, args: &InsertArgs, strategies: &[Strategy]) -> Result<Vec<Run>, Box<dyn std::error::Error>> {
+async fn run_postgres(
+    url: &str,
+    args: &InsertArgs,
+    strategies: &[Strategy],
+) -> Result<Vec<Run>, Box<dyn std::error::Error>> {
     let mut c = PgConnection::connect(url).await?;
     sqlx::raw_sql("CREATE EXTENSION IF NOT EXISTS pgstattuple").execute(&mut c).await?;
     sqlx::raw_sql(combkey::Backend::Postgres.install_functions()).execute(&mut c).await?;
@@ -295,7 +299,11 @@ async fn run_postgres(url: &str, args: &InsertArgs, strategies: &[Strategy]) -> 
     Ok(runs)
 }
 
-async fn run_mariadb(url: &str, args: &InsertArgs, strategies: &[Strategy]) -> Result<Vec<Run>, Box<dyn std::error::Error>> {
+async fn run_mariadb(
+    url: &str,
+    args: &InsertArgs,
+    strategies: &[Strategy],
+) -> Result<Vec<Run>, Box<dyn std::error::Error>> {
     let mut c = MySqlConnection::connect(url).await?;
     let keys = Keys { v7: V7Generator::new(), short: ShortPrefixGenerator::new(ShortPrefix::default()) };
     let mut runs = Vec::new();
@@ -366,11 +374,14 @@ async fn run_mariadb(url: &str, args: &InsertArgs, strategies: &[Strategy]) -> R
 
 /// PostgreSQL for a run: a throwaway server with `--own-servers` (kept alive by the returned
 /// guard), else `COMBKEY_PG_URL`; its URL and a line describing its settings.
-async fn postgres_for(own_servers: bool) -> Result<(Option<servers::OwnServer>, String, String), Box<dyn std::error::Error>> {
+async fn postgres_for(
+    own_servers: bool,
+) -> Result<(Option<servers::OwnServer>, String, String), Box<dyn std::error::Error>> {
     let own = if own_servers { Some(servers::postgres(55_433).await?) } else { None };
     let url = match &own {
         Some(s) => s.url.clone(),
-        None => std::env::var("COMBKEY_PG_URL").map_err(|_| "COMBKEY_PG_URL is not set: give --own-servers, or `source scripts/servers.sh`")?,
+        None => std::env::var("COMBKEY_PG_URL")
+            .map_err(|_| "COMBKEY_PG_URL is not set: give --own-servers, or `source scripts/servers.sh`")?,
     };
     let mut c = PgConnection::connect(&url).await?;
     let sb: String = sqlx::query_scalar("SHOW shared_buffers").fetch_one(&mut c).await?;
@@ -439,7 +450,8 @@ async fn galera_bench(args: &GaleraArgs, out: &std::path::Path) -> Result<(), Bo
     let mut c = MySqlConnection::connect(&urls[0]).await?;
     let pool: i64 = sqlx::query_scalar("SELECT CAST(@@innodb_buffer_pool_size AS SIGNED)").fetch_one(&mut c).await?;
     let version: String = sqlx::query_scalar("SELECT VERSION()").fetch_one(&mut c).await?;
-    let size: (String, String) = sqlx::query_as("SHOW GLOBAL STATUS LIKE 'wsrep_cluster_size'").fetch_one(&mut c).await?;
+    let size: (String, String) =
+        sqlx::query_as("SHOW GLOBAL STATUS LIKE 'wsrep_cluster_size'").fetch_one(&mut c).await?;
     drop(c);
     let settings = format!(
         "MariaDB {version} Galera, {} nodes, innodb_buffer_pool_size={} MiB each; {} rows per writer, batches of {}",
@@ -448,34 +460,45 @@ async fn galera_bench(args: &GaleraArgs, out: &std::path::Path) -> Result<(), Bo
         args.galera_rows,
         args.batch
     );
-    let runs = galera::run(&urls, &[Strategy::Bigint, Strategy::V4, Strategy::Comb], args.galera_rows, args.batch).await?;
+    let runs =
+        galera::run(&urls, &[Strategy::Bigint, Strategy::V4, Strategy::Comb], args.galera_rows, args.batch).await?;
     galera::write_all(&runs, &settings, out, args.batch)?;
     Ok(())
 }
 
 /// The backends the insert benchmark runs on: each one's setup and run, which returns its runs
 /// and a line describing the server.
-type InsertFn = for<'a> fn(
-    &'a InsertArgs,
-    bool,
-    &'a [Strategy],
-) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(Vec<Run>, String), BoxError>> + 'a>>;
+type InsertFn =
+    for<'a> fn(
+        &'a InsertArgs,
+        bool,
+        &'a [Strategy],
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(Vec<Run>, String), BoxError>> + 'a>>;
 type BoxError = Box<dyn std::error::Error>;
 const INSERT_TARGETS: [(combkey::Backend, InsertFn); 2] = [
     (combkey::Backend::Postgres, |args, own, strategies| Box::pin(insert_postgres(args, own, strategies))),
     (combkey::Backend::MySql, |args, own, strategies| Box::pin(insert_mariadb(args, own, strategies))),
 ];
 
-async fn insert_postgres(args: &InsertArgs, own_servers: bool, strategies: &[Strategy]) -> Result<(Vec<Run>, String), BoxError> {
+async fn insert_postgres(
+    args: &InsertArgs,
+    own_servers: bool,
+    strategies: &[Strategy],
+) -> Result<(Vec<Run>, String), BoxError> {
     let (_own, url, settings) = postgres_for(own_servers).await?;
     Ok((run_postgres(&url, args, strategies).await?, settings))
 }
 
-async fn insert_mariadb(args: &InsertArgs, own_servers: bool, strategies: &[Strategy]) -> Result<(Vec<Run>, String), BoxError> {
+async fn insert_mariadb(
+    args: &InsertArgs,
+    own_servers: bool,
+    strategies: &[Strategy],
+) -> Result<(Vec<Run>, String), BoxError> {
     let own = if own_servers { Some(servers::mariadb(53_317).await?) } else { None };
     let url = match &own {
         Some(s) => s.url.clone(),
-        None => std::env::var("COMBKEY_MYSQL_URL").map_err(|_| "COMBKEY_MYSQL_URL is not set: give --own-servers, or `source scripts/servers.sh`")?,
+        None => std::env::var("COMBKEY_MYSQL_URL")
+            .map_err(|_| "COMBKEY_MYSQL_URL is not set: give --own-servers, or `source scripts/servers.sh`")?,
     };
     let mut c = MySqlConnection::connect(&url).await?;
     let pool: i64 = sqlx::query_scalar("SELECT CAST(@@innodb_buffer_pool_size AS SIGNED)").fetch_one(&mut c).await?;

@@ -26,9 +26,9 @@ impl Spec {
         if s == "canonical" || s == "public" {
             return Ok(Spec::Public);
         }
-        s.parse().map(Spec::Stored).map_err(|_| {
-            format!("unknown backend {s:?}: expected canonical, sqlserver, mysql, postgres or sqlite")
-        })
+        s.parse()
+            .map(Spec::Stored)
+            .map_err(|_| format!("unknown backend {s:?}: expected canonical, sqlserver, mysql, postgres or sqlite"))
     }
 
     /// `canonical`, a backend name, or a layout name (what `convert --from/--to` take).
@@ -143,7 +143,10 @@ mod tests {
         assert_eq!(sqlserver.format(id), "8F39070C-0CDC-C498-7CC3-017F22E279B0");
         assert_eq!(mysql.format(id), "017F22E279B07CC398C4DC0C0C07398F");
         for f in [Spec::Public, sqlserver, mysql] {
-            assert_eq!(Spec::convert(f, Spec::Public, &f.format(id)).as_deref(), Ok("017f22e2-79b0-7cc3-98c4-dc0c0c07398f"));
+            assert_eq!(
+                Spec::convert(f, Spec::Public, &f.format(id)).as_deref(),
+                Ok("017f22e2-79b0-7cc3-98c4-dc0c0c07398f")
+            );
         }
     }
 

@@ -139,17 +139,25 @@ mod postgres {
         )
         .await;
         let texts: Vec<String> = ids.iter().map(ToString::to_string).collect();
-        sqlx::query(AssertSqlSafe(format!("INSERT INTO {table} (id, old) SELECT u::uuid, u FROM UNNEST($1::text[]) u")))
-            .bind(&texts)
-            .execute(&mut *c)
-            .await
-            .unwrap();
-        exec(c, &format!("INSERT INTO {table}_items (parent) SELECT id FROM {table} ORDER BY old LIMIT {}", ids.len() / 2))
-            .await;
+        sqlx::query(AssertSqlSafe(format!(
+            "INSERT INTO {table} (id, old) SELECT u::uuid, u FROM UNNEST($1::text[]) u"
+        )))
+        .bind(&texts)
+        .execute(&mut *c)
+        .await
+        .unwrap();
+        exec(
+            c,
+            &format!("INSERT INTO {table}_items (parent) SELECT id FROM {table} ORDER BY old LIMIT {}", ids.len() / 2),
+        )
+        .await;
     }
 
     async fn pairs(c: &mut PgConnection, table: &str) -> Vec<(String, String)> {
-        sqlx::query_as(AssertSqlSafe(format!("SELECT id::text, old FROM {table} ORDER BY id"))).fetch_all(c).await.unwrap()
+        sqlx::query_as(AssertSqlSafe(format!("SELECT id::text, old FROM {table} ORDER BY id")))
+            .fetch_all(c)
+            .await
+            .unwrap()
     }
 
     async fn joined(c: &mut PgConnection, table: &str) -> (i64, i64) {
@@ -327,7 +335,11 @@ mod postgres {
         assert_eq!(joined(&mut c, "doctor_kill").await, (30_000, 30_000));
         let r = report(&url, "doctor_kill", &[]);
         assert_eq!(layouts(&r), [("rtcomb-sql".to_string(), 60_000)]);
-        assert_eq!(r["referenced_by"], serde_json::json!(["doctor_kill_items.parent"]), "the foreign key is still there");
+        assert_eq!(
+            r["referenced_by"],
+            serde_json::json!(["doctor_kill_items.parent"]),
+            "the foreign key is still there"
+        );
     }
 
     /// Quoted mixed-case names, a schema, a composite foreign key from another schema, and a
@@ -351,7 +363,8 @@ mod postgres {
         let other = rtcomb_sql(50, 32);
         for (i, id) in ids.iter().enumerate() {
             exec(&mut c, &format!(r#"INSERT INTO doctor_shop."Orders" VALUES ('{id}', {})"#, i % 3)).await;
-            exec(&mut c, &format!(r#"INSERT INTO doctor_other."Lines" (order_id, tenant) VALUES ('{id}', {})"#, i % 3)).await;
+            exec(&mut c, &format!(r#"INSERT INTO doctor_other."Lines" (order_id, tenant) VALUES ('{id}', {})"#, i % 3))
+                .await;
         }
         for id in &other {
             exec(&mut c, &format!("INSERT INTO doctor_shop.orders VALUES ('{id}')")).await;
@@ -372,7 +385,11 @@ mod postgres {
         .await
         .unwrap();
         assert_eq!(joined, 200);
-        assert_eq!(objects(&mut c, &[quoted, r#"doctor_other."Lines""#]).await, defs_before, "the FK, deferrability included");
+        assert_eq!(
+            objects(&mut c, &[quoted, r#"doctor_other."Lines""#]).await,
+            defs_before,
+            "the FK, deferrability included"
+        );
         let lower_after: Vec<String> =
             sqlx::query_scalar("SELECT id::text FROM doctor_shop.orders ORDER BY id").fetch_all(&mut c).await.unwrap();
         assert_eq!(lower_after, lower_before, "the lower-case table is not touched");
@@ -409,7 +426,8 @@ mod postgres {
         }
         let after = report(&url, "doctor_text", &["--apply"]);
         assert_eq!(after["column_type"], "uuid", "{after}");
-        let same: i64 = sqlx::query_scalar("SELECT count(*) FROM doctor_text WHERE id = expect").fetch_one(&mut c).await.unwrap();
+        let same: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM doctor_text WHERE id = expect").fetch_one(&mut c).await.unwrap();
         assert_eq!(same, 50, "every id is the one its text wrote");
         let joined: i64 =
             sqlx::query_scalar("SELECT count(*) FROM doctor_text_items i JOIN doctor_text t ON t.id = i.parent")
@@ -439,7 +457,11 @@ mod postgres {
         assert!(r["triggers"].to_string().contains("doctor_trig_audit"), "{r}");
         let out = combkey(&["doctor", "--url", &url, "--table", "doctor_trig", "--apply"], None);
         assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-        assert!(stderr(&out).contains("doctor_trig_audit") && stderr(&out).contains("--triggers fire"), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("doctor_trig_audit") && stderr(&out).contains("--triggers fire"),
+            "{}",
+            stderr(&out)
+        );
         assert_eq!(pairs(&mut c, "doctor_trig").await, rows, "refused: nothing changed");
         let after = report(&url, "doctor_trig", &["--apply", "--triggers", "fire"]);
         assert_eq!(layouts(&after), [("v7".to_string(), 100)]);
@@ -472,8 +494,7 @@ mod postgres {
         let mut c = connect().await;
         seed(&mut c, "doctor_ro", &rtcomb_sql(500, 51)).await;
         let stats = async |c: &mut PgConnection| {
-            {
-                let s: (Option<i64>, i64, i64) = sqlx::query_as(
+            let s: (Option<i64>, i64, i64) = sqlx::query_as(
                     "SELECT (SELECT count(*) FROM pg_extension WHERE extname = 'pgstattuple'), \
                             (SELECT count(*) FROM pg_stat_user_tables WHERE relname = 'doctor_ro' AND last_analyze IS NOT NULL), \
                             (SELECT reltuples::bigint FROM pg_class WHERE relname = 'doctor_ro')",
@@ -481,8 +502,7 @@ mod postgres {
                 .fetch_one(c)
                 .await
                 .unwrap();
-                s
-            }
+            s
         };
         let before = stats(&mut c).await;
         let r = report(&url, "doctor_ro", &[]);
@@ -501,7 +521,8 @@ mod postgres {
         let mut holder = connect().await;
         exec(&mut holder, "BEGIN; LOCK TABLE doctor_lock_items IN ACCESS EXCLUSIVE MODE").await;
         let started = std::time::Instant::now();
-        let out = combkey(&["doctor", "--url", &url, "--table", "doctor_lock", "--apply", "--lock-timeout", "1s"], None);
+        let out =
+            combkey(&["doctor", "--url", &url, "--table", "doctor_lock", "--apply", "--lock-timeout", "1s"], None);
         let waited = started.elapsed();
         exec(&mut holder, "ROLLBACK").await;
         assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
@@ -562,17 +583,28 @@ mod mariadb {
         )
         .await;
         for chunk in ids.chunks(500) {
-            let values: Vec<String> =
-                chunk.iter().map(|id| format!("('{id}', 'n', '2020-02-02 02:02:02')")).collect();
+            let values: Vec<String> = chunk.iter().map(|id| format!("('{id}', 'n', '2020-02-02 02:02:02')")).collect();
             exec(c, &format!("INSERT INTO {db}_p (id, note, updated) VALUES {}", values.join(","))).await;
         }
-        exec(c, &format!("INSERT INTO {db}_other.lines (pid) SELECT UPPER(id) FROM {db}_p ORDER BY n LIMIT {}", ids.len() / 2))
-            .await;
+        exec(
+            c,
+            &format!(
+                "INSERT INTO {db}_other.lines (pid) SELECT UPPER(id) FROM {db}_p ORDER BY n LIMIT {}",
+                ids.len() / 2
+            ),
+        )
+        .await;
     }
 
     async fn text_state(c: &mut MySqlConnection, db: &str) -> (i64, i64, i64) {
         (
-            scalar(c, &format!("SELECT COUNT(*) FROM {db}_other.lines l JOIN {db}_p p ON p.id = l.pid AND p.tenant = l.tenant")).await,
+            scalar(
+                c,
+                &format!(
+                    "SELECT COUNT(*) FROM {db}_other.lines l JOIN {db}_p p ON p.id = l.pid AND p.tenant = l.tenant"
+                ),
+            )
+            .await,
             scalar(c, &format!("SELECT COUNT(*) FROM {db}_other.lines")).await,
             scalar(c, &format!("SELECT COUNT(*) FROM {db}_p WHERE updated = '2020-02-02 02:02:02'")).await,
         )
@@ -605,7 +637,8 @@ mod mariadb {
         let l_after = show(&mut c, "doctor_c36_other.lines").await;
         assert_eq!(l_after, l_before.replace("`pid` char(36) DEFAULT NULL", "`pid` binary(16) DEFAULT NULL"));
         for (i, id) in ids.iter().enumerate().step_by(97) {
-            let n = scalar(&mut c, &format!("SELECT n FROM doctor_c36_p WHERE id = 0x{}", combkey_testutil::hex(*id))).await;
+            let n = scalar(&mut c, &format!("SELECT n FROM doctor_c36_p WHERE id = 0x{}", combkey_testutil::hex(*id)))
+                .await;
             assert_eq!(n, i64::try_from(i).unwrap() + 1, "{id} is the same row's id");
         }
         let again = ok(&combkey(&["doctor", "--url", &url, "--table", "doctor_c36_p", "--apply"], None));
@@ -641,7 +674,10 @@ mod mariadb {
                 guarded += 1;
                 let e = sqlx::raw_sql("DELETE FROM doctor_jn_p LIMIT 1").execute(&mut c).await.unwrap_err();
                 assert!(e.to_string().contains("combkey doctor is converting"), "step {k}: {e}");
-                let e = sqlx::raw_sql("INSERT INTO doctor_jn_other.lines (pid) VALUES ('x')").execute(&mut c).await.unwrap_err();
+                let e = sqlx::raw_sql("INSERT INTO doctor_jn_other.lines (pid) VALUES ('x')")
+                    .execute(&mut c)
+                    .await
+                    .unwrap_err();
                 assert!(e.to_string().contains("combkey doctor is converting"), "step {k}: {e}");
             }
             let finish = report(&url, "doctor_jn_p", &["--apply"]);
@@ -699,11 +735,9 @@ mod mariadb {
             exec(&mut c, &format!("INSERT INTO doctor_bin (id) VALUES (0x{h}); INSERT INTO doctor_bin_other.items (pid) VALUES (0x{h})")).await;
         }
         let keys = async |c: &mut MySqlConnection| {
-            {
-                let k: Vec<String> =
-                    sqlx::query_scalar("SELECT HEX(id) FROM doctor_bin ORDER BY id").fetch_all(c).await.unwrap();
-                k
-            }
+            let k: Vec<String> =
+                sqlx::query_scalar("SELECT HEX(id) FROM doctor_bin ORDER BY id").fetch_all(c).await.unwrap();
+            k
         };
         let before = keys(&mut c).await;
         let defs = (show(&mut c, "doctor_bin").await, show(&mut c, "doctor_bin_other.items").await);
@@ -714,12 +748,20 @@ mod mariadb {
         for k in 0..commit {
             let out = apply_stopped_after(&url, "doctor_bin", k, &[]);
             assert!(!out.status.success());
-            assert_eq!(keys(&mut c).await, before, "stopped after step {k} (before the commit at {commit} of {n}): nothing changed");
+            assert_eq!(
+                keys(&mut c).await,
+                before,
+                "stopped after step {k} (before the commit at {commit} of {n}): nothing changed"
+            );
         }
         let after = report(&url, "doctor_bin", &["--apply"]);
         assert_eq!(layouts(&after), [("v7".to_string(), 300)], "{after}");
         assert_eq!((show(&mut c, "doctor_bin").await, show(&mut c, "doctor_bin_other.items").await), defs);
-        let joined = scalar(&mut c, "SELECT COUNT(*) FROM doctor_bin_other.items i JOIN doctor_bin p ON p.id = i.pid AND p.tenant = i.tenant").await;
+        let joined = scalar(
+            &mut c,
+            "SELECT COUNT(*) FROM doctor_bin_other.items i JOIN doctor_bin p ON p.id = i.pid AND p.tenant = i.tenant",
+        )
+        .await;
         assert_eq!(joined, 300);
     }
 
@@ -751,7 +793,8 @@ mod mariadb {
     async fn no_random_key_is_rewritten() {
         let url = combkey_testutil::mysql_url();
         let mut c = connect().await;
-        exec(&mut c, "DROP TABLE IF EXISTS doctor_mix; CREATE TABLE doctor_mix (id BINARY(16) NOT NULL PRIMARY KEY)").await;
+        exec(&mut c, "DROP TABLE IF EXISTS doctor_mix; CREATE TABLE doctor_mix (id BINARY(16) NOT NULL PRIMARY KEY)")
+            .await;
         let r = SeededRandom::new(91);
         let random: Vec<Comb> = (0..5000).map(|_| v4(&r)).collect();
         let g = V7Generator::new();
@@ -799,7 +842,8 @@ mod mariadb {
     async fn a_held_row_lock_ends_the_wait_and_changes_nothing() {
         let url = combkey_testutil::mysql_url();
         let mut c = connect().await;
-        exec(&mut c, "DROP TABLE IF EXISTS doctor_lk; CREATE TABLE doctor_lk (id BINARY(16) NOT NULL PRIMARY KEY)").await;
+        exec(&mut c, "DROP TABLE IF EXISTS doctor_lk; CREATE TABLE doctor_lk (id BINARY(16) NOT NULL PRIMARY KEY)")
+            .await;
         for id in rtcomb_sql(50, 95) {
             exec(&mut c, &format!("INSERT INTO doctor_lk VALUES (0x{})", combkey_testutil::hex(id))).await;
         }
@@ -864,7 +908,11 @@ mod sqlite {
         for id in &ids {
             sqlx::query("INSERT INTO t VALUES (?)").bind(id.as_bytes().to_vec()).execute(&mut c).await.unwrap();
         }
-        sqlx::query("INSERT INTO t_items (parent) VALUES (?)").bind(ids[0].as_bytes().to_vec()).execute(&mut c).await.unwrap();
+        sqlx::query("INSERT INTO t_items (parent) VALUES (?)")
+            .bind(ids[0].as_bytes().to_vec())
+            .execute(&mut c)
+            .await
+            .unwrap();
         let before = report(&url, "t", &[]);
         assert_eq!(layouts(&before), [("v4".to_string(), 200), ("v7".to_string(), 300)], "{before}");
         assert_eq!(before["time_order"].as_f64(), Some(1.0));
@@ -889,7 +937,12 @@ mod sqlite {
         .unwrap();
         let ids = rtcomb_sql(500, 9);
         for id in &ids {
-            sqlx::query("INSERT INTO t VALUES (?, ?)").bind(id.to_string()).bind(id.to_string()).execute(&mut c).await.unwrap();
+            sqlx::query("INSERT INTO t VALUES (?, ?)")
+                .bind(id.to_string())
+                .bind(id.to_string())
+                .execute(&mut c)
+                .await
+                .unwrap();
         }
         for id in &ids[..100] {
             sqlx::query("INSERT INTO t_items (parent) VALUES (?)").bind(id.to_string()).execute(&mut c).await.unwrap();
@@ -899,11 +952,9 @@ mod sqlite {
         assert_eq!(before["referenced_by"], serde_json::json!(["t_items.parent"]), "REFERENCES T, no column");
         assert!(before["time_order"].as_f64().unwrap() < 0.65);
         let snapshot = async |c: &mut SqliteConnection| {
-            {
-                let v: Vec<(Vec<u8>, String)> =
-                    sqlx::query_as("SELECT CAST(id AS BLOB), old FROM t ORDER BY old").fetch_all(c).await.unwrap();
-                v
-            }
+            let v: Vec<(Vec<u8>, String)> =
+                sqlx::query_as("SELECT CAST(id AS BLOB), old FROM t ORDER BY old").fetch_all(c).await.unwrap();
+            v
         };
         let rows = snapshot(&mut c).await;
         let sql = ok(&combkey(&["doctor", "--url", &url, "--table", "t", "--migration-sql"], None));
@@ -921,10 +972,13 @@ mod sqlite {
             .await
             .unwrap();
         assert_eq!(blobs, 500);
-        let joined: i64 =
-            sqlx::query_scalar("SELECT count(*) FROM t_items i JOIN t ON t.id = i.parent").fetch_one(&mut c).await.unwrap();
+        let joined: i64 = sqlx::query_scalar("SELECT count(*) FROM t_items i JOIN t ON t.id = i.parent")
+            .fetch_one(&mut c)
+            .await
+            .unwrap();
         assert_eq!(joined, 100);
-        let rows: Vec<(Vec<u8>, String)> = sqlx::query_as("SELECT id, old FROM t ORDER BY id").fetch_all(&mut c).await.unwrap();
+        let rows: Vec<(Vec<u8>, String)> =
+            sqlx::query_as("SELECT id, old FROM t ORDER BY id").fetch_all(&mut c).await.unwrap();
         let new: Vec<String> = rows.iter().map(|(b, _)| Comb::from_slice(b).unwrap().to_string()).collect();
         let old: Vec<String> = rows.iter().map(|(_, o)| o.clone()).collect();
         assert_eq!(convert(&new, "v7", "rtcomb-sql"), old);

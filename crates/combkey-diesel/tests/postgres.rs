@@ -55,8 +55,8 @@ struct Item {
 
 fn connect() -> PgConnection {
     let url = common::pg_url();
-    let mut c =
-        PgConnection::establish(&url).unwrap_or_else(|e| panic!("PostgreSQL at {url} (source scripts/servers.sh): {e}"));
+    let mut c = PgConnection::establish(&url)
+        .unwrap_or_else(|e| panic!("PostgreSQL at {url} (source scripts/servers.sh): {e}"));
     c.begin_test_transaction().expect("test transaction");
     c.batch_execute(
         "CREATE TEMPORARY TABLE combkey_orders (id uuid PRIMARY KEY, parent uuid REFERENCES combkey_orders (id), note text NOT NULL);

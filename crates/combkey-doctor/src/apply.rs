@@ -3,7 +3,6 @@
 //! journal table, in the same transaction where the step is transactional, so a re-run after a
 //! crash at any step resumes after the last finished one and every step is safe to run again.
 
-
 use combkey::Comb;
 use combkey::adapter::{ColumnKind, from_column};
 use combkey::backend::catalog::{Catalog, Column, Name, Stored};
@@ -116,7 +115,8 @@ async fn read_values(db: &mut Db, plan: &Plan) -> Result<Vec<Stored>, Error> {
     }
     for (t, c) in tables {
         let columns = db.query(cat.columns(&t)).await?;
-        let col = columns.into_iter().find(|x| x.name == c).ok_or_else(|| Error::usage(format!("no column {c} in {t}")))?;
+        let col =
+            columns.into_iter().find(|x| x.name == c).ok_or_else(|| Error::usage(format!("no column {c} in {t}")))?;
         let rows = db.rows(&cat.select_keys(&t, &col, only, ""), &[]).await?;
         for r in &rows {
             values.push(cat.parse_key(r)?);
@@ -143,12 +143,14 @@ impl Journal {
     }
 
     /// The unfinished plan and the last step it finished, if there is one.
-    pub(crate) async fn unfinished(db: &mut Db, cat: &dyn Catalog, schema: Option<&str>, target: &str) -> Result<Option<(Plan, i64)>, Error> {
+    pub(crate) async fn unfinished(
+        db: &mut Db,
+        cat: &dyn Catalog,
+        schema: Option<&str>,
+        target: &str,
+    ) -> Result<Option<(Plan, i64)>, Error> {
         let (_, table) = cat.journal_table(schema);
-        let exists = db
-            .rows(&format!("SELECT 1 FROM {table} WHERE 1 = 0"), &[])
-            .await
-            .is_ok();
+        let exists = db.rows(&format!("SELECT 1 FROM {table} WHERE 1 = 0"), &[]).await.is_ok();
         if !exists {
             return Ok(None);
         }
@@ -160,8 +162,10 @@ impl Journal {
             .await
             .or_else(|_| Ok::<_, Error>(Vec::new()))?;
         let Some(row) = rows.first() else { return Ok(None) };
-        let plan: Plan = serde_json::from_str(row.first().cloned().flatten().as_deref().unwrap_or_default())
-            .map_err(|e| Error::new(ErrorKind::Database, format!("the journal's plan for {target} does not read: {e}")))?;
+        let plan: Plan =
+            serde_json::from_str(row.first().cloned().flatten().as_deref().unwrap_or_default()).map_err(|e| {
+                Error::new(ErrorKind::Database, format!("the journal's plan for {target} does not read: {e}"))
+            })?;
         let step = row.get(1).cloned().flatten().and_then(|s| s.trim().parse().ok()).unwrap_or(-1);
         Ok(Some((plan, step)))
     }
@@ -169,7 +173,11 @@ impl Journal {
     async fn start(&self, db: &mut Db, plan: &Plan, step: usize) -> Result<(), Error> {
         let cat = db.catalog()?;
         let json = serde_json::to_string(plan).map_err(|e| Error::new(ErrorKind::Database, e.to_string()))?;
-        db.rows(&format!("DELETE FROM {} WHERE target = {}", self.table, cat.param(1)), &[self.target.clone()]).await?;
+        db.rows(
+            &format!("DELETE FROM {} WHERE target = {}", self.table, cat.param(1)),
+            std::slice::from_ref(&self.target),
+        )
+        .await?;
         db.rows(
             &format!(
                 "INSERT INTO {} (target, state, step, plan) VALUES ({}, 'running', {step}, {})",
@@ -185,16 +193,22 @@ impl Journal {
 
     async fn advance(&self, db: &mut Db, step: usize) -> Result<(), Error> {
         let cat = db.catalog()?;
-        db.rows(&format!("UPDATE {} SET step = {step} WHERE target = {}", self.table, cat.param(1)), &[self.target.clone()])
-            .await
-            .map(drop)
+        db.rows(
+            &format!("UPDATE {} SET step = {step} WHERE target = {}", self.table, cat.param(1)),
+            std::slice::from_ref(&self.target),
+        )
+        .await
+        .map(drop)
     }
 
     async fn finish(&self, db: &mut Db) -> Result<(), Error> {
         let cat = db.catalog()?;
-        db.rows(&format!("UPDATE {} SET state = 'done' WHERE target = {}", self.table, cat.param(1)), &[self.target.clone()])
-            .await
-            .map(drop)
+        db.rows(
+            &format!("UPDATE {} SET state = 'done' WHERE target = {}", self.table, cat.param(1)),
+            std::slice::from_ref(&self.target),
+        )
+        .await
+        .map(drop)
     }
 }
 
@@ -217,7 +231,8 @@ async fn skipped(db: &mut Db, skip: &Skip) -> Result<bool, Error> {
 
 async fn fk_present(db: &mut Db, cat: &dyn Catalog, table: &crate::plan::TableName, name: &str) -> Result<bool, Error> {
     let def = db.query(cat.definition(&table.into())).await?;
-    Ok(def.contains(&format!("CONSTRAINT {} ", db.backend().quote(name))) || def.contains(&format!("CONSTRAINT {name} ")))
+    Ok(def.contains(&format!("CONSTRAINT {} ", db.backend().quote(name)))
+        || def.contains(&format!("CONSTRAINT {name} ")))
 }
 
 /// A definition with what a change may alter on purpose taken out: lines that name a retyped
@@ -237,9 +252,7 @@ fn comparable(definition: &str, retyped: &[String], backend: combkey::Backend) -
             }
         })
         .filter(|l| {
-            !retyped.iter().any(|c| {
-                l.starts_with(&format!("{} ", backend.quote(c))) || l.starts_with(&format!("{c} "))
-            })
+            !retyped.iter().any(|c| l.starts_with(&format!("{} ", backend.quote(c))) || l.starts_with(&format!("{c} ")))
         })
         .collect();
     lines.sort();
@@ -397,10 +410,18 @@ pub(crate) fn script(plan: &Plan, changes: &[KeyChange]) -> Result<String, Error
     for (i, step) in plan.steps.iter().enumerate() {
         s.push_str(&format!("-- step {}: {}\n", i + 1, step.what));
         if let Some(d) = &step.drops {
-            s.push_str(&format!("--   drops {} {} of {}, whose definition was: {}\n", d.kind, d.name, Name::from(&d.table), d.definition));
+            s.push_str(&format!(
+                "--   drops {} {} of {}, whose definition was: {}\n",
+                d.kind,
+                d.name,
+                Name::from(&d.table),
+                d.definition
+            ));
         }
         match step.kind {
-            StepKind::Journal => s.push_str("--   (--apply records the plan in the journal table combkey_doctor_journal)\n"),
+            StepKind::Journal => {
+                s.push_str("--   (--apply records the plan in the journal table combkey_doctor_journal)\n")
+            }
             StepKind::Map => {
                 for sql in &step.sql {
                     s.push_str(sql);
@@ -428,4 +449,3 @@ pub(crate) fn script(plan: &Plan, changes: &[KeyChange]) -> Result<String, Error
     }
     Ok(s)
 }
-

@@ -273,10 +273,14 @@ pub fn audit(keys: &[Comb], now: Timestamp) -> Audit {
     }
     let mut evidence = Vec::new();
     for (name, n) in &labelled {
-        evidence.push(format!("{name}: {n} keys, certain (their version nibble says so and their times are plausible)"));
+        evidence
+            .push(format!("{name}: {n} keys, certain (their version nibble says so and their times are plausible)"));
     }
     for rule in &classifier.rules {
-        let n = kinds.iter().filter(|k| matches!(k, Kind::Layout(l) | Kind::Uncertain(l) if l.name() == rule.layout)).count();
+        let n = kinds
+            .iter()
+            .filter(|k| matches!(k, Kind::Layout(l) | Kind::Uncertain(l) if l.name() == rule.layout))
+            .count();
         let (first, last) = (rule.windows.first().map_or(0, |w| w.0), rule.windows.last().map_or(0, |w| w.1));
         let span = format!("{} to {}", Timestamp::from_unix_ms(first), Timestamp::from_unix_ms(last));
         if rule.certain() {
@@ -427,8 +431,9 @@ mod tests {
         let r = SeededRandom::new(seed);
         let t0: Timestamp = "2025-01-01T00:00:00Z".parse().unwrap();
         let mut keys: Vec<Comb> = (0..20_000).map(|_| v4(&r)).collect();
-        let combs: Vec<Comb> =
-            (0..3000).map(|i| RtCombLayout::Sql.create(t0.saturating_add_ms(i * 10_000_000), v4(&r)).unwrap()).collect();
+        let combs: Vec<Comb> = (0..3000)
+            .map(|i| RtCombLayout::Sql.create(t0.saturating_add_ms(i * 10_000_000), v4(&r)).unwrap())
+            .collect();
         keys.extend(combs.iter().copied());
         let a = audit(&sorted(keys), now());
         for id in &combs {

@@ -91,7 +91,13 @@ impl Doctor {
 
     /// Reads the table's schema facts and its keys (about `sample` of them, drawn evenly, or
     /// all), in a read-only transaction.
-    async fn read(&mut self, table: &str, column: &str, sample: Option<usize>, options: Options) -> Result<Read, Error> {
+    async fn read(
+        &mut self,
+        table: &str,
+        column: &str,
+        sample: Option<usize>,
+        options: Options,
+    ) -> Result<Read, Error> {
         let cat = self.db.catalog()?;
         self.db.exec_all(&cat.session(options.lock_timeout_ms)).await?;
         self.db.exec_all(&cat.begin_read_only()).await?;
@@ -174,16 +180,23 @@ impl Doctor {
     }
 
     /// The audit: reads only.
-    pub async fn audit(&mut self, table: &str, column: &str, sample: Option<usize>, options: Options) -> Result<Report, Error> {
+    pub async fn audit(
+        &mut self,
+        table: &str,
+        column: &str,
+        sample: Option<usize>,
+        options: Options,
+    ) -> Result<Report, Error> {
         let started = Instant::now();
         let read = self.read(table, column, sample, options).await?;
         let audit = audit::audit(&read.ids, combkey::Timestamp::now());
         let unfinished = self.unfinished(&read.schema.table, &read.schema.column.name).await?;
-        let (plan, refusal) = match plan::build(self.db.backend(), &read.schema, &audit.classifier, &audit.kinds, options) {
-            Ok(p) => (Some(p), None),
-            Err(e) if e.kind() == ErrorKind::Refused => (None, Some(e.to_string())),
-            Err(e) => return Err(e),
-        };
+        let (plan, refusal) =
+            match plan::build(self.db.backend(), &read.schema, &audit.classifier, &audit.kinds, options) {
+                Ok(p) => (Some(p), None),
+                Err(e) if e.kind() == ErrorKind::Refused => (None, Some(e.to_string())),
+                Err(e) => return Err(e),
+            };
         Ok(Report {
             backend: self.db.backend(),
             rows: read.rows,

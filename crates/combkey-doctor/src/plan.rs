@@ -186,7 +186,12 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { lock_timeout_ms: 5000, triggers: Triggers::Refuse, inherited: Inherited::Refuse, convert_uncertain: false }
+        Options {
+            lock_timeout_ms: 5000,
+            triggers: Triggers::Refuse,
+            inherited: Inherited::Refuse,
+            convert_uncertain: false,
+        }
     }
 }
 
@@ -337,14 +342,17 @@ pub(crate) fn build(
     let retype_needed = match backend {
         Backend::Postgres => column.data_type != "uuid",
         Backend::MySql => {
-            column.data_type.starts_with("char") || column.data_type.starts_with("varchar") || column.data_type.contains("text")
+            column.data_type.starts_with("char")
+                || column.data_type.starts_with("varchar")
+                || column.data_type.contains("text")
         }
         _ => false,
     };
     let mut retypes: Vec<(Name, combkey::backend::catalog::Column, Retype)> = Vec::new();
     if retype_needed {
         if !schema.checks.is_empty() {
-            let names: Vec<String> = schema.checks.iter().map(|c| format!("{} on {}: {}", c.name, c.table, c.definition)).collect();
+            let names: Vec<String> =
+                schema.checks.iter().map(|c| format!("{} on {}: {}", c.name, c.table, c.definition)).collect();
             return Err(Error::refused(format!(
                 "CHECK constraints mention the key column or a column referencing it, and would not hold once the \
                  column holds 16 bytes: {}; drop them first",
@@ -359,7 +367,11 @@ pub(crate) fn build(
                 schema.table, column.name
             )));
         }
-        retypes.push((schema.table.clone(), column.clone(), cat.retype(&schema.table, column, &schema.definitions[&schema.table])?));
+        retypes.push((
+            schema.table.clone(),
+            column.clone(),
+            cat.retype(&schema.table, column, &schema.definitions[&schema.table])?,
+        ));
         for (fk, col) in schema.references.iter().zip(&schema.child_columns) {
             if retypes.iter().any(|(t, c, _)| *t == fk.child && c.name == col.name) {
                 continue;
@@ -386,7 +398,9 @@ pub(crate) fn build(
             k => k,
         };
         match (target(k), k) {
-            (Ok(Some(to)), Kind::Layout(from)) => *converted.entry(format!("{} -> {}", from.name(), to.name())).or_default() += 1,
+            (Ok(Some(to)), Kind::Layout(from)) => {
+                *converted.entry(format!("{} -> {}", from.name(), to.name())).or_default() += 1
+            }
             (Ok(_), _) => {}
             (Err(why), k) => {
                 let e = kept.entry(k.name().to_string()).or_insert((0, why.to_string()));
@@ -457,11 +471,16 @@ pub(crate) fn build(
     let mut steps = Vec::new();
     let mut session = cat.session(options.lock_timeout_ms);
     session.extend(cat.pass_guard());
-    steps.push(Step::new(StepKind::Session, format!("session: waits for locks end after {} ms", options.lock_timeout_ms), session));
+    steps.push(Step::new(
+        StepKind::Session,
+        format!("session: waits for locks end after {} ms", options.lock_timeout_ms),
+        session,
+    ));
     let journaled = retype_needed && !cat.transactional_ddl();
     let tag = guard_tag(&plan);
     let tables: Vec<Name> = rewrites.iter().map(|r| r.table.clone()).collect();
-    let map_step = Step::new(StepKind::Map, "map the old key values to the new ones", cat.map_table(&column.data_type)).inside();
+    let map_step =
+        Step::new(StepKind::Map, "map the old key values to the new ones", cat.map_table(&column.data_type)).inside();
     let rewrite_step = Step::new(
         StepKind::Rewrite,
         format!("change the keys in {}", tables.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")),
@@ -479,30 +498,44 @@ pub(crate) fn build(
     let fk_off = cat.fk_checks_off();
     let drop_fk = |fk: &ForeignKey| -> Option<Step> {
         let sql = cat.drop_foreign_key(fk)?;
-        let mut s = Step::new(StepKind::DropForeignKey, format!("drop foreign key {} of {}", fk.name, fk.child), vec![sql]);
+        let mut s =
+            Step::new(StepKind::DropForeignKey, format!("drop foreign key {} of {}", fk.name, fk.child), vec![sql]);
         s.drops = Some(Object {
             kind: "foreign key".into(),
             name: fk.name.clone(),
             table: (&fk.child).into(),
             definition: fk.definition.clone(),
         });
-        s.skip = Some(Skip::ForeignKeyAbsent { table: (&fk.child).into(), name: fk.name.clone(), column: column.name.clone() });
+        s.skip = Some(Skip::ForeignKeyAbsent {
+            table: (&fk.child).into(),
+            name: fk.name.clone(),
+            column: column.name.clone(),
+        });
         Some(s)
     };
     let add_fk = |fk: &ForeignKey| -> Option<Step> {
         let sql = cat.add_foreign_key(fk)?;
-        let mut s = Step::new(StepKind::AddForeignKey, format!("add back foreign key {} of {}", fk.name, fk.child), vec![sql]);
+        let mut s =
+            Step::new(StepKind::AddForeignKey, format!("add back foreign key {} of {}", fk.name, fk.child), vec![sql]);
         s.restores = Some(Object {
             kind: "foreign key".into(),
             name: fk.name.clone(),
             table: (&fk.child).into(),
             definition: fk.definition.clone(),
         });
-        s.skip = Some(Skip::ForeignKeyPresent { table: (&fk.child).into(), name: fk.name.clone(), column: column.name.clone() });
+        s.skip = Some(Skip::ForeignKeyPresent {
+            table: (&fk.child).into(),
+            name: fk.name.clone(),
+            column: column.name.clone(),
+        });
         Some(s)
     };
     let retype_step = |(t, c, r): &(Name, combkey::backend::catalog::Column, Retype), before: bool| -> Option<Step> {
-        let (sql, ty) = if before { (r.before.clone()?, r.between_type.clone()?) } else { (r.after.clone()?, r.final_type.clone()) };
+        let (sql, ty) = if before {
+            (r.before.clone()?, r.between_type.clone()?)
+        } else {
+            (r.after.clone()?, r.final_type.clone())
+        };
         let mut s = Step::new(StepKind::Retype, format!("change {t}.{} to {ty}", c.name), vec![sql]);
         s.skip = Some(Skip::ColumnType { table: t.into(), column: c.name.clone(), data_type: ty });
         Some(s)
@@ -544,7 +577,11 @@ pub(crate) fn build(
         // One transaction: it commits whole or rolls back whole, DDL included (PostgreSQL,
         // SQLite), or changes values only (MySQL/MariaDB without a type change).
         if let Some((off, _)) = &fk_off {
-            steps.push(Step::new(StepKind::ChecksOff, "foreign key checks off for this session (checked before commit)", off.clone()));
+            steps.push(Step::new(
+                StepKind::ChecksOff,
+                "foreign key checks off for this session (checked before commit)",
+                off.clone(),
+            ));
         }
         steps.push(Step::new(StepKind::Begin, "begin", vec![cat.begin()]));
         steps.push(map_step);
@@ -563,11 +600,21 @@ pub(crate) fn build(
                 }
             }
             for (t, (create, _)) in &temp {
-                steps.push(Step::new(StepKind::TemporaryIndex, format!("a temporary index on {t}, dropped before commit"), vec![create.clone()]).inside());
+                steps.push(
+                    Step::new(
+                        StepKind::TemporaryIndex,
+                        format!("a temporary index on {t}, dropped before commit"),
+                        vec![create.clone()],
+                    )
+                    .inside(),
+                );
             }
             steps.push(rewrite_step);
             for (t, (_, drop)) in &temp {
-                steps.push(Step::new(StepKind::TemporaryIndex, format!("drop the temporary index on {t}"), vec![drop.clone()]).inside());
+                steps.push(
+                    Step::new(StepKind::TemporaryIndex, format!("drop the temporary index on {t}"), vec![drop.clone()])
+                        .inside(),
+                );
             }
         }
         if let Some(check) = fk_check {
@@ -617,7 +664,14 @@ mod tests {
     }
 
     fn column(name: &str, ty: &str) -> Column {
-        Column { name: name.into(), data_type: ty.into(), nullable: false, default: None, auto_update: false, generated: false }
+        Column {
+            name: name.into(),
+            data_type: ty.into(),
+            nullable: false,
+            default: None,
+            auto_update: false,
+            generated: false,
+        }
     }
 
     /// A parent keyed by `id` of type `ty`, referenced by `child.parent_id` (with `tenant`).
@@ -630,7 +684,9 @@ mod tests {
             child_columns: vec!["parent_id".into(), "tenant".into()],
             parent: parent.clone(),
             parent_columns: vec!["id".into(), "tenant".into()],
-            definition: "CONSTRAINT `lines_fk` FOREIGN KEY (`parent_id`, `tenant`) REFERENCES `shop`.`orders` (`id`, `tenant`)".into(),
+            definition:
+                "CONSTRAINT `lines_fk` FOREIGN KEY (`parent_id`, `tenant`) REFERENCES `shop`.`orders` (`id`, `tenant`)"
+                    .into(),
             on_update: "NO ACTION".into(),
         };
         let mut definitions = BTreeMap::new();
@@ -704,16 +760,26 @@ mod tests {
         let drop = plan.steps.iter().find(|s| s.kind == StepKind::DropForeignKey).unwrap();
         assert_eq!(drop.drops.as_ref().unwrap().definition, plan.references[0].definition, "the catalog's own text");
         let add = plan.steps.iter().find(|s| s.kind == StepKind::AddForeignKey).unwrap();
-        assert_eq!(add.sql, ["ALTER TABLE `other`.`lines` ADD CONSTRAINT `lines_fk` FOREIGN KEY (`parent_id`, `tenant`) REFERENCES `shop`.`orders` (`id`, `tenant`)"]);
-        let retypes: Vec<&String> = plan.steps.iter().filter(|s| s.kind == StepKind::Retype).flat_map(|s| &s.sql).collect();
         assert_eq!(
-            retypes[0],
-            "ALTER TABLE `shop`.`orders` MODIFY COLUMN `id` varbinary(64) NOT NULL COMMENT 'the id'",
+            add.sql,
+            [
+                "ALTER TABLE `other`.`lines` ADD CONSTRAINT `lines_fk` FOREIGN KEY (`parent_id`, `tenant`) REFERENCES `shop`.`orders` (`id`, `tenant`)"
+            ]
+        );
+        let retypes: Vec<&String> =
+            plan.steps.iter().filter(|s| s.kind == StepKind::Retype).flat_map(|s| &s.sql).collect();
+        assert_eq!(
+            retypes[0], "ALTER TABLE `shop`.`orders` MODIFY COLUMN `id` varbinary(64) NOT NULL COMMENT 'the id'",
             "attributes kept, the text charset gone"
         );
         assert!(retypes.iter().any(|s| s.ends_with("`id` binary(16) NOT NULL COMMENT 'the id'")));
         // Every step that can be half done says how to tell it is done.
-        assert!(plan.steps.iter().filter(|s| matches!(s.kind, StepKind::Retype | StepKind::DropForeignKey | StepKind::AddForeignKey)).all(|s| s.skip.is_some()));
+        assert!(
+            plan.steps
+                .iter()
+                .filter(|s| matches!(s.kind, StepKind::Retype | StepKind::DropForeignKey | StepKind::AddForeignKey))
+                .all(|s| s.skip.is_some())
+        );
         // The plan survives the journal.
         let back: Plan = serde_json::from_str(&serde_json::to_string(&plan).unwrap()).unwrap();
         assert_eq!(back, plan);

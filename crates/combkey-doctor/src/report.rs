@@ -199,13 +199,19 @@ impl Report {
 
     /// The report as text.
     pub fn text(&self) -> String {
-        let mut s = format!("combkey doctor: {}.{} on {}\n", self.schema.table, self.schema.column.name, self.backend.name());
-        let form = if self.stored_form_ok() { "the stored form combkey uses" } else { "not the stored form combkey uses" };
+        let mut s =
+            format!("combkey doctor: {}.{} on {}\n", self.schema.table, self.schema.column.name, self.backend.name());
+        let form =
+            if self.stored_form_ok() { "the stored form combkey uses" } else { "not the stored form combkey uses" };
         s.push_str(&format!("  column type     {} ({form})\n", self.schema.column.data_type));
         let how = if self.sampled { "sampled evenly" } else { "all" };
         s.push_str(&format!("  rows            {} ({} read, {how}, in key order)\n", self.rows, self.read));
         if self.unreadable.0 > 0 {
-            s.push_str(&format!("  unreadable      {} values are no UUID at all: {}\n", self.unreadable.0, self.unreadable.1.join(", ")));
+            s.push_str(&format!(
+                "  unreadable      {} values are no UUID at all: {}\n",
+                self.unreadable.0,
+                self.unreadable.1.join(", ")
+            ));
         }
         let counts: Vec<String> = self.audit.layouts.iter().map(|(k, v)| format!("{k} {v}")).collect();
         s.push_str(&format!("  layouts         {}\n", counts.join(", ")));
@@ -225,16 +231,21 @@ impl Report {
                 #[allow(clippy::cast_precision_loss)]
                 let sz = size(i.bytes as f64);
                 let density = i.leaf_density.map(|d| format!(", leaf density {d:.1}%")).unwrap_or_default();
-                let estimate =
-                    est.map(|(b, how)| format!("; with sorted keys about {} (estimate: {how})", size(b))).unwrap_or_default();
+                let estimate = est
+                    .map(|(b, how)| format!("; with sorted keys about {} (estimate: {how})", size(b)))
+                    .unwrap_or_default();
                 s.push_str(&format!("  primary key     {sz}{density}{estimate}\n"));
             }
             (None, _) => s.push_str("  primary key     size not available on this database\n"),
         }
         let refs = self.referenced_by();
-        s.push_str(&format!("  referenced by   {}\n", if refs.is_empty() { "nothing".to_string() } else { refs.join(", ") }));
+        s.push_str(&format!(
+            "  referenced by   {}\n",
+            if refs.is_empty() { "nothing".to_string() } else { refs.join(", ") }
+        ));
         if !self.schema.triggers.is_empty() {
-            let t: Vec<String> = self.schema.triggers.iter().map(|t| format!("{} on {} ({})", t.name, t.table, t.events)).collect();
+            let t: Vec<String> =
+                self.schema.triggers.iter().map(|t| format!("{} on {} ({})", t.name, t.table, t.events)).collect();
             s.push_str(&format!("  triggers        {}\n", t.join(", ")));
         }
         if !self.schema.inheritors.is_empty() {

@@ -66,7 +66,9 @@ impl Schema {
         let mut unindexed = Vec::new();
         for fk in &mut references {
             // SQLite names the referenced table as the REFERENCES clause wrote it.
-            if fk.parent.name.is_empty() || fk.parent.name.eq_ignore_ascii_case(&name.name) && fk.parent.schema == name.schema {
+            if fk.parent.name.is_empty()
+                || fk.parent.name.eq_ignore_ascii_case(&name.name) && fk.parent.schema == name.schema
+            {
                 fk.parent = name.clone();
             }
             if !definitions.contains_key(&fk.child) {
@@ -75,11 +77,10 @@ impl Schema {
             catalog.complete_foreign_key(fk, &definitions[&fk.child])?;
             let child_column = fk.child_column_for(&column.name).unwrap_or_default().to_string();
             let child_cols = db.query(catalog.columns(&fk.child)).await?;
-            let col = child_cols
-                .iter()
-                .find(|c| c.name.eq_ignore_ascii_case(&child_column))
-                .cloned()
-                .ok_or_else(|| Error::usage(format!("no column {child_column} in {} (foreign key {})", fk.child, fk.name)))?;
+            let col =
+                child_cols.iter().find(|c| c.name.eq_ignore_ascii_case(&child_column)).cloned().ok_or_else(|| {
+                    Error::usage(format!("no column {child_column} in {} (foreign key {})", fk.child, fk.name))
+                })?;
             child_columns.push(col);
             if fk.child != name {
                 for t in db.query(catalog.triggers(&fk.child)).await? {

@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
-use combkey_sqlx::Comb;
 use combkey_idempotent::{Failover, IdempotentError, KeyedRow, MAX_BINDS, insert_or_verify};
+use combkey_sqlx::Comb;
 use sqlx::pool::PoolOptions;
 use sqlx::{Database, MySql, Postgres};
 

@@ -15,8 +15,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use combkey_sqlx::Comb;
 use combkey_idempotent::{Failover, IdempotentError, KeyedRow, insert_or_verify};
+use combkey_sqlx::Comb;
 use sqlx::mysql::{MySqlPool, MySqlPoolOptions};
 use sqlx::{Executor, MySql, Row};
 

@@ -2,7 +2,6 @@
 
 use crate::CombUuid;
 
-
 impl From<combkey_sqlx::Comb> for CombUuid {
     fn from(id: combkey_sqlx::Comb) -> Self {
         CombUuid::from(id.to_comb())

@@ -151,7 +151,9 @@ pub async fn check_type<H: TypeHarness>(h: &mut H, what: &str, expr: impl Fn(com
             Err(e) => panic!("{what}: reading the literal {sql}: {e}"),
         }
         match h.bound_equals(typed, &sql).await {
-            Ok(eq) => assert!(eq, "{what}: {id} bound as a parameter differs from the literal {sql} inside the database"),
+            Ok(eq) => {
+                assert!(eq, "{what}: {id} bound as a parameter differs from the literal {sql} inside the database")
+            }
             Err(e) => panic!("{what}: comparing {id} bound as a parameter with {sql}: {e}"),
         }
         match h.round_trip(typed).await {
@@ -165,7 +167,10 @@ pub async fn check_type<H: TypeHarness>(h: &mut H, what: &str, expr: impl Fn(com
     }
     match h.null_strict().await {
         Ok(v) => panic!("{what}: NULL into a non-Option id read as {v:?} instead of failing"),
-        Err(e) => assert!(e.to_lowercase().contains("null"), "{what}: NULL into a non-Option: the error does not say NULL: {e}"),
+        Err(e) => assert!(
+            e.to_lowercase().contains("null"),
+            "{what}: NULL into a non-Option: the error does not say NULL: {e}"
+        ),
     }
 }
 

@@ -40,7 +40,9 @@ fn from_column(value: &ColumnData<'static>) -> tiberius::Result<Option<Comb>> {
         // binary(16) holds the public bytes, as BINARY(16) does on MySQL and BLOB on SQLite
         // (a table moved from there); nvarchar(36)/char(36) hold UUID text.
         ColumnData::Binary(bytes) => bytes.as_deref().map(|b| combkey::adapter::from_column(b, ColumnKind::Binary)),
-        ColumnData::String(text) => text.as_deref().map(|t| combkey::adapter::from_column(t.as_bytes(), ColumnKind::Text)),
+        ColumnData::String(text) => {
+            text.as_deref().map(|t| combkey::adapter::from_column(t.as_bytes(), ColumnKind::Text))
+        }
         other => {
             // The variant's name (`I32`, `DateTime`, ...) without the value.
             let debug = format!("{other:?}");

@@ -2,7 +2,6 @@
 
 use crate::Comb;
 
-
 impl Comb {
     /// The `uniqueidentifier` value SQL Server holds for this id, as a `uuid::Uuid` in
     /// display order (tiberius swaps the first three groups on the wire itself).

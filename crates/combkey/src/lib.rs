@@ -94,10 +94,10 @@ pub use validate::{Expected, Validator};
 /// Re-exports for the macros adapter crates expand (not public API).
 #[doc(hidden)]
 pub mod __private {
-    #[cfg(feature = "serde")]
-    pub use serde;
     #[cfg(feature = "schemars")]
     pub use schemars;
+    #[cfg(feature = "serde")]
+    pub use serde;
     #[cfg(feature = "utoipa")]
     pub use utoipa;
 }

@@ -90,7 +90,10 @@ fn sql_server_order_of_stored_equals_public_order_for_random_pairs() {
     // The library's own comparator agrees with this one.
     for _ in 0..10_000 {
         let (a, b) = (random_comb(&r), random_comb(&r));
-        assert_eq!(combkey::adapter::sqlserver_cmp(a.as_bytes(), b.as_bytes()), sqlserver_order(a.as_bytes(), b.as_bytes()));
+        assert_eq!(
+            combkey::adapter::sqlserver_cmp(a.as_bytes(), b.as_bytes()),
+            sqlserver_order(a.as_bytes(), b.as_bytes())
+        );
     }
 }
 

@@ -273,11 +273,7 @@ async fn serves_its_openapi_document() {
 #[tokio::test]
 async fn an_id_from_before_the_conversion_is_redirected_to_the_new_key() {
     let migration: combkey::layouts::KeyMigration = "rtcomb-sql -> v7".parse().unwrap();
-    let config = Config {
-        database_url: "sqlite::memory:".into(),
-        key_migration: Some(migration),
-        ..Config::default()
-    };
+    let config = Config { database_url: "sqlite::memory:".into(), key_migration: Some(migration), ..Config::default() };
     let app = idempotent_service::app(config).await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

@@ -52,9 +52,11 @@ macro_rules! harness {
 
             async fn bound_equals(&mut self, id: $t, expr: &str) -> Result<bool, String> {
                 use diesel::RunQueryDsl;
-                diesel::select(diesel::dsl::sql::<diesel::sql_types::Bool>("").bind::<$st, _>(id).sql(&format!(" = {expr}")))
-                    .get_result(&mut self.c)
-                    .map_err(|e| common::chain(&e))
+                diesel::select(
+                    diesel::dsl::sql::<diesel::sql_types::Bool>("").bind::<$st, _>(id).sql(&format!(" = {expr}")),
+                )
+                .get_result(&mut self.c)
+                .map_err(|e| common::chain(&e))
             }
 
             async fn round_trip(&mut self, id: $t) -> Result<$t, String> {
@@ -71,7 +73,9 @@ macro_rules! harness {
 
             async fn null_strict(&mut self) -> Result<$t, String> {
                 use diesel::RunQueryDsl;
-                diesel::select(diesel::dsl::sql::<$st>(self.null)).get_result(&mut self.c).map_err(|e| common::chain(&e))
+                diesel::select(diesel::dsl::sql::<$st>(self.null))
+                    .get_result(&mut self.c)
+                    .map_err(|e| common::chain(&e))
             }
         }
     };

@@ -147,6 +147,9 @@ pub struct Retype {
     pub final_type: String,
 }
 
+/// The rows a catalog query answered: each value as text, `None` for `NULL`.
+pub type Rows = [Vec<Option<String>>];
+
 /// A catalog query: SQL whose every selected value is text, with text parameters bound in
 /// order, and what parses its rows.
 pub struct Query<T> {
@@ -155,7 +158,7 @@ pub struct Query<T> {
     /// The parameters, bound as text in order.
     pub params: Vec<String>,
     /// Makes the answer of the rows (`None` values are SQL `NULL`).
-    pub parse: fn(&[Vec<Option<String>>]) -> Result<T, Error>,
+    pub parse: fn(&Rows) -> Result<T, Error>,
 }
 
 impl<T> core::fmt::Debug for Query<T> {
@@ -323,7 +326,7 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 /// Bytes of hex digits.
 pub(crate) fn unhex(s: &str) -> Result<Vec<u8>, Error> {
     let digits = s.as_bytes();
-    if digits.len() % 2 != 0 {
+    if !digits.len().is_multiple_of(2) {
         return Err(Error::config("hex value", format!("{} digits", digits.len()), "an even number"));
     }
     digits

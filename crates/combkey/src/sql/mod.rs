@@ -69,6 +69,10 @@ mod tests {
         let my = Backend::MySql.migration_text();
         assert!(my.contains("RANDOM_BYTES(10)") && my.contains("-- UPDATE `t` SET"));
         assert!(Backend::Sqlite.migration_text().contains("no stored functions"));
-        assert!(Backend::SqlServer.migration_text().contains("-- UPDATE dbo.t SET [id] = dbo.combkey_from_rtcomb_sql([id])"));
+        assert!(
+            Backend::SqlServer
+                .migration_text()
+                .contains("-- UPDATE dbo.t SET [id] = dbo.combkey_from_rtcomb_sql([id])")
+        );
     }
 }

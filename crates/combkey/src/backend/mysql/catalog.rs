@@ -4,7 +4,8 @@
 use super::MySql;
 use crate::backend::Backend;
 use crate::backend::catalog::{
-    Catalog, Check, Column, ForeignKey, Name, Query, Retype, Rewrite, Stored, Trigger, cell, flag, hex, string_literal, text, unhex,
+    Catalog, Check, Column, ForeignKey, Name, Query, Retype, Rewrite, Stored, Trigger, cell, flag, hex, string_literal,
+    text, unhex,
 };
 use crate::error::Error;
 
@@ -39,7 +40,9 @@ fn parse_name(s: &str) -> Result<(Option<String>, String), Error> {
     match (quoted, parts.as_slice()) {
         (false, [t]) if !t.is_empty() => Ok((None, t.clone())),
         (false, [d, t]) if !d.is_empty() && !t.is_empty() => Ok((Some(d.clone()), t.clone())),
-        _ => Err(Error::config("table name", format!("{s:?}"), "table or database.table, parts optionally in backticks")),
+        _ => {
+            Err(Error::config("table name", format!("{s:?}"), "table or database.table, parts optionally in backticks"))
+        }
     }
 }
 
@@ -161,7 +164,11 @@ impl Catalog for MySql {
 
     fn complete_foreign_key(&self, fk: &mut ForeignKey, child_definition: &str) -> Result<(), Error> {
         fk.definition = constraint_clause(child_definition, &fk.name).ok_or_else(|| {
-            Error::config("foreign key", format!("{} of {}", fk.name, fk.child), "a CONSTRAINT line in SHOW CREATE TABLE")
+            Error::config(
+                "foreign key",
+                format!("{} of {}", fk.name, fk.child),
+                "a CONSTRAINT line in SHOW CREATE TABLE",
+            )
         })?;
         Ok(())
     }
@@ -292,7 +299,8 @@ impl Catalog for MySql {
     }
 
     fn journal_table(&self, schema: Option<&str>) -> (String, String) {
-        let name = Name { schema: schema.map(str::to_string), name: "combkey_doctor_journal".into() }.quoted(Backend::MySql);
+        let name =
+            Name { schema: schema.map(str::to_string), name: "combkey_doctor_journal".into() }.quoted(Backend::MySql);
         (
             format!(
                 "CREATE TABLE IF NOT EXISTS {name} (target VARCHAR(700) NOT NULL PRIMARY KEY, state VARCHAR(16) NOT NULL, \
@@ -306,7 +314,11 @@ impl Catalog for MySql {
     fn select_keys(&self, table: &Name, column: &Column, _only: bool, filter: &str) -> String {
         // HEX() of the bytes as stored; MariaDB's UUID type shows its text through CAST.
         let c = Backend::MySql.quote(&column.name);
-        let value = if column.data_type == "uuid" { format!("CAST({c} AS CHAR), 'text'") } else { format!("HEX({c}), 'bytes'") };
+        let value = if column.data_type == "uuid" {
+            format!("CAST({c} AS CHAR), 'text'")
+        } else {
+            format!("HEX({c}), 'bytes'")
+        };
         format!("SELECT {value} FROM {t} WHERE {c} IS NOT NULL{filter} ORDER BY {c}", t = table.quoted(Backend::MySql))
     }
 
@@ -315,7 +327,11 @@ impl Catalog for MySql {
     }
 
     fn drop_foreign_key(&self, fk: &ForeignKey) -> Option<String> {
-        Some(format!("ALTER TABLE {} DROP FOREIGN KEY {}", fk.child.quoted(Backend::MySql), Backend::MySql.quote(&fk.name)))
+        Some(format!(
+            "ALTER TABLE {} DROP FOREIGN KEY {}",
+            fk.child.quoted(Backend::MySql),
+            Backend::MySql.quote(&fk.name)
+        ))
     }
 
     fn parse_key(&self, row: &[Option<String>]) -> Result<Stored, Error> {
@@ -335,7 +351,9 @@ impl Catalog for MySql {
     fn map_table(&self, column_type: &str) -> Vec<String> {
         let ty = if column_type == "uuid" { "UUID" } else { "VARBINARY(64)" };
         vec![
-            format!("CREATE TEMPORARY TABLE IF NOT EXISTS combkey_doctor_map (old {ty} NOT NULL PRIMARY KEY, new {ty} NOT NULL)"),
+            format!(
+                "CREATE TEMPORARY TABLE IF NOT EXISTS combkey_doctor_map (old {ty} NOT NULL PRIMARY KEY, new {ty} NOT NULL)"
+            ),
             "DELETE FROM combkey_doctor_map".into(),
         ]
     }
@@ -375,7 +393,11 @@ impl Catalog for MySql {
             ));
         }
         if column.generated {
-            return Err(Error::config("key column to convert", format!("{}.{} (generated)", table, column.name), "a stored column"));
+            return Err(Error::config(
+                "key column to convert",
+                format!("{}.{} (generated)", table, column.name),
+                "a stored column",
+            ));
         }
         // The clause is `name type [attributes]`: keep the attributes (NULL/NOT NULL,
         // COMMENT, INVISIBLE) except the text ones that no binary type takes.
@@ -396,7 +418,11 @@ impl Catalog for MySql {
             }
         }
         let attrs = attrs.join(" ");
-        let alter = |ty: &str| format!("ALTER TABLE {} MODIFY COLUMN {name} {ty} {attrs}", table.quoted(Backend::MySql)).trim_end().to_string();
+        let alter = |ty: &str| {
+            format!("ALTER TABLE {} MODIFY COLUMN {name} {ty} {attrs}", table.quoted(Backend::MySql))
+                .trim_end()
+                .to_string()
+        };
         Ok(Retype {
             // Holds every UUID text form (at most 45 characters) and the 16 bytes alike.
             before: Some(alter("varbinary(64)")),
@@ -415,7 +441,8 @@ impl Catalog for MySql {
         let mut create = Vec::new();
         let mut drop = Vec::new();
         for event in ["INSERT", "UPDATE", "DELETE"] {
-            let name = format!("{schema}{}", Backend::MySql.quote(&format!("combkey_guard_{tag}_{}", event.to_lowercase())));
+            let name =
+                format!("{schema}{}", Backend::MySql.quote(&format!("combkey_guard_{tag}_{}", event.to_lowercase())));
             create.push(format!(
                 "CREATE TRIGGER IF NOT EXISTS {name} BEFORE {event} ON {t} FOR EACH ROW \
                  IF @combkey_doctor IS NULL THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = {message}; END IF"
@@ -427,7 +454,10 @@ impl Catalog for MySql {
 
     fn not_sixteen_bytes(&self, table: &Name, column: &str) -> Option<String> {
         let c = Backend::MySql.quote(column);
-        Some(format!("SELECT count(*) FROM {} WHERE {c} IS NOT NULL AND length({c}) <> 16", table.quoted(Backend::MySql)))
+        Some(format!(
+            "SELECT count(*) FROM {} WHERE {c} IS NOT NULL AND length({c}) <> 16",
+            table.quoted(Backend::MySql)
+        ))
     }
 
     fn pass_guard(&self) -> Vec<String> {

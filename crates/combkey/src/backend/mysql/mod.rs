@@ -150,8 +150,10 @@ impl PartitionDdl for MySql {
             "-- The key must be the table's primary key, BINARY(16). p_before holds ids older than {}.\n",
             first.start
         );
-        let mut lines =
-            vec![format!("  PARTITION p_before VALUES LESS THAN ({})", Partitioning::bound(Backend::MySql, first.start)?)];
+        let mut lines = vec![format!(
+            "  PARTITION p_before VALUES LESS THAN ({})",
+            Partitioning::bound(Backend::MySql, first.start)?
+        )];
         for part in parts {
             lines.push(Self::partition(part)?);
         }
@@ -170,7 +172,10 @@ impl PartitionDdl for MySql {
     fn drop_before(&self, p: &Partitioning, parts: &[Part], _edge: Timestamp) -> Result<String, Error> {
         let mut names = vec!["p_before".to_string()];
         names.extend(parts.iter().map(Self::name));
-        Ok(names.into_iter().map(|name| format!("ALTER TABLE {} DROP PARTITION IF EXISTS {name};\n", p.table())).collect())
+        Ok(names
+            .into_iter()
+            .map(|name| format!("ALTER TABLE {} DROP PARTITION IF EXISTS {name};\n", p.table()))
+            .collect())
     }
 
     fn add(&self, p: &Partitioning, parts: &[Part], default: bool) -> Result<String, Error> {

@@ -4,7 +4,8 @@
 use super::Postgres;
 use crate::backend::Backend;
 use crate::backend::catalog::{
-    Catalog, Check, Column, ForeignKey, Name, Query, Retype, Rewrite, Stored, Trigger, cell, flag, hex, string_literal, text,
+    Catalog, Check, Column, ForeignKey, Name, Query, Retype, Rewrite, Stored, Trigger, cell, flag, hex, string_literal,
+    text,
 };
 use crate::error::Error;
 
@@ -47,9 +48,10 @@ fn array(s: &str) -> Vec<String> {
 impl Catalog for Postgres {
     fn resolve(&self, user_name: &str) -> Result<Query<Option<Name>>, Error> {
         Ok(Query {
-            sql: "SELECT n.nspname::text, c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+            sql:
+                "SELECT n.nspname::text, c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
                   WHERE c.oid = to_regclass($1) AND c.relkind IN ('r', 'p')"
-                .into(),
+                    .into(),
             params: vec![user_name.to_string()],
             parse: |rows| Ok(names(rows)?.into_iter().next()),
         })
@@ -206,7 +208,14 @@ impl Catalog for Postgres {
 
     fn has_index_on(&self, table: &Name, columns: &[String]) -> Query<bool> {
         let mut p = params(table);
-        p.push(format!("{{{}}}", columns.iter().map(|c| format!("\"{}\"", c.replace('\\', "\\\\").replace('"', "\\\""))).collect::<Vec<_>>().join(",")));
+        p.push(format!(
+            "{{{}}}",
+            columns
+                .iter()
+                .map(|c| format!("\"{}\"", c.replace('\\', "\\\\").replace('"', "\\\"")))
+                .collect::<Vec<_>>()
+                .join(",")
+        ));
         Query {
             sql: format!(
                 "SELECT (count(*) > 0)::text FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] \
@@ -241,7 +250,9 @@ impl Catalog for Postgres {
 
     fn index_size(&self, table: &Name) -> Query<Option<i64>> {
         Query {
-            sql: format!("SELECT pg_relation_size(i.indexrelid)::text FROM pg_index i WHERE i.indrelid = {OID} AND i.indisprimary"),
+            sql: format!(
+                "SELECT pg_relation_size(i.indexrelid)::text FROM pg_index i WHERE i.indrelid = {OID} AND i.indisprimary"
+            ),
             params: params(table),
             parse: |rows| Ok(rows.first().and_then(|r| cell(r, 0).ok().flatten()).and_then(|n| n.parse().ok())),
         }
@@ -270,7 +281,13 @@ impl Catalog for Postgres {
         Query {
             sql: format!("SELECT reltuples::bigint::text FROM pg_class WHERE oid = {OID}"),
             params: params(table),
-            parse: |rows| Ok(rows.first().and_then(|r| cell(r, 0).ok().flatten()).and_then(|n| n.parse().ok()).filter(|n: &i64| *n >= 0)),
+            parse: |rows| {
+                Ok(rows
+                    .first()
+                    .and_then(|r| cell(r, 0).ok().flatten())
+                    .and_then(|n| n.parse().ok())
+                    .filter(|n: &i64| *n >= 0))
+            },
         }
     }
 
@@ -295,7 +312,8 @@ impl Catalog for Postgres {
     }
 
     fn journal_table(&self, schema: Option<&str>) -> (String, String) {
-        let name = Name { schema: schema.map(str::to_string), name: "combkey_doctor_journal".into() }.quoted(Backend::Postgres);
+        let name = Name { schema: schema.map(str::to_string), name: "combkey_doctor_journal".into() }
+            .quoted(Backend::Postgres);
         (
             format!(
                 "CREATE TABLE IF NOT EXISTS {name} (target text PRIMARY KEY, state text NOT NULL, step integer NOT NULL, \
@@ -308,7 +326,10 @@ impl Catalog for Postgres {
     fn select_keys(&self, table: &Name, column: &Column, only: bool, filter: &str) -> String {
         let c = Backend::Postgres.quote(&column.name);
         let only = if only { "ONLY " } else { "" };
-        format!("SELECT {c}::text FROM {only}{t} WHERE {c} IS NOT NULL{filter} ORDER BY {c}", t = table.quoted(Backend::Postgres))
+        format!(
+            "SELECT {c}::text FROM {only}{t} WHERE {c} IS NOT NULL{filter} ORDER BY {c}",
+            t = table.quoted(Backend::Postgres)
+        )
     }
 
     fn add_foreign_key(&self, fk: &ForeignKey) -> Option<String> {
@@ -321,7 +342,11 @@ impl Catalog for Postgres {
     }
 
     fn drop_foreign_key(&self, fk: &ForeignKey) -> Option<String> {
-        Some(format!("ALTER TABLE {} DROP CONSTRAINT {}", fk.child.quoted(Backend::Postgres), Backend::Postgres.quote(&fk.name)))
+        Some(format!(
+            "ALTER TABLE {} DROP CONSTRAINT {}",
+            fk.child.quoted(Backend::Postgres),
+            Backend::Postgres.quote(&fk.name)
+        ))
     }
 
     fn parse_key(&self, row: &[Option<String>]) -> Result<Stored, Error> {
@@ -338,7 +363,9 @@ impl Catalog for Postgres {
     fn map_table(&self, column_type: &str) -> Vec<String> {
         let ty = if column_type == "uuid" { "uuid" } else { "text" };
         vec![
-            format!("CREATE TEMPORARY TABLE IF NOT EXISTS combkey_doctor_map (old {ty} PRIMARY KEY, new {ty} NOT NULL)"),
+            format!(
+                "CREATE TEMPORARY TABLE IF NOT EXISTS combkey_doctor_map (old {ty} PRIMARY KEY, new {ty} NOT NULL)"
+            ),
             "TRUNCATE combkey_doctor_map".into(),
         ]
     }
@@ -360,7 +387,10 @@ impl Catalog for Postgres {
                     .columns
                     .iter()
                     .map(|c| {
-                        format!("{c} = COALESCE((SELECT m.new FROM combkey_doctor_map m WHERE m.old = t.{c}), t.{c})", c = q(c))
+                        format!(
+                            "{c} = COALESCE((SELECT m.new FROM combkey_doctor_map m WHERE m.old = t.{c}), t.{c})",
+                            c = q(c)
+                        )
                     })
                     .collect();
                 let wheres: Vec<String> =
@@ -398,7 +428,12 @@ impl Catalog for Postgres {
         let cols: Vec<String> = columns.iter().map(|c| Backend::Postgres.quote(c)).collect();
         let schema = table.schema.as_deref().map(|s| format!("{}.", Backend::Postgres.quote(s))).unwrap_or_default();
         Some((
-            format!("CREATE INDEX {} ON {} ({})", Backend::Postgres.quote(name), table.quoted(Backend::Postgres), cols.join(", ")),
+            format!(
+                "CREATE INDEX {} ON {} ({})",
+                Backend::Postgres.quote(name),
+                table.quoted(Backend::Postgres),
+                cols.join(", ")
+            ),
             format!("DROP INDEX {schema}{}", Backend::Postgres.quote(name)),
         ))
     }

@@ -4,7 +4,8 @@
 use super::Sqlite;
 use crate::backend::Backend;
 use crate::backend::catalog::{
-    Catalog, Check, Column, ForeignKey, Name, Query, Retype, Rewrite, Stored, Trigger, cell, flag, hex, string_literal, text, unhex,
+    Catalog, Check, Column, ForeignKey, Name, Query, Retype, Rewrite, Stored, Trigger, cell, flag, hex, string_literal,
+    text, unhex,
 };
 use crate::error::Error;
 
@@ -44,7 +45,11 @@ fn parse_name(s: &str) -> Result<(Option<String>, String), Error> {
         (None, [d, t]) if !d.is_empty() && !t.is_empty() => {
             Ok((if d.eq_ignore_ascii_case("main") { None } else { Some(d.clone()) }, t.clone()))
         }
-        _ => Err(Error::config("table name", format!("{s:?}"), "table or schema.table, parts optionally in double quotes")),
+        _ => Err(Error::config(
+            "table name",
+            format!("{s:?}"),
+            "table or schema.table, parts optionally in double quotes",
+        )),
     }
 }
 
@@ -313,7 +318,8 @@ impl Catalog for Sqlite {
     }
 
     fn journal_table(&self, schema: Option<&str>) -> (String, String) {
-        let name = Name { schema: schema.map(str::to_string), name: "combkey_doctor_journal".into() }.quoted(Backend::Sqlite);
+        let name =
+            Name { schema: schema.map(str::to_string), name: "combkey_doctor_journal".into() }.quoted(Backend::Sqlite);
         (
             format!(
                 "CREATE TABLE IF NOT EXISTS {name} (target TEXT PRIMARY KEY, state TEXT NOT NULL, step INTEGER NOT NULL, \
@@ -342,9 +348,11 @@ impl Catalog for Sqlite {
     fn parse_key(&self, row: &[Option<String>]) -> Result<Stored, Error> {
         let bytes = unhex(&text(row, 0)?)?;
         Ok(match cell(row, 1)?.as_deref() {
-            Some("text") => Stored::Text(String::from_utf8(bytes).map_err(|e| {
-                Error::config("SQLite text value", format!("{} bytes", e.as_bytes().len()), "UTF-8")
-            })?),
+            Some("text") => {
+                Stored::Text(String::from_utf8(bytes).map_err(|e| {
+                    Error::config("SQLite text value", format!("{} bytes", e.as_bytes().len()), "UTF-8")
+                })?)
+            }
             _ => Stored::Bytes(bytes),
         })
     }

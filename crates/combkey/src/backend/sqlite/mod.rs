@@ -53,11 +53,7 @@ impl Dialect for Sqlite {
     fn unix_ms_expr(&self, column: &str) -> String {
         let digits: Vec<String> = (0..12)
             .map(|i| {
-                format!(
-                    "((instr('0123456789ABCDEF', substr(hex({column}), {}, 1)) - 1) << {})",
-                    i + 1,
-                    4 * (11 - i)
-                )
+                format!("((instr('0123456789ABCDEF', substr(hex({column}), {}, 1)) - 1) << {})", i + 1, 4 * (11 - i))
             })
             .collect();
         format!("({})", digits.join(" | "))

@@ -195,7 +195,6 @@ pub(crate) fn cmp(a: &[u8; 16], b: &[u8; 16]) -> Ordering {
     ORDER.iter().map(|&i| a[i].cmp(&b[i])).find(|o| o.is_ne()).unwrap_or(Ordering::Equal)
 }
 
-
 impl SqlServer {
     /// The partition function's name: `orders_by_month`.
     fn function(p: &Partitioning) -> String {
