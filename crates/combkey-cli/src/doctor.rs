@@ -6,7 +6,7 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
-use combkey_doctor::{Doctor, ErrorKind, Inherited, Options, Progress, StepKind, Triggers};
+use combkey_doctor::{Doctor, ErrorKind, Inherited, Online, Options, Progress, StepKind, Triggers};
 
 use crate::forms::parse_duration;
 
@@ -54,6 +54,44 @@ pub(crate) struct DoctorArgs {
     /// could be among them by chance).
     #[arg(long)]
     convert_uncertain: bool,
+    /// With --apply: convert in batches of short transactions while the application keeps
+    /// reading and writing (PostgreSQL, MySQL/MariaDB; not a column type change). Resumes
+    /// where a killed run stopped.
+    #[arg(long, requires = "apply")]
+    online: bool,
+    /// With --online: keys read per batch.
+    #[arg(long, default_value_t = 1000, requires = "online")]
+    batch_size: usize,
+    /// With --online: wait before a batch while this many sessions (or more) wait for a lock.
+    #[arg(long, requires = "online")]
+    pause_when_busy: Option<i64>,
+    /// With --online: wait before a batch while a replica lags more than this (PostgreSQL:
+    /// the primary's pg_stat_replication; MySQL/MariaDB: the --replica-url servers).
+    #[arg(long, value_parser = parse_duration, requires = "online")]
+    max_lag: Option<Duration>,
+    /// With --max-lag on MySQL/MariaDB: a replica to ask for its lag (repeat for several).
+    #[arg(long, requires = "max_lag")]
+    replica_url: Vec<String>,
+    /// With --online: pause this long after each batch that changed keys (e.g. 10ms).
+    #[arg(long, value_parser = parse_duration, default_value = "0s", requires = "online")]
+    sleep: Duration,
+    /// After --apply: rebuild the primary key's index online (PostgreSQL REINDEX INDEX
+    /// CONCURRENTLY, MySQL/MariaDB ALTER TABLE ... FORCE, ALGORITHM=INPLACE, LOCK=NONE) and
+    /// report its size before and after. Alone: rebuild it now.
+    #[arg(long, conflicts_with_all = ["migration_sql", "sample"])]
+    rebuild_index: bool,
+    /// Progress on standard error: a bar (on a terminal), sparse lines, or none.
+    #[arg(long, value_enum, default_value_t = ProgressChoice::Auto)]
+    progress: ProgressChoice,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ProgressChoice {
+    /// A bar on a terminal, lines otherwise.
+    Auto,
+    Bar,
+    Lines,
+    None,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -87,24 +125,120 @@ impl DoctorArgs {
     }
 }
 
-/// Progress on standard error: the steps, and the keys mapped in tenths.
-struct Lines {
+/// Progress on standard error: sparse lines (a tenth of the work, or half a minute, apart), a
+/// bar, or nothing.
+struct Reporter {
     started: Instant,
+    last_line: Option<Instant>,
     last_tenth: usize,
+    bar: Option<indicatif::ProgressBar>,
+    lines: bool,
 }
 
-impl Progress for Lines {
+/// A terminal that is standard error whether or not it is a terminal (`--progress bar`
+/// without one still draws, for logs and tests).
+#[derive(Debug)]
+struct Stderr;
+
+impl indicatif::TermLike for Stderr {
+    fn width(&self) -> u16 {
+        100
+    }
+    fn move_cursor_up(&self, _: usize) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn move_cursor_down(&self, _: usize) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn move_cursor_right(&self, _: usize) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn move_cursor_left(&self, _: usize) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn write_line(&self, s: &str) -> std::io::Result<()> {
+        writeln!(std::io::stderr(), "{s}")
+    }
+    fn write_str(&self, s: &str) -> std::io::Result<()> {
+        write!(std::io::stderr(), "{s}")
+    }
+    fn clear_line(&self) -> std::io::Result<()> {
+        write!(std::io::stderr(), "\r")
+    }
+    fn flush(&self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
+impl Reporter {
+    fn new(choice: ProgressChoice) -> Self {
+        use std::io::IsTerminal;
+        let bar = match choice {
+            ProgressChoice::Bar => Some(indicatif::ProgressDrawTarget::term_like_with_hz(Box::new(Stderr), 2)),
+            ProgressChoice::Auto if std::io::stderr().is_terminal() => Some(indicatif::ProgressDrawTarget::stderr()),
+            _ => None,
+        }
+        .map(|target| {
+            let bar = indicatif::ProgressBar::with_draw_target(None, target);
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "{bar:30} {human_pos}/{human_len} keys read, {msg} converted, {per_sec}, {eta} left",
+            ) {
+                bar.set_style(style);
+            }
+            bar
+        });
+        let lines = bar.is_none() && choice != ProgressChoice::None;
+        Reporter { started: Instant::now(), last_line: None, last_tenth: usize::MAX, bar, lines }
+    }
+
+    fn line(&mut self, done: usize, total: usize, what: &str, converted: Option<usize>) {
+        let tenth = done * 10 / total.max(1);
+        let due = self.last_line.is_none_or(|t| t.elapsed() >= Duration::from_secs(30));
+        if tenth == self.last_tenth && !due && done < total {
+            return;
+        }
+        self.last_tenth = tenth;
+        self.last_line = Some(Instant::now());
+        let secs = self.started.elapsed().as_secs_f64().max(1e-3);
+        #[allow(clippy::cast_precision_loss)]
+        let rate = done as f64 / secs;
+        #[allow(clippy::cast_precision_loss)]
+        let left = if rate > 0.0 { (total.saturating_sub(done)) as f64 / rate } else { 0.0 };
+        let converted = converted.map(|c| format!(", {c} converted")).unwrap_or_default();
+        eprintln!("combkey doctor: {done} of about {total} keys {what}{converted}, {rate:.0} keys/s, about {left:.0} s left");
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish();
+        }
+    }
+}
+
+impl Progress for Reporter {
     fn step(&mut self, index: usize, of: usize, what: &str) {
-        eprintln!("combkey doctor: step {index} of {of}: {what}");
+        if self.lines || self.bar.is_some() {
+            eprintln!("combkey doctor: step {index} of {of}: {what}");
+        }
     }
 
     fn keys(&mut self, done: usize, total: usize) {
-        let tenth = done * 10 / total.max(1);
-        if tenth != self.last_tenth || done == total {
-            self.last_tenth = tenth;
-            #[allow(clippy::cast_precision_loss)]
-            let rate = done as f64 / self.started.elapsed().as_secs_f64().max(1e-3);
-            eprintln!("combkey doctor: {done} of {total} keys mapped ({rate:.0} a second)");
+        if let Some(bar) = &self.bar {
+            bar.set_length(u64::try_from(total).unwrap_or(u64::MAX));
+            bar.set_position(u64::try_from(done).unwrap_or(u64::MAX));
+        } else if self.lines {
+            self.line(done, total, "mapped", None);
+        }
+    }
+
+    fn batch(&mut self, scanned: usize, converted: usize, estimate: i64) {
+        let total = usize::try_from(estimate).unwrap_or(0).max(scanned);
+        if let Some(bar) = &self.bar {
+            bar.set_length(u64::try_from(total).unwrap_or(u64::MAX));
+            bar.set_position(u64::try_from(scanned).unwrap_or(u64::MAX));
+            bar.set_message(converted.to_string());
+        } else if self.lines {
+            self.line(scanned, total, "read", Some(converted));
         }
     }
 }
@@ -135,6 +269,11 @@ pub(crate) fn run(args: DoctorArgs, out: &mut impl Write) -> Result<bool, String
 async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, combkey_doctor::Error> {
     let options = args.options();
     let mut doctor = Doctor::connect(&args.url).await?;
+    if args.rebuild_index && !args.apply {
+        let (before, after) = doctor.rebuild_index(&args.table).await?;
+        writeln!(out, "{}", rebuilt_text(before, after))?;
+        return Ok(true);
+    }
     if !(args.migration_sql || args.apply) {
         let report = doctor.audit(&args.table, &args.column, args.sample, options).await?;
         let text = if args.json { report.json() } else { report.text() };
@@ -144,10 +283,14 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, combkey
     let (plan, values) = doctor.plan(&args.table, &args.column, options).await?;
     let table = format!("{}.{}", combkey::backend::catalog::Name::from(&plan.table), plan.column);
     if plan.is_empty() {
+        let rebuilt = if args.rebuild_index { Some(doctor.rebuild_index(&args.table).await?) } else { None };
         if args.json {
             let report = doctor.audit(&args.table, &args.column, None, options).await?;
-            writeln!(out, "{}", report.json())?;
+            writeln!(out, "{}", with_rebuilt(&report.json(), rebuilt))?;
             return Ok(true);
+        }
+        if let Some((before, after)) = rebuilt {
+            writeln!(out, "-- combkey doctor: {}", rebuilt_text(before, after))?;
         }
         writeln!(out, "-- combkey doctor: nothing to do for {table}.")?;
         for (layout, (n, why)) in &plan.kept {
@@ -194,10 +337,62 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, combkey
     } else {
         eprintln!("{header}");
     }
-    let mut progress = Lines { started: Instant::now(), last_tenth: usize::MAX };
-    doctor.apply(&plan, &values, &mut progress).await?;
+    let mut progress = Reporter::new(args.progress);
+    if args.online {
+        let online = Online {
+            batch_size: args.batch_size.max(1),
+            pause_when_busy: args.pause_when_busy,
+            max_lag: args.max_lag,
+            replica_urls: args.replica_url.clone(),
+            sleep: args.sleep,
+            ..Online::default()
+        };
+        let done = doctor.apply_online(&plan, &online, &mut progress).await;
+        progress.finish();
+        let done = done?;
+        if done.resumed {
+            eprintln!("combkey doctor: went on from where the journal's killed run of {table} stopped");
+        }
+        eprintln!(
+            "combkey doctor: {} keys converted in {} batches over {} passes ({} keys read, {} batches retried, {:.1} s paused), {:.1} s",
+            done.converted,
+            done.batches,
+            done.passes,
+            done.scanned,
+            done.retries,
+            done.paused.as_secs_f64(),
+            done.seconds
+        );
+    } else {
+        let done = doctor.apply(&plan, &values, &mut progress).await;
+        progress.finish();
+        done?;
+    }
+    let rebuilt = if args.rebuild_index { Some(doctor.rebuild_index(&args.table).await?) } else { None };
     let after = doctor.audit(&args.table, &args.column, None, options).await?;
-    let text = if args.json { after.json() } else { after.text() };
-    writeln!(out, "{}", text.trim_end())?;
+    if args.json {
+        writeln!(out, "{}", with_rebuilt(&after.json(), rebuilt))?;
+    } else {
+        writeln!(out, "{}", after.text().trim_end())?;
+        if let Some((before, after_size)) = rebuilt {
+            writeln!(out, "  {}", rebuilt_text(before, after_size))?;
+        }
+    }
     Ok(true)
+}
+
+fn rebuilt_text(before: Option<i64>, after: Option<i64>) -> String {
+    #[allow(clippy::cast_precision_loss)]
+    let mib = |b: Option<i64>| b.map_or_else(|| "size unknown".to_string(), |b| format!("{:.1} MiB", b as f64 / 1_048_576.0));
+    format!("primary key rebuilt: {} before, {} after", mib(before), mib(after))
+}
+
+/// The report's JSON with the rebuild's sizes in `rebuilt_index`.
+fn with_rebuilt(report: &str, rebuilt: Option<(Option<i64>, Option<i64>)>) -> String {
+    let Some((before, after)) = rebuilt else { return report.to_string() };
+    let mut json: serde_json::Value = serde_json::from_str(report).unwrap_or_default();
+    if let Some(obj) = json.as_object_mut() {
+        obj.insert("rebuilt_index".into(), serde_json::json!({ "bytes_before": before, "bytes_after": after }));
+    }
+    json.to_string()
 }

@@ -20,6 +20,10 @@ pub trait Progress {
     fn step(&mut self, index: usize, of: usize, what: &str);
     /// Keys mapped so far, of all.
     fn keys(&mut self, done: usize, total: usize);
+    /// An online run: keys read so far, keys converted, the table's estimated rows.
+    fn batch(&mut self, scanned: usize, converted: usize, estimate: i64) {
+        let _ = (scanned, converted, estimate);
+    }
 }
 
 /// Progress that says nothing.
@@ -142,6 +146,29 @@ impl Journal {
         db.exec(&create).await.map(drop)
     }
 
+    /// The unfinished plan of an online run, if there is one.
+    pub(crate) async fn unfinished_online(
+        db: &mut Db,
+        cat: &dyn Catalog,
+        schema: Option<&str>,
+        target: &str,
+    ) -> Result<Option<Plan>, Error> {
+        let (_, table) = cat.journal_table(schema);
+        let Ok(rows) = db
+            .rows(
+                &format!("SELECT plan FROM {table} WHERE target = {} AND state = 'online'", cat.param(1)),
+                &[target.to_string()],
+            )
+            .await
+        else {
+            return Ok(None);
+        };
+        let Some(row) = rows.first() else { return Ok(None) };
+        let plan: Plan = serde_json::from_str(row.first().cloned().flatten().as_deref().unwrap_or_default())
+            .map_err(|e| Error::new(ErrorKind::Database, format!("the journal's plan for {target} does not read: {e}")))?;
+        Ok(Some(plan))
+    }
+
     /// The unfinished plan and the last step it finished, if there is one.
     pub(crate) async fn unfinished(
         db: &mut Db,
@@ -191,6 +218,71 @@ impl Journal {
         .map(drop)
     }
 
+    /// An online run's cursor (`Some(None)`: at the start), if the journal holds an unfinished
+    /// online run of this plan.
+    pub(crate) async fn online_cursor(&self, db: &mut Db, plan: &Plan) -> Result<Option<Option<String>>, Error> {
+        let cat = db.catalog()?;
+        let Ok(rows) = db
+            .rows(
+                &format!("SELECT plan, cursor_value FROM {} WHERE target = {} AND state = 'online'", self.table, cat.param(1)),
+                std::slice::from_ref(&self.target),
+            )
+            .await
+        else {
+            return Ok(None);
+        };
+        let Some(row) = rows.first() else { return Ok(None) };
+        let journaled: Plan = serde_json::from_str(row.first().cloned().flatten().as_deref().unwrap_or_default())
+            .map_err(|e| Error::new(ErrorKind::Database, format!("the journal's plan for {} does not read: {e}", self.target)))?;
+        if journaled != *plan {
+            return Ok(None);
+        }
+        Ok(Some(row.get(1).cloned().flatten()))
+    }
+
+    pub(crate) async fn start_online(&self, db: &mut Db, plan: &Plan) -> Result<(), Error> {
+        let cat = db.catalog()?;
+        let json = serde_json::to_string(plan).map_err(|e| Error::new(ErrorKind::Database, e.to_string()))?;
+        db.rows(&format!("DELETE FROM {} WHERE target = {}", self.table, cat.param(1)), std::slice::from_ref(&self.target))
+            .await?;
+        db.rows(
+            &format!(
+                "INSERT INTO {} (target, state, step, plan) VALUES ({}, 'online', 0, {})",
+                self.table,
+                cat.param(1),
+                cat.param(2)
+            ),
+            &[self.target.clone(), json],
+        )
+        .await
+        .map(drop)
+    }
+
+    pub(crate) async fn set_cursor(&self, db: &mut Db, cursor: Option<&str>, pass: usize) -> Result<(), Error> {
+        let cat = db.catalog()?;
+        match cursor {
+            Some(c) => db
+                .rows(
+                    &format!(
+                        "UPDATE {} SET cursor_value = {}, step = {pass} WHERE target = {}",
+                        self.table,
+                        cat.param(1),
+                        cat.param(2)
+                    ),
+                    &[c.to_string(), self.target.clone()],
+                )
+                .await
+                .map(drop),
+            None => db
+                .rows(
+                    &format!("UPDATE {} SET cursor_value = NULL, step = {pass} WHERE target = {}", self.table, cat.param(1)),
+                    std::slice::from_ref(&self.target),
+                )
+                .await
+                .map(drop),
+        }
+    }
+
     async fn advance(&self, db: &mut Db, step: usize) -> Result<(), Error> {
         let cat = db.catalog()?;
         db.rows(
@@ -201,7 +293,7 @@ impl Journal {
         .map(drop)
     }
 
-    async fn finish(&self, db: &mut Db) -> Result<(), Error> {
+    pub(crate) async fn finish(&self, db: &mut Db) -> Result<(), Error> {
         let cat = db.catalog()?;
         db.rows(
             &format!("UPDATE {} SET state = 'done' WHERE target = {}", self.table, cat.param(1)),

@@ -98,7 +98,14 @@ impl Db {
             || lower.contains("lock timeout")
             || lower.contains("database is locked")
             || code == "5";
-        let kind = if lock { ErrorKind::LockTimeout } else { ErrorKind::Database };
+        let conflict = code == "40P01" || code == "40001" || lower.contains("deadlock");
+        let kind = if lock {
+            ErrorKind::LockTimeout
+        } else if conflict {
+            ErrorKind::Conflict
+        } else {
+            ErrorKind::Database
+        };
         Error::new(kind, format!("{what}: {message}"))
     }
 
@@ -132,6 +139,17 @@ impl Db {
         };
         let rows = rows.map_err(|e| self.error(&short(sql), &e))?;
         Ok(rows.iter().map(text_row).collect())
+    }
+
+    /// The column names and rows of a statement without parameters (`SHOW ...`).
+    pub(crate) async fn rows_named(&mut self, sql: &str) -> Result<(Vec<String>, Vec<Vec<Option<String>>>), Error> {
+        use sqlx::Column;
+        let rows = sqlx::raw_sql(AssertSqlSafe(sql.to_string()))
+            .fetch_all(&mut self.conn)
+            .await
+            .map_err(|e| self.error(&short(sql), &e))?;
+        let names = rows.first().map(|r| r.columns().iter().map(|c| c.name().to_string()).collect()).unwrap_or_default();
+        Ok((names, rows.iter().map(text_row).collect()))
     }
 
     /// Runs a catalog query and parses its answer.

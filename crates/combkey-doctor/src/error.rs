@@ -13,6 +13,9 @@ pub enum ErrorKind {
     Refused,
     /// A wait for a lock passed the lock timeout; nothing of the step was changed.
     LockTimeout,
+    /// The transaction lost a race with another (a deadlock, a serialization failure) and
+    /// was rolled back; it may be retried.
+    Conflict,
     /// The database failed a statement. A change that was one transaction was rolled back;
     /// a journaled change (MySQL/MariaDB DDL) finishes when run again.
     Database,

@@ -44,6 +44,7 @@ mod apply;
 mod audit;
 mod db;
 mod error;
+mod online;
 mod plan;
 mod report;
 mod schema;
@@ -56,6 +57,7 @@ use combkey::backend::catalog::{Name, Stored};
 pub use apply::{Progress, Quiet};
 pub use audit::{Audit, Classifier, Kind, Rule};
 pub use error::{Error, ErrorKind};
+pub use online::{Online, OnlineOutcome};
 pub use plan::{Inherited, Object, Options, Plan, Reference, RewriteTarget, Skip, Step, StepKind, TableName, Triggers};
 pub use report::{IndexStats, Report};
 pub use schema::Schema;
@@ -222,6 +224,13 @@ impl Doctor {
         if let Some((plan, _)) = self.unfinished(&read.schema.table, &read.schema.column.name).await? {
             return Ok((plan, Vec::new()));
         }
+        let cat = self.db.catalog()?;
+        let target = format!("{}.{}", read.schema.table, read.schema.column.name);
+        if let Some(plan) =
+            apply::Journal::unfinished_online(&mut self.db, cat, read.schema.table.schema.as_deref(), &target).await?
+        {
+            return Ok((plan, read.values));
+        }
         if read.unreadable.0 > 0 {
             return Err(Error::refused(format!(
                 "{} values of {}.{} are no UUID at all ({}): fix or remove them first; nothing was changed",
@@ -252,6 +261,30 @@ impl Doctor {
         };
         let values = if from == 0 && !values.is_empty() { Some(values) } else { None };
         apply::run(&mut self.db, plan, from, values, progress).await
+    }
+
+    /// Runs `plan` online: in batches of short transactions while the application keeps
+    /// reading and writing (see [`Online`]); resumes a killed online run of the same plan from
+    /// its journal. Refuses a plan that changes the column's type (DDL) and, on PostgreSQL,
+    /// referencing columns without an index.
+    pub async fn apply_online(&mut self, plan: &Plan, online: &Online, progress: &mut dyn Progress) -> Result<OnlineOutcome, Error> {
+        online::run(&mut self.db, plan, online, progress).await
+    }
+
+    /// Rebuilds the primary key's index online (PostgreSQL `REINDEX INDEX CONCURRENTLY`,
+    /// MySQL/MariaDB `ALTER TABLE ... FORCE, ALGORITHM=INPLACE, LOCK=NONE`, SQLite `REINDEX`):
+    /// its size before and after, in bytes, where the database tells.
+    pub async fn rebuild_index(&mut self, table: &str) -> Result<(Option<i64>, Option<i64>), Error> {
+        let cat = self.db.catalog()?;
+        let name = self.db.query(cat.resolve(table)?).await?.ok_or_else(|| Error::usage(format!("no table {table}")))?;
+        let before = self.db.query(cat.index_size(&name)).await?;
+        let index = match cat.primary_key_index(&name) {
+            Some(q) => self.db.query(q).await?,
+            None => None,
+        };
+        self.db.exec_all(&cat.rebuild_primary_key(&name, index.as_deref())).await?;
+        let after = self.db.query(cat.index_size(&name)).await?;
+        Ok((before, after))
     }
 
     /// Whether `plan` resumes a run a journal keeps.

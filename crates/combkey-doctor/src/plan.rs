@@ -222,6 +222,8 @@ pub struct Plan {
     pub references: Vec<Reference>,
     /// Each affected table's definition before the change.
     pub definitions: Vec<(TableName, String)>,
+    /// Referencing columns with no index that starts with them.
+    pub unindexed: Vec<(TableName, Vec<String>)>,
     /// The steps, in order.
     pub steps: Vec<Step>,
 }
@@ -291,7 +293,7 @@ pub(crate) fn new_id(id: &combkey::Comb, kind: Kind, convert_uncertain: bool) ->
     }
 }
 
-fn orphan_count(backend: Backend, r: &Reference, parent: &Name) -> String {
+pub(crate) fn orphan_count(backend: Backend, r: &Reference, parent: &Name) -> String {
     let q = |n: &str| backend.quote(n);
     let not_null: Vec<String> = r.child_columns.iter().map(|c| format!("c.{} IS NOT NULL", q(c))).collect();
     let join: Vec<String> =
@@ -461,6 +463,7 @@ pub(crate) fn build(
             .collect(),
         references,
         definitions: schema.definitions.iter().map(|(n, d)| (n.into(), d.clone())).collect(),
+        unindexed: schema.unindexed.iter().map(|(n, c)| (n.into(), c.clone())).collect(),
         steps: Vec::new(),
     };
     if plan.is_empty() {

@@ -80,6 +80,28 @@ impl Report {
         }
     }
 
+    /// Whether the primary key's index is bloated beyond what sorted keys fill, and how it
+    /// shows: PostgreSQL's leaf density under 80% (sorted keys fill leaves to 90%), or without
+    /// `pgstattuple` an index more than 1.3 times the size of one of sorted `uuid` keys (28
+    /// bytes an entry, pages 90% full). Keys just converted leave exactly this.
+    pub fn bloat(&self) -> Option<String> {
+        let index = self.index?;
+        if self.backend != Backend::Postgres || self.schema.column.data_type != "uuid" {
+            return None;
+        }
+        match index.leaf_density {
+            Some(d) if d < 80.0 => Some(format!("its leaves are {d:.1}% full, sorted keys fill them to 90%")),
+            Some(_) => None,
+            None => {
+                #[allow(clippy::cast_precision_loss)]
+                let (bytes, packed) = (index.bytes as f64, self.rows.max(0) as f64 * 8192.0 / (8152.0 * 0.9 / 28.0));
+                (bytes > 1.3 * packed + 65_536.0).then(|| {
+                    format!("it is {}, about {:.1} times what sorted keys fill ({})", size(bytes), bytes / packed.max(1.0), size(packed))
+                })
+            }
+        }
+    }
+
     /// The foreign keys that reference the key column, as `child.column`.
     pub fn referenced_by(&self) -> Vec<String> {
         self.schema.references.iter().map(|fk| self.schema.reference_name(fk)).collect()
@@ -124,6 +146,11 @@ impl Report {
                     "Nothing to convert: the time-carrying keys already sort; the {random} v4 keys carry no time and stay. \
                      Keep making new keys with combkey (v7)."
                 )
+            } else if let Some(bloat) = self.bloat() {
+                format!(
+                    "Nothing to convert, but the primary key is bloated ({bloat}): --rebuild-index rebuilds it without \
+                     blocking writes (REINDEX INDEX CONCURRENTLY)."
+                )
             } else {
                 "Nothing to do: the keys sort in creation order in the stored form combkey uses.".into()
             };
@@ -167,6 +194,7 @@ impl Report {
                 "bytes": i.bytes,
                 "leaf_density": i.leaf_density,
                 "sorted_estimate_bytes": self.sorted_index_estimate().map(|(b, _)| b.round()),
+                "bloated": self.bloat().is_some(),
             })
         });
         let converted: BTreeMap<String, usize> = self.plan.as_ref().map(|p| p.converted.clone()).unwrap_or_default();

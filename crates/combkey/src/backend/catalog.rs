@@ -224,6 +224,37 @@ pub trait Catalog: Sync {
     fn leaf_density(&self, table: &Name) -> Option<Query<Option<f64>>>;
     /// The estimated (statistics) or exact number of rows.
     fn row_estimate(&self, table: &Name) -> Query<Option<i64>>;
+    /// How many sessions wait for a lock right now (PostgreSQL `pg_locks`, MySQL
+    /// `information_schema.INNODB_LOCK_WAITS`): what a tool that works in batches backs off on.
+    fn lock_waiters(&self) -> Option<Query<i64>> {
+        None
+    }
+    /// The largest replication lag the primary sees, in seconds (PostgreSQL
+    /// `pg_stat_replication.replay_lag`); MySQL replicas are asked themselves
+    /// ([`replica_lag`](Self::replica_lag)).
+    fn replication_lag(&self) -> Option<Query<f64>> {
+        None
+    }
+    /// On a replica: the statement whose column (named by the second value) says how far it is
+    /// behind its primary, in seconds (MySQL `SHOW ALL SLAVES STATUS`, `Seconds_Behind_Master`).
+    fn replica_lag(&self) -> Option<(&'static str, &'static str)> {
+        None
+    }
+    /// The statements that rebuild the primary key's index without blocking readers and
+    /// writers (PostgreSQL `REINDEX INDEX CONCURRENTLY`, MySQL's online `ALTER TABLE ... FORCE`),
+    /// given the index's name from [`primary_key_index`](Self::primary_key_index); they run
+    /// outside a transaction.
+    fn rebuild_primary_key(&self, table: &Name, index: Option<&str>) -> Vec<String>;
+    /// The primary key index's name, quoted and schema-qualified (PostgreSQL).
+    fn primary_key_index(&self, _table: &Name) -> Option<Query<Option<String>>> {
+        None
+    }
+    /// Whether an error code means a transaction lost a race and may be retried: a deadlock,
+    /// a serialization failure, a lock wait past its timeout.
+    fn retryable(&self, code: &str) -> bool {
+        let _ = code;
+        false
+    }
 
     // How a change is written.
 

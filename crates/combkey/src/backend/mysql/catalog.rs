@@ -277,6 +277,27 @@ impl Catalog for MySql {
         false
     }
 
+    fn lock_waiters(&self) -> Option<Query<i64>> {
+        Some(Query {
+            sql: "SELECT CAST(COUNT(*) AS CHAR) FROM information_schema.INNODB_LOCK_WAITS".into(),
+            params: Vec::new(),
+            parse: |rows| Ok(rows.first().and_then(|r| cell(r, 0).ok().flatten()).and_then(|n| n.parse().ok()).unwrap_or(0)),
+        })
+    }
+
+    fn replica_lag(&self) -> Option<(&'static str, &'static str)> {
+        Some(("SHOW ALL SLAVES STATUS", "Seconds_Behind_Master"))
+    }
+
+    fn rebuild_primary_key(&self, table: &Name, _index: Option<&str>) -> Vec<String> {
+        vec![format!("ALTER TABLE {} FORCE, ALGORITHM=INPLACE, LOCK=NONE", table.quoted(Backend::MySql))]
+    }
+
+    fn retryable(&self, code: &str) -> bool {
+        // 40001: deadlock (1213); HY000 carries 1205 lock wait timeout in the message.
+        matches!(code, "40001" | "1213" | "1205")
+    }
+
     fn session(&self, lock_timeout_ms: u64) -> Vec<String> {
         let secs = lock_timeout_ms.div_ceil(1000).max(1);
         vec![

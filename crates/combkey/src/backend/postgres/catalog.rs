@@ -295,6 +295,42 @@ impl Catalog for Postgres {
         true
     }
 
+    fn lock_waiters(&self) -> Option<Query<i64>> {
+        Some(Query {
+            sql: "SELECT count(*)::text FROM pg_locks WHERE NOT granted AND pid <> pg_backend_pid()".into(),
+            params: Vec::new(),
+            parse: |rows| Ok(rows.first().and_then(|r| cell(r, 0).ok().flatten()).and_then(|n| n.parse().ok()).unwrap_or(0)),
+        })
+    }
+
+    fn replication_lag(&self) -> Option<Query<f64>> {
+        Some(Query {
+            sql: "SELECT COALESCE(max(EXTRACT(epoch FROM replay_lag)), 0)::text FROM pg_stat_replication".into(),
+            params: Vec::new(),
+            parse: |rows| Ok(rows.first().and_then(|r| cell(r, 0).ok().flatten()).and_then(|n| n.parse().ok()).unwrap_or(0.0)),
+        })
+    }
+
+    fn primary_key_index(&self, table: &Name) -> Option<Query<Option<String>>> {
+        Some(Query {
+            sql: format!(
+                "SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
+                 JOIN pg_namespace n ON n.oid = c.relnamespace WHERE i.indrelid = {OID} AND i.indisprimary"
+            ),
+            params: params(table),
+            parse: |rows| Ok(rows.first().and_then(|r| cell(r, 0).ok().flatten())),
+        })
+    }
+
+    fn rebuild_primary_key(&self, _table: &Name, index: Option<&str>) -> Vec<String> {
+        index.map(|i| vec![format!("REINDEX INDEX CONCURRENTLY {i}")]).unwrap_or_default()
+    }
+
+    fn retryable(&self, code: &str) -> bool {
+        // deadlock_detected, serialization_failure, lock_not_available
+        matches!(code, "40P01" | "40001" | "55P03")
+    }
+
     fn session(&self, lock_timeout_ms: u64) -> Vec<String> {
         vec![format!("SET lock_timeout = '{lock_timeout_ms}ms'")]
     }

@@ -297,6 +297,10 @@ impl Catalog for Sqlite {
         true
     }
 
+    fn rebuild_primary_key(&self, table: &Name, _index: Option<&str>) -> Vec<String> {
+        vec![format!("REINDEX {}", table.quoted(Backend::Sqlite))]
+    }
+
     fn session(&self, lock_timeout_ms: u64) -> Vec<String> {
         vec![format!("PRAGMA busy_timeout = {lock_timeout_ms}")]
     }

@@ -1,0 +1,424 @@
+//! `combkey doctor --apply --online` on real PostgreSQL and MariaDB while writers keep
+//! inserting, updating and deleting parents and children: every old key converted, every row
+//! the writers left there, no orphan; a run killed after some batches goes on from its journal
+//! when run again; what cannot run online is refused; the progress bar and the index rebuild.
+//!
+//! Each test has tables of its own, so tests running at once never meet.
+
+use std::process::{Command, Output};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+
+use combkey::layouts::RtCombLayout;
+use combkey::{Comb, RandomSource, SeededRandom, Timestamp};
+use serde_json::Value;
+use sqlx::{AssertSqlSafe, Connection, MySqlConnection, PgConnection};
+
+fn combkey_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_combkey"));
+    cmd.args(args).stdin(std::process::Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run combkey")
+}
+
+fn ok(out: &Output) -> String {
+    assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn json(out: &Output) -> Value {
+    let text = ok(out);
+    serde_json::from_str(text.lines().last().unwrap()).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+fn layouts(r: &Value) -> Vec<(String, u64)> {
+    r["layouts"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.as_u64().unwrap())).collect()
+}
+
+fn rtcomb_sql(n: usize, seed: u64) -> Vec<Comb> {
+    let r = SeededRandom::new(seed);
+    let t0: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
+    (0..n)
+        .map(|i| {
+            let mut b = [0u8; 16];
+            r.fill_bytes(&mut b);
+            b[6] = 0x40 | (b[6] & 0x0f);
+            b[8] = 0x80 | (b[8] & 0x3f);
+            RtCombLayout::Sql.create(t0.saturating_add_ms(i64::try_from(i).unwrap() * 1000), Comb::from_bytes(b)).unwrap()
+        })
+        .collect()
+}
+
+/// What the writers did: rows they inserted and deleted, and statements that failed for good.
+#[derive(Default)]
+struct Writes {
+    parents_in: AtomicI64,
+    parents_out: AtomicI64,
+    children_in: AtomicI64,
+    children_out: AtomicI64,
+    updates: AtomicI64,
+    failures: AtomicI64,
+}
+
+mod postgres {
+    use super::*;
+
+    async fn connect() -> PgConnection {
+        PgConnection::connect(&combkey_testutil::pg_url()).await.expect("PostgreSQL (source scripts/servers.sh)")
+    }
+
+    async fn exec(c: &mut PgConnection, sql: &str) {
+        sqlx::raw_sql(AssertSqlSafe(sql.to_string())).execute(c).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+
+    async fn count(c: &mut PgConnection, sql: &str) -> i64 {
+        sqlx::query_scalar(AssertSqlSafe(sql.to_string())).fetch_one(c).await.unwrap()
+    }
+
+    async fn seed(c: &mut PgConnection, t: &str, n: usize, seed: u64) {
+        exec(
+            c,
+            &format!(
+                "DROP TABLE IF EXISTS {t}_items; DROP TABLE IF EXISTS {t};
+                 CREATE TABLE {t} (id uuid PRIMARY KEY, n int NOT NULL DEFAULT 0);
+                 CREATE TABLE {t}_items (k serial PRIMARY KEY, parent uuid NOT NULL REFERENCES {t} (id) ON DELETE CASCADE);
+                 CREATE INDEX ON {t}_items (parent)"
+            ),
+        )
+        .await;
+        let texts: Vec<String> = rtcomb_sql(n, seed).iter().map(ToString::to_string).collect();
+        sqlx::query(AssertSqlSafe(format!("INSERT INTO {t} (id) SELECT u::uuid FROM UNNEST($1::text[]) u")))
+            .bind(&texts)
+            .execute(&mut *c)
+            .await
+            .unwrap();
+        exec(c, &format!("INSERT INTO {t}_items (parent) SELECT id FROM {t} WHERE n = 0 AND id::text < '8'; ANALYZE {t}"))
+            .await;
+    }
+
+    /// A writer as an application is one: new parents with a child each (v7 keys: it uses
+    /// combkey), updates of existing rows found by a key, deletes of its own parents.
+    async fn writer(t: String, stop: Arc<AtomicBool>, w: Arc<Writes>) {
+        let mut c = connect().await;
+        let mut mine: Vec<Comb> = Vec::new();
+        let mut i = 0u64;
+        while !stop.load(Ordering::Relaxed) {
+            i += 1;
+            let id = Comb::new();
+            let r = sqlx::raw_sql(AssertSqlSafe(format!(
+                "BEGIN; INSERT INTO {t} (id) VALUES ('{id}'); INSERT INTO {t}_items (parent) VALUES ('{id}'); COMMIT"
+            )))
+            .execute(&mut c)
+            .await;
+            match r {
+                Ok(_) => {
+                    w.parents_in.fetch_add(1, Ordering::Relaxed);
+                    w.children_in.fetch_add(1, Ordering::Relaxed);
+                    mine.push(id);
+                }
+                Err(_) => {
+                    w.failures.fetch_add(1, Ordering::Relaxed);
+                    let _ = sqlx::raw_sql("ROLLBACK").execute(&mut c).await;
+                }
+            }
+            if i % 3 == 0 {
+                let near = Comb::from_bytes(rand::random());
+                let r = sqlx::query(AssertSqlSafe(format!(
+                    "UPDATE {t} SET n = n + 1 WHERE id = (SELECT id FROM {t} WHERE id >= $1::uuid ORDER BY id LIMIT 1)"
+                )))
+                .bind(near.to_string())
+                .execute(&mut c)
+                .await;
+                match r {
+                    Ok(_) => w.updates.fetch_add(1, Ordering::Relaxed),
+                    Err(_) => w.failures.fetch_add(1, Ordering::Relaxed),
+                };
+            }
+            if i % 5 == 0
+                && let Some(old) = mine.pop()
+            {
+                match sqlx::raw_sql(AssertSqlSafe(format!("DELETE FROM {t} WHERE id = '{old}'"))).execute(&mut c).await {
+                    Ok(r) if r.rows_affected() == 1 => {
+                        w.parents_out.fetch_add(1, Ordering::Relaxed);
+                        w.children_out.fetch_add(1, Ordering::Relaxed);
+                    }
+                    _ => {
+                        w.failures.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn online_while_writers_write_loses_nothing() {
+        let url = combkey_testutil::pg_url();
+        let t = "online_pg";
+        let mut c = connect().await;
+        seed(&mut c, t, 20_000, 1).await;
+        let (p0, c0) = (count(&mut c, &format!("SELECT count(*) FROM {t}")).await, count(&mut c, &format!("SELECT count(*) FROM {t}_items")).await);
+        let stop = Arc::new(AtomicBool::new(false));
+        let w = Arc::new(Writes::default());
+        let writers: Vec<_> =
+            (0..3).map(|_| tokio::spawn(writer(t.to_string(), Arc::clone(&stop), Arc::clone(&w)))).collect();
+        // The writers are writing before the run starts.
+        while w.parents_in.load(Ordering::Relaxed) < 20 {
+            tokio::task::yield_now().await;
+        }
+        let out = tokio::task::spawn_blocking({
+            let url = url.clone();
+            move || {
+                combkey_env(
+                    &["doctor", "--url", &url, "--table", t, "--apply", "--online", "--batch-size", "500", "--json", "--progress", "lines"],
+                    &[],
+                )
+            }
+        })
+        .await
+        .unwrap();
+        stop.store(true, Ordering::Relaxed);
+        for h in writers {
+            h.await.unwrap();
+        }
+        let after = json(&out);
+        assert_eq!(layouts(&after).iter().find(|(l, _)| l == "rtcomb-sql"), None, "every old key converted: {after}");
+        assert_eq!(w.failures.load(Ordering::Relaxed), 0, "no writer statement failed");
+        assert!(w.parents_in.load(Ordering::Relaxed) > 20 && w.updates.load(Ordering::Relaxed) > 0);
+        let p = p0 + w.parents_in.load(Ordering::Relaxed) - w.parents_out.load(Ordering::Relaxed);
+        let ch = c0 + w.children_in.load(Ordering::Relaxed) - w.children_out.load(Ordering::Relaxed);
+        assert_eq!(count(&mut c, &format!("SELECT count(*) FROM {t}")).await, p, "every parent there");
+        assert_eq!(count(&mut c, &format!("SELECT count(*) FROM {t}_items")).await, ch, "every child there");
+        let orphans = count(
+            &mut c,
+            &format!("SELECT count(*) FROM {t}_items i WHERE NOT EXISTS (SELECT 1 FROM {t} p WHERE p.id = i.parent)"),
+        )
+        .await;
+        assert_eq!(orphans, 0);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("keys read") && stderr.contains("keys/s"), "progress lines: {stderr}");
+    }
+
+    #[tokio::test]
+    async fn a_killed_online_run_goes_on_from_its_journal() {
+        let url = combkey_testutil::pg_url();
+        let t = "online_pg_kill";
+        let mut c = connect().await;
+        seed(&mut c, t, 5000, 2).await;
+        let out = combkey_env(
+            &["doctor", "--url", &url, "--table", t, "--apply", "--online", "--batch-size", "300"],
+            &[("COMBKEY_DOCTOR_FAIL_AFTER_BATCH", "4")],
+        );
+        assert!(!out.status.success());
+        let half = json(&combkey_env(&["doctor", "--url", &url, "--table", t, "--json"], &[]));
+        let v7 = layouts(&half).iter().find(|(l, _)| l == "v7").map_or(0, |(_, n)| *n);
+        assert!(v7 > 0 && v7 < 5000, "stopped half-way: {half}");
+        let orphans = format!("SELECT count(*) FROM {t}_items i WHERE NOT EXISTS (SELECT 1 FROM {t} p WHERE p.id = i.parent)");
+        assert_eq!(count(&mut c, &orphans).await, 0, "every batch whole");
+        let again = combkey_env(&["doctor", "--url", &url, "--table", t, "--apply", "--online", "--json"], &[]);
+        assert!(String::from_utf8_lossy(&again.stderr).contains("went on from where"), "{}", String::from_utf8_lossy(&again.stderr));
+        assert_eq!(layouts(&json(&again)), [("v7".to_string(), 5000)]);
+        assert_eq!(count(&mut c, &orphans).await, 0);
+    }
+
+    #[tokio::test]
+    async fn what_cannot_run_online_is_refused() {
+        let url = combkey_testutil::pg_url();
+        let mut c = connect().await;
+        exec(
+            &mut c,
+            "DROP TABLE IF EXISTS online_noidx_items; DROP TABLE IF EXISTS online_noidx;
+             CREATE TABLE online_noidx (id uuid PRIMARY KEY);
+             CREATE TABLE online_noidx_items (k serial PRIMARY KEY, parent uuid REFERENCES online_noidx (id))",
+        )
+        .await;
+        for id in rtcomb_sql(10, 3) {
+            exec(&mut c, &format!("INSERT INTO online_noidx VALUES ('{id}'); INSERT INTO online_noidx_items (parent) VALUES ('{id}')")).await;
+        }
+        let out = combkey_env(&["doctor", "--url", &url, "--table", "online_noidx", "--apply", "--online"], &[]);
+        assert_eq!(out.status.code(), Some(1));
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(e.contains("online_noidx_items(parent)") && e.contains("CREATE INDEX CONCURRENTLY"), "{e}");
+        exec(&mut c, "DROP TABLE IF EXISTS online_text; CREATE TABLE online_text (id text PRIMARY KEY); INSERT INTO online_text VALUES ('017f22e2-79b0-7cc3-98c4-dc0c0c07398f')").await;
+        let out = combkey_env(&["doctor", "--url", &url, "--table", "online_text", "--apply", "--online"], &[]);
+        assert_eq!(out.status.code(), Some(1));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("maintenance window"), "{out:?}");
+    }
+
+    /// The bar (forced, as in a log) shows keys read, converted, the rate and time left; then
+    /// the rebuild packs the primary key the conversion left bloated, sizes in the report.
+    #[tokio::test]
+    async fn progress_bar_and_index_rebuild() {
+        let url = combkey_testutil::pg_url();
+        let t = "online_pg_bar";
+        let mut c = connect().await;
+        seed(&mut c, t, 20_000, 4).await;
+        let out = combkey_env(
+            &["doctor", "--url", &url, "--table", t, "--apply", "--online", "--batch-size", "2000", "--progress", "bar", "--json"],
+            &[],
+        );
+        let after = json(&out);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("keys read") && stderr.contains("converted") && stderr.contains("left"), "{stderr}");
+        assert_eq!(after["index"]["bloated"], true, "{after}");
+        assert!(after["recommendation"].as_str().unwrap().contains("--rebuild-index"), "{after}");
+        let rebuilt = json(&combkey_env(&["doctor", "--url", &url, "--table", t, "--apply", "--rebuild-index", "--json"], &[]));
+        let (before, now) = (rebuilt["rebuilt_index"]["bytes_before"].as_i64().unwrap(), rebuilt["rebuilt_index"]["bytes_after"].as_i64().unwrap());
+        assert!(now * 2 < before, "rebuilt: {before} -> {now}");
+        assert_eq!(rebuilt["index"]["bloated"], false, "{rebuilt}");
+    }
+}
+
+mod mariadb {
+    use super::*;
+
+    async fn connect() -> MySqlConnection {
+        MySqlConnection::connect(&combkey_testutil::mysql_url()).await.expect("MariaDB (source scripts/servers.sh)")
+    }
+
+    async fn exec(c: &mut MySqlConnection, sql: &str) {
+        sqlx::raw_sql(AssertSqlSafe(sql.to_string())).execute(c).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+
+    async fn count(c: &mut MySqlConnection, sql: &str) -> i64 {
+        sqlx::query_scalar(AssertSqlSafe(sql.to_string())).fetch_one(c).await.unwrap()
+    }
+
+    async fn seed(c: &mut MySqlConnection, t: &str, n: usize, seed: u64) {
+        exec(
+            c,
+            &format!(
+                "DROP TABLE IF EXISTS {t}_items; DROP TABLE IF EXISTS {t};
+                 CREATE TABLE {t} (id BINARY(16) NOT NULL PRIMARY KEY, n INT NOT NULL DEFAULT 0);
+                 CREATE TABLE {t}_items (k INT AUTO_INCREMENT PRIMARY KEY, parent BINARY(16) NOT NULL,
+                   CONSTRAINT {t}_fk FOREIGN KEY (parent) REFERENCES {t} (id) ON DELETE CASCADE)"
+            ),
+        )
+        .await;
+        for chunk in rtcomb_sql(n, seed).chunks(1000) {
+            let v: Vec<String> = chunk.iter().map(|id| format!("(0x{})", combkey_testutil::hex(*id))).collect();
+            exec(c, &format!("INSERT INTO {t} (id) VALUES {}", v.join(","))).await;
+        }
+        exec(c, &format!("INSERT INTO {t}_items (parent) SELECT id FROM {t} WHERE HEX(id) < '8'")).await;
+    }
+
+    async fn writer(t: String, stop: Arc<AtomicBool>, w: Arc<Writes>) {
+        let mut c = connect().await;
+        let mut mine: Vec<Comb> = Vec::new();
+        let mut i = 0u64;
+        while !stop.load(Ordering::Relaxed) {
+            i += 1;
+            let id = Comb::new();
+            let h = combkey_testutil::hex(id);
+            // Deadlocks are the writer's to retry, as an application on InnoDB does.
+            let mut done = false;
+            for _ in 0..10 {
+                let r = sqlx::raw_sql(AssertSqlSafe(format!(
+                    "START TRANSACTION; INSERT INTO {t} (id) VALUES (0x{h}); INSERT INTO {t}_items (parent) VALUES (0x{h}); COMMIT"
+                )))
+                .execute(&mut c)
+                .await;
+                if r.is_ok() {
+                    done = true;
+                    break;
+                }
+                let _ = sqlx::raw_sql("ROLLBACK").execute(&mut c).await;
+            }
+            if done {
+                w.parents_in.fetch_add(1, Ordering::Relaxed);
+                w.children_in.fetch_add(1, Ordering::Relaxed);
+                mine.push(id);
+            } else {
+                w.failures.fetch_add(1, Ordering::Relaxed);
+            }
+            if i % 3 == 0 {
+                let near = combkey_testutil::hex(Comb::from_bytes(rand::random()));
+                let sql = format!("UPDATE {t} SET n = n + 1 WHERE id >= 0x{near} ORDER BY id LIMIT 1");
+                let mut done = false;
+                for _ in 0..10 {
+                    if sqlx::raw_sql(AssertSqlSafe(sql.clone())).execute(&mut c).await.is_ok() {
+                        done = true;
+                        break;
+                    }
+                }
+                if done {
+                    w.updates.fetch_add(1, Ordering::Relaxed);
+                } else {
+                    w.failures.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            if i % 5 == 0
+                && let Some(old) = mine.pop()
+            {
+                let sql = format!("DELETE FROM {t} WHERE id = 0x{}", combkey_testutil::hex(old));
+                let mut done = false;
+                for _ in 0..10 {
+                    if let Ok(r) = sqlx::raw_sql(AssertSqlSafe(sql.clone())).execute(&mut c).await {
+                        done = r.rows_affected() == 1;
+                        break;
+                    }
+                }
+                if done {
+                    w.parents_out.fetch_add(1, Ordering::Relaxed);
+                    w.children_out.fetch_add(1, Ordering::Relaxed);
+                } else {
+                    w.failures.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn online_while_writers_write_loses_nothing_and_a_kill_goes_on() {
+        let url = combkey_testutil::mysql_url();
+        let t = "online_my";
+        let mut c = connect().await;
+        seed(&mut c, t, 10_000, 5).await;
+        let (p0, c0) = (count(&mut c, &format!("SELECT COUNT(*) FROM {t}")).await, count(&mut c, &format!("SELECT COUNT(*) FROM {t}_items")).await);
+        let stop = Arc::new(AtomicBool::new(false));
+        let w = Arc::new(Writes::default());
+        let writers: Vec<_> =
+            (0..3).map(|_| tokio::spawn(writer(t.to_string(), Arc::clone(&stop), Arc::clone(&w)))).collect();
+        while w.parents_in.load(Ordering::Relaxed) < 20 {
+            tokio::task::yield_now().await;
+        }
+        // Killed after 5 batches, then run again: it goes on.
+        let killed = tokio::task::spawn_blocking({
+            let url = url.clone();
+            move || {
+                combkey_env(
+                    &["doctor", "--url", &url, "--table", t, "--apply", "--online", "--batch-size", "500"],
+                    &[("COMBKEY_DOCTOR_FAIL_AFTER_BATCH", "5")],
+                )
+            }
+        })
+        .await
+        .unwrap();
+        assert!(!killed.status.success());
+        let out = tokio::task::spawn_blocking({
+            let url = url.clone();
+            move || combkey_env(&["doctor", "--url", &url, "--table", t, "--apply", "--online", "--batch-size", "500", "--json"], &[])
+        })
+        .await
+        .unwrap();
+        stop.store(true, Ordering::Relaxed);
+        for h in writers {
+            h.await.unwrap();
+        }
+        let after = json(&out);
+        assert!(String::from_utf8_lossy(&out.stderr).contains("went on from where"));
+        assert_eq!(layouts(&after).iter().find(|(l, _)| l == "rtcomb-sql"), None, "every old key converted: {after}");
+        assert_eq!(w.failures.load(Ordering::Relaxed), 0, "no writer statement failed for good");
+        let p = p0 + w.parents_in.load(Ordering::Relaxed) - w.parents_out.load(Ordering::Relaxed);
+        let ch = c0 + w.children_in.load(Ordering::Relaxed) - w.children_out.load(Ordering::Relaxed);
+        assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t}")).await, p, "every parent there");
+        assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t}_items")).await, ch, "every child there");
+        let orphans = count(
+            &mut c,
+            &format!("SELECT COUNT(*) FROM {t}_items i WHERE NOT EXISTS (SELECT 1 FROM {t} p WHERE p.id = i.parent)"),
+        )
+        .await;
+        assert_eq!(orphans, 0);
+    }
+}
