@@ -11,6 +11,7 @@
 //! (`UNNEST` arrays on PostgreSQL, multi-row `INSERT` on MariaDB), each batch timed.
 
 mod copy;
+mod doctor;
 mod galera;
 mod query;
 mod report;
@@ -56,6 +57,32 @@ enum Bench {
     /// The range-sharding simulation (no database): a key space split into ranges at
     /// --max-range-rows; how hot the busiest range gets per key kind and write rate.
     Shards(ShardsArgs),
+    /// `combkey doctor --apply --online` on a big table while writers write, against the
+    /// offline run of the same table: writer waits and throughput, times, lost rows, orphans.
+    Doctor(DoctorArgs),
+}
+
+/// `doctor`.
+#[derive(clap::Args, Debug)]
+struct DoctorArgs {
+    /// Which backends: postgres, mysql (MariaDB), comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "postgres,mysql", value_parser = parse_backend)]
+    backends: Vec<combkey::Backend>,
+    /// Parent rows (RT.Comb `Sql` keys to convert).
+    #[arg(long, default_value_t = 1_000_000)]
+    rows: usize,
+    /// Child rows referencing them.
+    #[arg(long, default_value_t = 100_000)]
+    child_rows: usize,
+    /// Concurrent writers.
+    #[arg(long, default_value_t = 6)]
+    writers: usize,
+    /// Keys per online batch.
+    #[arg(long, default_value_t = 1000)]
+    batch_size: usize,
+    /// Seconds the writers write alone first (the baseline).
+    #[arg(long, default_value_t = 10)]
+    baseline_seconds: u64,
 }
 
 /// `insert`.
@@ -403,7 +430,7 @@ pub(crate) async fn innodb_sizes(c: &mut MySqlConnection, table: &str) -> Result
     .await
 }
 
-#[tokio::main(flavor = "current_thread")]
+#[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cli = Cli::parse();
     let out = &cli.out;
@@ -436,6 +463,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             std::fs::write(out.join("shards-summary.txt"), t)?;
         }
         Bench::Galera(args) => galera_bench(&args, out).await?,
+        Bench::Doctor(args) => doctor_bench(&args, cli.own_servers, out).await?,
         Bench::Insert(args) => insert_bench(&args, cli.own_servers, out).await?,
     }
     Ok(())
@@ -525,5 +553,37 @@ async fn insert_bench(args: &InsertArgs, own_servers: bool, out: &std::path::Pat
         settings.push(s);
     }
     report::write_all(&runs, &settings, out, args.batch)?;
+    Ok(())
+}
+
+async fn doctor_bench(args: &DoctorArgs, own_servers: bool, out: &std::path::Path) -> Result<(), BoxError> {
+    let mut runs = Vec::new();
+    for &backend in &args.backends {
+        let (_pg, _my, url, settings) = match backend {
+            combkey::Backend::Postgres => {
+                let (own, url, settings) = postgres_for(own_servers).await?;
+                (own, None, url, settings)
+            }
+            combkey::Backend::MySql => {
+                let own = if own_servers { Some(servers::mariadb(53_318).await?) } else { None };
+                let url = match &own {
+                    Some(s) => s.url.clone(),
+                    None => std::env::var("COMBKEY_MYSQL_URL")
+                        .map_err(|_| "COMBKEY_MYSQL_URL is not set: give --own-servers, or `source scripts/servers.sh`")?,
+                };
+                let mut c = MySqlConnection::connect(&url).await?;
+                let version: String = sqlx::query_scalar("SELECT VERSION()").fetch_one(&mut c).await?;
+                let pool: i64 =
+                    sqlx::query_scalar("SELECT CAST(@@innodb_buffer_pool_size AS SIGNED)").fetch_one(&mut c).await?;
+                (None, own, url, format!("MariaDB {version}, innodb_buffer_pool_size={} MiB", pool / 1_048_576))
+            }
+            other => return Err(format!("the doctor benchmark runs on postgres and mysql, not {other}").into()),
+        };
+        let r = doctor::run(&url, backend, settings, args.rows, args.child_rows, args.writers, args.batch_size, args.baseline_seconds)
+            .await
+            .map_err(|e| -> BoxError { e.to_string().into() })?;
+        runs.push(r);
+    }
+    doctor::write_all(&runs, out)?;
     Ok(())
 }
