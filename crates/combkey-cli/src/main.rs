@@ -387,7 +387,10 @@ fn run(command: Command, out: &mut impl Write) -> Result<bool, String> {
 /// A value in `inspect`'s output.
 enum Value {
     Str(String),
-    Num(u64),
+    /// Any integer the output holds: unsigned counters and signed times (before 1970 a time
+    /// in Unix milliseconds is negative).
+    Num(i128),
+    Bool(bool),
     Null,
 }
 
@@ -398,30 +401,30 @@ fn describe(
     sp: &ShortPrefix,
     near: Timestamp,
 ) -> Result<Vec<(&'static str, Value)>, combkey::Error> {
-    use Value::{Null, Num, Str};
+    use Value::{Bool, Null, Num, Str};
     let layout = as_layout.or_else(|| Layout::detect(&id));
     let time = match layout {
         Some(k) => k.timestamp(&id)?,
         None => None,
     };
-    let ms = |t: Option<Timestamp>| t.and_then(|t| u64::try_from(t.unix_ms()).ok()).map_or(Null, Num);
+    let ms = |t: Option<Timestamp>| t.map_or(Null, |t| Num(t.unix_ms().into()));
     let mut f = vec![
         ("id", Str(id.to_string())),
         ("layout", Str(layout.map_or("uuid", Layout::name).to_string())),
-        ("version", Num(u64::from(id.version()))),
+        ("version", Num(id.version().into())),
         ("variant", Str(if id.is_rfc_variant() { "rfc9562" } else { "other" }.to_string())),
         ("unix_ms", ms(time)),
         ("time", time.map_or(Null, |t| Str(t.to_string()))),
     ];
     match layout {
-        Some(Layout::V7) => f.push(("counter", Num(u64::from(id.v7_counter())))),
+        Some(Layout::V7) => f.push(("counter", Num(id.v7_counter().into()))),
         Some(k @ (Layout::ShortPrefix | Layout::UcShortPrefix | Layout::UcShortSuffix)) => {
             let (hub, cfg) = match k {
                 Layout::ShortPrefix => (id, *sp),
                 _ => (Layout::convert(&id, k, Layout::ShortPrefix)?, ShortPrefix::default()),
             };
             let r = cfg.interval_near(&hub, near);
-            f.push(("prefix", Num(u64::from(cfg.prefix_of(&hub)))));
+            f.push(("prefix", Num(cfg.prefix_of(&hub).into())));
             f.push(("interval_start", Str(r.start.to_string())));
             f.push(("interval_end", Str(r.end.to_string())));
         }
@@ -429,16 +432,17 @@ fn describe(
             let v1 = Layout::convert(&id, k, Layout::V1)?;
             let b = v1.as_bytes();
             f.push(("v1", Str(v1.to_string())));
-            f.push(("gregorian_ticks", Num(k.gregorian_ticks(&id)?)));
-            f.push(("clock_seq", Num(u64::from(u16::from_be_bytes([b[8], b[9]]) & 0x3fff))));
+            f.push(("gregorian_ticks", Num(k.gregorian_ticks(&id)?.into())));
+            f.push(("clock_seq", Num((u16::from_be_bytes([b[8], b[9]]) & 0x3fff).into())));
             f.push(("node", Str(b[10..16].iter().map(|x| format!("{x:02x}")).collect::<Vec<_>>().join(":"))));
         }
         Some(Layout::Locality) => {
             let l = LocalityFields::parse(&id)?;
             let m = l.mac_fragment;
-            f.push(("pid", Num(u64::from(l.pid))));
-            f.push(("counter", Num(u64::from(l.counter))));
-            f.push(("counter_sequential", Num(u64::from(l.counter_sequential))));
+            f.push(("pid", Num(l.pid.into())));
+            f.push(("counter", Num(l.counter.into())));
+            f.push(("counter_lost_bits", Bool(l.counter_lost_bits)));
+            f.push(("counter_sequential", Num(l.counter_sequential.into())));
             f.push(("mac_fragment", Str(format!("__:__:_{:x}:{:02x}:{:02x}:{:02x}", m[2], m[3], m[4], m[5]))));
         }
         _ => {}
@@ -456,6 +460,7 @@ fn print_fields(out: &mut impl Write, fields: &[(&'static str, Value)], json: bo
                 let v = match v {
                     Value::Str(s) => json_str(s),
                     Value::Num(n) => n.to_string(),
+                    Value::Bool(b) => b.to_string(),
                     Value::Null => "null".to_string(),
                 };
                 format!("{}:{v}", json_str(k))
@@ -468,6 +473,7 @@ fn print_fields(out: &mut impl Write, fields: &[(&'static str, Value)], json: bo
                 Value::Str(s) if *k == "id" => writeln!(out, "{s}")?,
                 Value::Str(s) => writeln!(out, "  {:<19}{s}", format!("{k}:"))?,
                 Value::Num(n) => writeln!(out, "  {:<19}{n}", format!("{k}:"))?,
+                Value::Bool(b) => writeln!(out, "  {:<19}{}", format!("{k}:"), if *b { "yes" } else { "no" })?,
                 Value::Null => {}
             }
         }

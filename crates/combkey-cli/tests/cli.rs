@@ -98,6 +98,52 @@ fn inspect_json_on_the_rfc_vector() {
 }
 
 #[test]
+fn inspect_json_gives_signed_unix_ms_before_1970() {
+    // RT.Comb's Legacy layout (SQL Server datetime) for 1938-07-05T05:56:01.037Z: RT.Comb's
+    // GetTimestamp reads it back as -993,837,838,963 ms; v1's first tick is in 1582.
+    let out = combkey(
+        &["inspect", "--json", "--as", "rtcomb-legacy", "00000000-0000-4000-8000-36f00061c877"],
+        None,
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(v["time"], "1938-07-05T05:56:01.037Z");
+    assert_eq!(v["unix_ms"], -993_837_838_963i64);
+    let out = combkey(&["inspect", "--json", "--as", "v1", "00000000-0000-1000-8000-000000000000"], None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(v["time"], "1582-10-15T00:00:00.000Z");
+    assert_eq!(v["unix_ms"], -12_219_292_800_000i64);
+    assert_eq!(v["gregorian_ticks"], 0);
+}
+
+#[test]
+fn inspect_says_when_a_locality_counter_lost_bits() {
+    // Groupon's README sequence, and its single id (counter 0xcff0eb02): bit 31 of each
+    // counter was set, so bits 24-27 are not in the id (0xcff0eb02's happen to be `f`). The
+    // third was made from 0x12345678, bit 31 clear: nothing lost.
+    let out = combkey(
+        &[
+            "inspect",
+            "--json",
+            "c8c9cef9-7a7f-bd53-7a50-013e4e2afbde",
+            "20be0ffc-314a-bd53-7a50-013a65ca76d2",
+            "87654321-7a7f-bd53-7a50-013e4e2afbde",
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rows: Vec<serde_json::Value> =
+        lines(&out).iter().map(|l| serde_json::from_str(l).expect("json line")).collect();
+    assert_eq!(rows[0]["layout"], "locality");
+    assert_eq!(rows[0]["counter_lost_bits"], true);
+    assert_eq!(rows[1]["counter_lost_bits"], true);
+    assert_eq!(rows[1]["counter"], 0xcff0_eb02u32);
+    assert_eq!(rows[2]["counter_lost_bits"], false);
+    assert_eq!(rows[2]["counter"], 0x1234_5678u32);
+}
+
+#[test]
 fn inspect_json_short_prefix_and_plain_uuid() {
     let out = combkey(
         &[

@@ -19,12 +19,36 @@ pub const LOCALITY_INCREMENT: u32 = 198_491_317;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LocalityMode {
     /// The default: add [`LOCALITY_INCREMENT`] and write the counter nibble-reversed, so the
-    /// first hex digit changes fastest and writes spread over a cluster's shards.
+    /// first hex digit changes fastest and writes spread over a cluster's shards; written
+    /// exactly as Groupon's `UUID.java` writes it ([`variable_bytes`]), including what its
+    /// arithmetic shift does to the last byte when the counter's top bit is set.
     Variable,
     /// Add 1 and write the counter in order, starting from a value derived from the UTC date
     /// and time ([`locality_sequential_seed`]), so machines find similar values and writes
     /// with these keys stay together.
     Sequential,
+}
+
+/// The first group as Groupon's `UUID.java` writes a variable-mode counter `count`: the
+/// counter's hex digits in reverse order, low digit first; except that the library builds the
+/// last byte with `(count & 0xF0000000) >> 28` on a Java `int`, an arithmetic shift, so when
+/// bit 31 of the count is set the sign fills that byte's high digit with `f` and bits 24-27 of
+/// the count (which belonged there) are lost. Half of all counts have bit 31 set.
+///
+/// ```
+/// use combkey::layouts::variable_bytes;
+///
+/// // Groupon's README: its variable-mode example sequence starts from count 0x9fec9c8c.
+/// assert_eq!(variable_bytes(0x9fec_9c8c), [0xc8, 0xc9, 0xce, 0xf9]); // c8c9cef9-...
+/// // Bit 31 clear: the plain nibble reversal.
+/// assert_eq!(variable_bytes(0x1234_5678), [0x87, 0x65, 0x43, 0x21]);
+/// ```
+pub const fn variable_bytes(count: u32) -> [u8; 4] {
+    let r = reverse_nibbles(count).to_be_bytes();
+    // Java: ((count & 0xF000000) >> 20) | ((count & 0xF0000000) >> 28), the second shift
+    // arithmetic on an int: with bit 31 set the high digit is all ones.
+    let last = if count & 0x8000_0000 != 0 { 0xf0 | r[3] & 0x0f } else { r[3] };
+    [r[0], r[1], r[2], last]
 }
 
 /// The fields of a locality UUID.
@@ -39,6 +63,11 @@ pub enum LocalityMode {
 ///  MAC __:__:_d:53:7a:50, time 1,350,327,498,450 = 2012-10-15T18:58:18.450Z
 /// ```
 ///
+/// A variable-mode id whose first group ends in `f8` to `ff` was written by Groupon's library
+/// from a counter with bit 31 set ([`variable_bytes`]): its counter's bits 24-27 are not in the
+/// id. [`counter_lost_bits`](Self::counter_lost_bits) says so, and [`counter`](Self::counter)
+/// holds those bits as `f`, the one value that cannot be told from the others.
+///
 /// ```
 /// let id: combkey::Comb = "20be0ffc-314a-bd53-7a50-013a65ca76d2".parse()?;
 /// let f = combkey::layouts::LocalityFields::parse(&id)?;
@@ -50,8 +79,13 @@ pub enum LocalityMode {
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LocalityFields {
-    /// The counter as variable mode (the default) writes it: the first group nibble-reversed.
+    /// The counter as variable mode (the default) writes it: the first group nibble-reversed
+    /// (bits 24-27 as `1111` where [`counter_lost_bits`](Self::counter_lost_bits) is set).
     pub counter: u32,
+    /// Whether the id's first group cannot hold the variable-mode counter's bits 24-27: they
+    /// were lost when Groupon's library wrote a counter with bit 31 set (any of 16 counters
+    /// writes these same bytes).
+    pub counter_lost_bits: bool,
     /// The first group read in order, as sequential mode writes the counter.
     pub counter_sequential: u32,
     /// The process id modulo 65,536.
@@ -73,6 +107,7 @@ impl LocalityFields {
         let first = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
         Ok(LocalityFields {
             counter: reverse_nibbles(first),
+            counter_lost_bits: b[3] >= 0xf8,
             counter_sequential: first,
             pid: u16::from_be_bytes([b[4], b[5]]),
             mac_fragment: [0, 0, b[6] & 0x0f, b[7], b[8], b[9]],
@@ -82,7 +117,7 @@ impl LocalityFields {
 }
 
 /// The hex digits of `x` in reverse order (`0xcff0eb02` <-> `0x20be0ffc`).
-fn reverse_nibbles(x: u32) -> u32 {
+const fn reverse_nibbles(x: u32) -> u32 {
     let y = x.swap_bytes();
     ((y & 0x0f0f_0f0f) << 4) | ((y >> 4) & 0x0f0f_0f0f)
 }
@@ -151,11 +186,10 @@ impl<C: Clock> LocalityGenerator<C> {
             LocalityMode::Sequential => 1,
         };
         let count = self.counter.fetch_add(step, Ordering::Relaxed).wrapping_add(step);
-        let first = match self.mode {
-            LocalityMode::Variable => reverse_nibbles(count),
-            LocalityMode::Sequential => count,
+        let c = match self.mode {
+            LocalityMode::Variable => variable_bytes(count),
+            LocalityMode::Sequential => count.to_be_bytes(),
         };
-        let c = first.to_be_bytes();
         let p = self.pid.to_be_bytes();
         let m = self.mac;
         let mut b = [c[0], c[1], c[2], c[3], p[0], p[1], 0xb0 | m[0], m[1], m[2], m[3], 0, 0, 0, 0, 0, 0];
@@ -237,7 +271,9 @@ mod tests {
 
     #[test]
     fn readme_sequences_of_both_modes() {
-        // Groupon's README's variable-mode sequence: successive counters differ by the increment.
+        // Groupon's README's variable-mode sequence, regenerated bit for bit: the library's
+        // counter, from 0x9fec9c8c, stepping by its prime, written as its code writes it (an
+        // arithmetic shift fills the last byte's high digit when bit 31 is set, as in all eight).
         let variable = [
             "c8c9cef9-7a7f-bd53-7a50-013e4e2afbde",
             "14951cfa-7a7f-bd53-7a50-013e4e2afbde",
@@ -248,29 +284,25 @@ mod tests {
             "ac809efe-7a7f-bd53-7a50-013e4e2afbde",
             "f75cdbff-7a7f-bd53-7a50-013e4e2afbde",
         ];
-        // Those ids parse, and their first hex digits vary from one to the next. (Their counters
-        // do not follow one constant step: the differences are 265,600,181 mostly, but not
-        // always, so the sample cannot be regenerated; the library's step is 198,491,317.)
-        let fields: Vec<LocalityFields> =
-            variable.iter().map(|s| LocalityFields::parse(&s.parse().unwrap()).unwrap()).collect();
-        assert!(fields.iter().all(|f| f.pid == 0x7a7f && f.mac_fragment == [0, 0, 0x0d, 0x53, 0x7a, 0x50]));
-        // Our variable-mode ids: counters one step apart, first hex digit changing fastest.
         let g = LocalityGenerator::with_parts(
             LocalityMode::Variable,
             0x7a7f,
             [0, 0, 0x0d, 0x53, 0x7a, 0x50],
-            fields[0].counter,
+            0x9fec_9c8c_u32.wrapping_sub(LOCALITY_INCREMENT),
             at(0x013e_4e2a_fbde),
         );
-        let ours: Vec<Comb> = (0..8).map(|_| g.generate()).collect();
-        let ours_fields: Vec<LocalityFields> = ours.iter().map(|id| LocalityFields::parse(id).unwrap()).collect();
-        for w in ours_fields.windows(2) {
-            assert_eq!(w[1].counter.wrapping_sub(w[0].counter), LOCALITY_INCREMENT);
+        let ours: Vec<String> = (0..8).map(|_| g.generate().to_string()).collect();
+        assert_eq!(ours, variable);
+        // Every one of them lost its counter's bits 24-27, and says so.
+        for s in variable {
+            let f = LocalityFields::parse(&s.parse().unwrap()).unwrap();
+            assert!(f.counter_lost_bits, "{s}");
+            assert_eq!((f.pid, f.mac_fragment), (0x7a7f, [0, 0, 0x0d, 0x53, 0x7a, 0x50]));
         }
-        for w in ours.windows(2) {
-            assert_ne!(w[0].to_string()[..1], w[1].to_string()[..1], "{} then {}", w[0], w[1]);
-        }
-        assert!(ours.iter().all(|id| id.to_string().ends_with("-7a7f-bd53-7a50-013e4e2afbde")));
+        // A counter with bit 31 clear loses nothing and reads back exactly.
+        let g = LocalityGenerator::with_parts(LocalityMode::Variable, 1, [0; 6], 0x1234_5678, at(0));
+        let f = LocalityFields::parse(&g.generate()).unwrap();
+        assert_eq!((f.counter, f.counter_lost_bits), (0x1234_5678_u32.wrapping_add(LOCALITY_INCREMENT), false));
         // Sequential mode: +1, written in order.
         let g = LocalityGenerator::with_parts(
             LocalityMode::Sequential,

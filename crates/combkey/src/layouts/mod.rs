@@ -36,7 +36,9 @@ mod rtcomb;
 mod uuid_creator;
 mod v1;
 
-pub use locality::{LOCALITY_INCREMENT, LocalityFields, LocalityGenerator, LocalityMode, locality_sequential_seed};
+pub use locality::{
+    LOCALITY_INCREMENT, LocalityFields, LocalityGenerator, LocalityMode, locality_sequential_seed, variable_bytes,
+};
 pub use rtcomb::{NoRepeatClock, RtCombLayout};
 pub use v1::{GREGORIAN_TO_UNIX_100NS, V1Generator};
 

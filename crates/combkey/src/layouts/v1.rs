@@ -87,10 +87,15 @@ pub(crate) fn newsequentialid_swap(id: &Comb) -> Comb {
 /// ```
 #[derive(Debug)]
 pub struct V1Generator<C = SystemClock, R = ThreadRandom> {
+    /// The last ticks given out, or [`NONE_YET`].
     last: AtomicU64,
     clock: C,
     random: R,
 }
+
+/// `last` before the first id: above every 60-bit tick count, so tick 0 (1582-10-15T00:00Z)
+/// is a time like any other, as uuid-creator treats it.
+const NONE_YET: u64 = u64::MAX;
 
 impl V1Generator {
     /// A generator on the system clock and the thread-local CSPRNG.
@@ -108,7 +113,7 @@ impl Default for V1Generator {
 impl<C: Clock, R: RandomSource> V1Generator<C, R> {
     /// A generator on `clock` and `random`.
     pub const fn with_clock_and_random(clock: C, random: R) -> Self {
-        V1Generator { last: AtomicU64::new(0), clock, random }
+        V1Generator { last: AtomicU64::new(NONE_YET), clock, random }
     }
 
     /// A new v1 id.
@@ -116,7 +121,7 @@ impl<C: Clock, R: RandomSource> V1Generator<C, R> {
         let now = bits::unix_ms_to_ticks(self.clock.now());
         let mut last = self.last.load(Ordering::Relaxed);
         let ticks = loop {
-            let next = if now > last { now } else { (last + 1).min(bits::TICKS_60_MAX) };
+            let next = if last == NONE_YET || now > last { now } else { (last + 1).min(bits::TICKS_60_MAX) };
             match self.last.compare_exchange_weak(last, next, Ordering::Relaxed, Ordering::Relaxed) {
                 Ok(_) => break next,
                 Err(actual) => last = actual,
@@ -127,5 +132,24 @@ impl<C: Clock, R: RandomSource> V1Generator<C, R> {
         rest[8] = 0x80 | (rest[8] & 0x3f); // RFC variant, 14-bit random clock sequence
         rest[10] |= 0x01; // multicast bit: a random node, not a MAC address
         Comb::from_bytes(bits::with_v1_ticks(ticks, rest))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{FixedClock, SeededRandom, Timestamp};
+
+    #[test]
+    fn the_first_tick_of_the_gregorian_calendar_is_an_ordinary_time() {
+        // uuid-creator's TimeBasedFactory gives tick 0 at 1582-10-15T00:00:00Z; so do we, then
+        // counts up from it.
+        let g = V1Generator::with_clock_and_random(
+            FixedClock::new(Timestamp::from_unix_ms(-12_219_292_800_000)),
+            SeededRandom::new(7),
+        );
+        let ticks = |id: Comb| crate::layouts::Layout::V1.gregorian_ticks(&id);
+        assert_eq!(ticks(g.generate()), Ok(0));
+        assert_eq!(ticks(g.generate()), Ok(1));
     }
 }

@@ -360,10 +360,12 @@ impl Catalog for Postgres {
     }
 
     fn select_keys(&self, table: &Name, column: &Column, only: bool, filter: &str) -> String {
+        // `ORDER BY k.c`, not `c`: the output column is named `c` too, and ordering by it would
+        // sort the text instead of walking the index.
         let c = Backend::Postgres.quote(&column.name);
         let only = if only { "ONLY " } else { "" };
         format!(
-            "SELECT {c}::text FROM {only}{t} WHERE {c} IS NOT NULL{filter} ORDER BY {c}",
+            "SELECT k.{c}::text FROM {only}{t} k WHERE {c} IS NOT NULL{filter} ORDER BY k.{c}",
             t = table.quoted(Backend::Postgres)
         )
     }
