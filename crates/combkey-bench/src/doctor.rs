@@ -106,13 +106,17 @@ async fn load(pool: &AnyPool, backend: Backend, t: &str, rows: usize, child_rows
     }
     for chunk in ids.chunks(5000) {
         let v: Vec<String> = chunk.iter().map(|id| format!("({}, 'x')", literal(backend, *id))).collect();
-        sqlx::raw_sql(AssertSqlSafe(format!("INSERT INTO {t} (id, payload) VALUES {}", v.join(",")))).execute(pool).await?;
+        sqlx::raw_sql(AssertSqlSafe(format!("INSERT INTO {t} (id, payload) VALUES {}", v.join(","))))
+            .execute(pool)
+            .await?;
     }
     let step = (rows / child_rows.max(1)).max(1);
     let children: Vec<Comb> = ids.iter().step_by(step).take(child_rows).copied().collect();
     for chunk in children.chunks(5000) {
         let v: Vec<String> = chunk.iter().map(|id| format!("({})", literal(backend, *id))).collect();
-        sqlx::raw_sql(AssertSqlSafe(format!("INSERT INTO {t}_items (parent) VALUES {}", v.join(",")))).execute(pool).await?;
+        sqlx::raw_sql(AssertSqlSafe(format!("INSERT INTO {t}_items (parent) VALUES {}", v.join(","))))
+            .execute(pool)
+            .await?;
     }
     let analyze = match backend {
         Backend::Postgres => format!("ANALYZE {t}; ANALYZE {t}_items"),
@@ -174,7 +178,7 @@ async fn writer(
                 book.failures.fetch_add(1, Ordering::Relaxed);
             }
         }
-        if i % 2 == 0 {
+        if i.is_multiple_of(2) {
             let near = literal(backend, Comb::from_bytes(rand::random()));
             let sql = match backend {
                 Backend::Postgres => format!(
@@ -189,7 +193,7 @@ async fn writer(
                 }
             }
         }
-        if i % 4 == 0
+        if i.is_multiple_of(4)
             && let Some(old) = mine.pop()
         {
             match timed(&pool, &format!("DELETE FROM {t} WHERE id = {}", literal(backend, old))).await {
@@ -247,7 +251,15 @@ pub(crate) async fn run(
     let samples = Arc::new(Mutex::new(Vec::new()));
     let handles: Vec<_> = (0..writers)
         .map(|_| {
-            tokio::spawn(writer(pool.clone(), backend, t.to_string(), Arc::clone(&stop), Arc::clone(&book), Arc::clone(&samples), zero))
+            tokio::spawn(writer(
+                pool.clone(),
+                backend,
+                t.to_string(),
+                Arc::clone(&stop),
+                Arc::clone(&book),
+                Arc::clone(&samples),
+                zero,
+            ))
         })
         .collect();
     tokio::time::sleep(Duration::from_secs(baseline_s)).await;
@@ -289,8 +301,9 @@ pub(crate) async fn run(
     }
     let last = samples.iter().map(|s| s.at).fold(0.0, f64::max);
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let per_second: Vec<f64> =
-        (0..last.ceil() as usize).map(|s| samples.iter().filter(|x| x.at >= s as f64 && x.at < (s + 1) as f64).count() as f64).collect();
+    let per_second: Vec<f64> = (0..last.ceil() as usize)
+        .map(|s| samples.iter().filter(|x| x.at >= s as f64 && x.at < (s + 1) as f64).count() as f64)
+        .collect();
     let (b_rate, b_max, _) = stats(&samples, 0.0, start);
     Ok(DoctorRun {
         backend,
@@ -376,8 +389,13 @@ fn chart(r: &DoctorRun) -> String {
             format!("{:.1},{:.1}", x(s), y(*v))
         })
         .collect();
-    let _ = writeln!(svg, "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"1.5\" points=\"{}\"/>", points.join(" "));
-    let _ = writeln!(svg, "<line x1=\"{left}\" y1=\"{0}\" x2=\"{1}\" y2=\"{0}\" stroke=\"black\"/>", h - bottom, w - 20.0);
+    let _ = writeln!(
+        svg,
+        "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"1.5\" points=\"{}\"/>",
+        points.join(" ")
+    );
+    let _ =
+        writeln!(svg, "<line x1=\"{left}\" y1=\"{0}\" x2=\"{1}\" y2=\"{0}\" stroke=\"black\"/>", h - bottom, w - 20.0);
     let _ = writeln!(svg, "<line x1=\"{left}\" y1=\"20\" x2=\"{left}\" y2=\"{}\" stroke=\"black\"/>", h - bottom);
     let _ = writeln!(svg, "<text x=\"{left}\" y=\"{}\">seconds</text>", h - 10.0);
     let _ = writeln!(svg, "<text x=\"4\" y=\"{:.1}\">{max:.0}/s</text>", y(max) + 4.0);

@@ -568,8 +568,9 @@ async fn doctor_bench(args: &DoctorArgs, own_servers: bool, out: &std::path::Pat
                 let own = if own_servers { Some(servers::mariadb(53_318).await?) } else { None };
                 let url = match &own {
                     Some(s) => s.url.clone(),
-                    None => std::env::var("COMBKEY_MYSQL_URL")
-                        .map_err(|_| "COMBKEY_MYSQL_URL is not set: give --own-servers, or `source scripts/servers.sh`")?,
+                    None => std::env::var("COMBKEY_MYSQL_URL").map_err(
+                        |_| "COMBKEY_MYSQL_URL is not set: give --own-servers, or `source scripts/servers.sh`",
+                    )?,
                 };
                 let mut c = MySqlConnection::connect(&url).await?;
                 let version: String = sqlx::query_scalar("SELECT VERSION()").fetch_one(&mut c).await?;
@@ -579,9 +580,18 @@ async fn doctor_bench(args: &DoctorArgs, own_servers: bool, out: &std::path::Pat
             }
             other => return Err(format!("the doctor benchmark runs on postgres and mysql, not {other}").into()),
         };
-        let r = doctor::run(&url, backend, settings, args.rows, args.child_rows, args.writers, args.batch_size, args.baseline_seconds)
-            .await
-            .map_err(|e| -> BoxError { e.to_string().into() })?;
+        let r = doctor::run(
+            &url,
+            backend,
+            settings,
+            args.rows,
+            args.child_rows,
+            args.writers,
+            args.batch_size,
+            args.baseline_seconds,
+        )
+        .await
+        .map_err(|e| -> BoxError { e.to_string().into() })?;
         runs.push(r);
     }
     doctor::write_all(&runs, out)?;

@@ -205,7 +205,9 @@ impl Reporter {
         #[allow(clippy::cast_precision_loss)]
         let left = if rate > 0.0 { (total.saturating_sub(done)) as f64 / rate } else { 0.0 };
         let converted = converted.map(|c| format!(", {c} converted")).unwrap_or_default();
-        eprintln!("combkey doctor: {done} of about {total} keys {what}{converted}, {rate:.0} keys/s, about {left:.0} s left");
+        eprintln!(
+            "combkey doctor: {done} of about {total} keys {what}{converted}, {rate:.0} keys/s, about {left:.0} s left"
+        );
     }
 
     fn finish(&self) {
@@ -383,7 +385,8 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, combkey
 
 fn rebuilt_text(before: Option<i64>, after: Option<i64>) -> String {
     #[allow(clippy::cast_precision_loss)]
-    let mib = |b: Option<i64>| b.map_or_else(|| "size unknown".to_string(), |b| format!("{:.1} MiB", b as f64 / 1_048_576.0));
+    let mib =
+        |b: Option<i64>| b.map_or_else(|| "size unknown".to_string(), |b| format!("{:.1} MiB", b as f64 / 1_048_576.0));
     format!("primary key rebuilt: {} before, {} after", mib(before), mib(after))
 }
 

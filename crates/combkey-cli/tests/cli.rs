@@ -101,10 +101,7 @@ fn inspect_json_on_the_rfc_vector() {
 fn inspect_json_gives_signed_unix_ms_before_1970() {
     // RT.Comb's Legacy layout (SQL Server datetime) for 1938-07-05T05:56:01.037Z: RT.Comb's
     // GetTimestamp reads it back as -993,837,838,963 ms; v1's first tick is in 1582.
-    let out = combkey(
-        &["inspect", "--json", "--as", "rtcomb-legacy", "00000000-0000-4000-8000-36f00061c877"],
-        None,
-    );
+    let out = combkey(&["inspect", "--json", "--as", "rtcomb-legacy", "00000000-0000-4000-8000-36f00061c877"], None);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
     assert_eq!(v["time"], "1938-07-05T05:56:01.037Z");

@@ -46,7 +46,9 @@ fn rtcomb_sql(n: usize, seed: u64) -> Vec<Comb> {
             r.fill_bytes(&mut b);
             b[6] = 0x40 | (b[6] & 0x0f);
             b[8] = 0x80 | (b[8] & 0x3f);
-            RtCombLayout::Sql.create(t0.saturating_add_ms(i64::try_from(i).unwrap() * 1000), Comb::from_bytes(b)).unwrap()
+            RtCombLayout::Sql
+                .create(t0.saturating_add_ms(i64::try_from(i).unwrap() * 1000), Comb::from_bytes(b))
+                .unwrap()
         })
         .collect()
 }
@@ -94,8 +96,11 @@ mod postgres {
             .execute(&mut *c)
             .await
             .unwrap();
-        exec(c, &format!("INSERT INTO {t}_items (parent) SELECT id FROM {t} WHERE n = 0 AND id::text < '8'; ANALYZE {t}"))
-            .await;
+        exec(
+            c,
+            &format!("INSERT INTO {t}_items (parent) SELECT id FROM {t} WHERE n = 0 AND id::text < '8'; ANALYZE {t}"),
+        )
+        .await;
     }
 
     /// A writer as an application is one: new parents with a child each (v7 keys: it uses
@@ -123,7 +128,7 @@ mod postgres {
                     let _ = sqlx::raw_sql("ROLLBACK").execute(&mut c).await;
                 }
             }
-            if i % 3 == 0 {
+            if i.is_multiple_of(3) {
                 let near = Comb::from_bytes(rand::random());
                 let r = sqlx::query(AssertSqlSafe(format!(
                     "UPDATE {t} SET n = n + 1 WHERE id = (SELECT id FROM {t} WHERE id >= $1::uuid ORDER BY id LIMIT 1)"
@@ -136,10 +141,11 @@ mod postgres {
                     Err(_) => w.failures.fetch_add(1, Ordering::Relaxed),
                 };
             }
-            if i % 5 == 0
+            if i.is_multiple_of(5)
                 && let Some(old) = mine.pop()
             {
-                match sqlx::raw_sql(AssertSqlSafe(format!("DELETE FROM {t} WHERE id = '{old}'"))).execute(&mut c).await {
+                match sqlx::raw_sql(AssertSqlSafe(format!("DELETE FROM {t} WHERE id = '{old}'"))).execute(&mut c).await
+                {
                     Ok(r) if r.rows_affected() == 1 => {
                         w.parents_out.fetch_add(1, Ordering::Relaxed);
                         w.children_out.fetch_add(1, Ordering::Relaxed);
@@ -158,7 +164,10 @@ mod postgres {
         let t = "online_pg";
         let mut c = connect().await;
         seed(&mut c, t, 20_000, 1).await;
-        let (p0, c0) = (count(&mut c, &format!("SELECT count(*) FROM {t}")).await, count(&mut c, &format!("SELECT count(*) FROM {t}_items")).await);
+        let (p0, c0) = (
+            count(&mut c, &format!("SELECT count(*) FROM {t}")).await,
+            count(&mut c, &format!("SELECT count(*) FROM {t}_items")).await,
+        );
         let stop = Arc::new(AtomicBool::new(false));
         let w = Arc::new(Writes::default());
         let writers: Vec<_> =
@@ -171,7 +180,20 @@ mod postgres {
             let url = url.clone();
             move || {
                 combkey_env(
-                    &["doctor", "--url", &url, "--table", t, "--apply", "--online", "--batch-size", "500", "--json", "--progress", "lines"],
+                    &[
+                        "doctor",
+                        "--url",
+                        &url,
+                        "--table",
+                        t,
+                        "--apply",
+                        "--online",
+                        "--batch-size",
+                        "500",
+                        "--json",
+                        "--progress",
+                        "lines",
+                    ],
                     &[],
                 )
             }
@@ -214,10 +236,15 @@ mod postgres {
         let half = json(&combkey_env(&["doctor", "--url", &url, "--table", t, "--json"], &[]));
         let v7 = layouts(&half).iter().find(|(l, _)| l == "v7").map_or(0, |(_, n)| *n);
         assert!(v7 > 0 && v7 < 5000, "stopped half-way: {half}");
-        let orphans = format!("SELECT count(*) FROM {t}_items i WHERE NOT EXISTS (SELECT 1 FROM {t} p WHERE p.id = i.parent)");
+        let orphans =
+            format!("SELECT count(*) FROM {t}_items i WHERE NOT EXISTS (SELECT 1 FROM {t} p WHERE p.id = i.parent)");
         assert_eq!(count(&mut c, &orphans).await, 0, "every batch whole");
         let again = combkey_env(&["doctor", "--url", &url, "--table", t, "--apply", "--online", "--json"], &[]);
-        assert!(String::from_utf8_lossy(&again.stderr).contains("went on from where"), "{}", String::from_utf8_lossy(&again.stderr));
+        assert!(
+            String::from_utf8_lossy(&again.stderr).contains("went on from where"),
+            "{}",
+            String::from_utf8_lossy(&again.stderr)
+        );
         assert_eq!(layouts(&json(&again)), [("v7".to_string(), 5000)]);
         assert_eq!(count(&mut c, &orphans).await, 0);
     }
@@ -234,7 +261,13 @@ mod postgres {
         )
         .await;
         for id in rtcomb_sql(10, 3) {
-            exec(&mut c, &format!("INSERT INTO online_noidx VALUES ('{id}'); INSERT INTO online_noidx_items (parent) VALUES ('{id}')")).await;
+            exec(
+                &mut c,
+                &format!(
+                    "INSERT INTO online_noidx VALUES ('{id}'); INSERT INTO online_noidx_items (parent) VALUES ('{id}')"
+                ),
+            )
+            .await;
         }
         let out = combkey_env(&["doctor", "--url", &url, "--table", "online_noidx", "--apply", "--online"], &[]);
         assert_eq!(out.status.code(), Some(1));
@@ -255,7 +288,20 @@ mod postgres {
         let mut c = connect().await;
         seed(&mut c, t, 20_000, 4).await;
         let out = combkey_env(
-            &["doctor", "--url", &url, "--table", t, "--apply", "--online", "--batch-size", "2000", "--progress", "bar", "--json"],
+            &[
+                "doctor",
+                "--url",
+                &url,
+                "--table",
+                t,
+                "--apply",
+                "--online",
+                "--batch-size",
+                "2000",
+                "--progress",
+                "bar",
+                "--json",
+            ],
             &[],
         );
         let after = json(&out);
@@ -263,8 +309,12 @@ mod postgres {
         assert!(stderr.contains("keys read") && stderr.contains("converted") && stderr.contains("left"), "{stderr}");
         assert_eq!(after["index"]["bloated"], true, "{after}");
         assert!(after["recommendation"].as_str().unwrap().contains("--rebuild-index"), "{after}");
-        let rebuilt = json(&combkey_env(&["doctor", "--url", &url, "--table", t, "--apply", "--rebuild-index", "--json"], &[]));
-        let (before, now) = (rebuilt["rebuilt_index"]["bytes_before"].as_i64().unwrap(), rebuilt["rebuilt_index"]["bytes_after"].as_i64().unwrap());
+        let rebuilt =
+            json(&combkey_env(&["doctor", "--url", &url, "--table", t, "--apply", "--rebuild-index", "--json"], &[]));
+        let (before, now) = (
+            rebuilt["rebuilt_index"]["bytes_before"].as_i64().unwrap(),
+            rebuilt["rebuilt_index"]["bytes_after"].as_i64().unwrap(),
+        );
         assert!(now * 2 < before, "rebuilt: {before} -> {now}");
         assert_eq!(rebuilt["index"]["bloated"], false, "{rebuilt}");
     }
@@ -332,7 +382,7 @@ mod mariadb {
             } else {
                 w.failures.fetch_add(1, Ordering::Relaxed);
             }
-            if i % 3 == 0 {
+            if i.is_multiple_of(3) {
                 let near = combkey_testutil::hex(Comb::from_bytes(rand::random()));
                 let sql = format!("UPDATE {t} SET n = n + 1 WHERE id >= 0x{near} ORDER BY id LIMIT 1");
                 let mut done = false;
@@ -348,7 +398,7 @@ mod mariadb {
                     w.failures.fetch_add(1, Ordering::Relaxed);
                 }
             }
-            if i % 5 == 0
+            if i.is_multiple_of(5)
                 && let Some(old) = mine.pop()
             {
                 let sql = format!("DELETE FROM {t} WHERE id = 0x{}", combkey_testutil::hex(old));
@@ -375,7 +425,10 @@ mod mariadb {
         let t = "online_my";
         let mut c = connect().await;
         seed(&mut c, t, 10_000, 5).await;
-        let (p0, c0) = (count(&mut c, &format!("SELECT COUNT(*) FROM {t}")).await, count(&mut c, &format!("SELECT COUNT(*) FROM {t}_items")).await);
+        let (p0, c0) = (
+            count(&mut c, &format!("SELECT COUNT(*) FROM {t}")).await,
+            count(&mut c, &format!("SELECT COUNT(*) FROM {t}_items")).await,
+        );
         let stop = Arc::new(AtomicBool::new(false));
         let w = Arc::new(Writes::default());
         let writers: Vec<_> =
@@ -398,7 +451,12 @@ mod mariadb {
         assert!(!killed.status.success());
         let out = tokio::task::spawn_blocking({
             let url = url.clone();
-            move || combkey_env(&["doctor", "--url", &url, "--table", t, "--apply", "--online", "--batch-size", "500", "--json"], &[])
+            move || {
+                combkey_env(
+                    &["doctor", "--url", &url, "--table", t, "--apply", "--online", "--batch-size", "500", "--json"],
+                    &[],
+                )
+            }
         })
         .await
         .unwrap();

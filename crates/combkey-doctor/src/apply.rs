@@ -164,8 +164,10 @@ impl Journal {
             return Ok(None);
         };
         let Some(row) = rows.first() else { return Ok(None) };
-        let plan: Plan = serde_json::from_str(row.first().cloned().flatten().as_deref().unwrap_or_default())
-            .map_err(|e| Error::new(ErrorKind::Database, format!("the journal's plan for {target} does not read: {e}")))?;
+        let plan: Plan =
+            serde_json::from_str(row.first().cloned().flatten().as_deref().unwrap_or_default()).map_err(|e| {
+                Error::new(ErrorKind::Database, format!("the journal's plan for {target} does not read: {e}"))
+            })?;
         Ok(Some(plan))
     }
 
@@ -224,7 +226,11 @@ impl Journal {
         let cat = db.catalog()?;
         let Ok(rows) = db
             .rows(
-                &format!("SELECT plan, cursor_value FROM {} WHERE target = {} AND state = 'online'", self.table, cat.param(1)),
+                &format!(
+                    "SELECT plan, cursor_value FROM {} WHERE target = {} AND state = 'online'",
+                    self.table,
+                    cat.param(1)
+                ),
                 std::slice::from_ref(&self.target),
             )
             .await
@@ -233,7 +239,9 @@ impl Journal {
         };
         let Some(row) = rows.first() else { return Ok(None) };
         let journaled: Plan = serde_json::from_str(row.first().cloned().flatten().as_deref().unwrap_or_default())
-            .map_err(|e| Error::new(ErrorKind::Database, format!("the journal's plan for {} does not read: {e}", self.target)))?;
+            .map_err(|e| {
+                Error::new(ErrorKind::Database, format!("the journal's plan for {} does not read: {e}", self.target))
+            })?;
         if journaled != *plan {
             return Ok(None);
         }
@@ -243,8 +251,11 @@ impl Journal {
     pub(crate) async fn start_online(&self, db: &mut Db, plan: &Plan) -> Result<(), Error> {
         let cat = db.catalog()?;
         let json = serde_json::to_string(plan).map_err(|e| Error::new(ErrorKind::Database, e.to_string()))?;
-        db.rows(&format!("DELETE FROM {} WHERE target = {}", self.table, cat.param(1)), std::slice::from_ref(&self.target))
-            .await?;
+        db.rows(
+            &format!("DELETE FROM {} WHERE target = {}", self.table, cat.param(1)),
+            std::slice::from_ref(&self.target),
+        )
+        .await?;
         db.rows(
             &format!(
                 "INSERT INTO {} (target, state, step, plan) VALUES ({}, 'online', 0, {})",
@@ -275,7 +286,11 @@ impl Journal {
                 .map(drop),
             None => db
                 .rows(
-                    &format!("UPDATE {} SET cursor_value = NULL, step = {pass} WHERE target = {}", self.table, cat.param(1)),
+                    &format!(
+                        "UPDATE {} SET cursor_value = NULL, step = {pass} WHERE target = {}",
+                        self.table,
+                        cat.param(1)
+                    ),
                     std::slice::from_ref(&self.target),
                 )
                 .await

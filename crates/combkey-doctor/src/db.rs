@@ -148,7 +148,8 @@ impl Db {
             .fetch_all(&mut self.conn)
             .await
             .map_err(|e| self.error(&short(sql), &e))?;
-        let names = rows.first().map(|r| r.columns().iter().map(|c| c.name().to_string()).collect()).unwrap_or_default();
+        let names =
+            rows.first().map(|r| r.columns().iter().map(|c| c.name().to_string()).collect()).unwrap_or_default();
         Ok((names, rows.iter().map(text_row).collect()))
     }
 

@@ -267,7 +267,12 @@ impl Doctor {
     /// reading and writing (see [`Online`]); resumes a killed online run of the same plan from
     /// its journal. Refuses a plan that changes the column's type (DDL) and, on PostgreSQL,
     /// referencing columns without an index.
-    pub async fn apply_online(&mut self, plan: &Plan, online: &Online, progress: &mut dyn Progress) -> Result<OnlineOutcome, Error> {
+    pub async fn apply_online(
+        &mut self,
+        plan: &Plan,
+        online: &Online,
+        progress: &mut dyn Progress,
+    ) -> Result<OnlineOutcome, Error> {
         online::run(&mut self.db, plan, online, progress).await
     }
 
@@ -276,7 +281,8 @@ impl Doctor {
     /// its size before and after, in bytes, where the database tells.
     pub async fn rebuild_index(&mut self, table: &str) -> Result<(Option<i64>, Option<i64>), Error> {
         let cat = self.db.catalog()?;
-        let name = self.db.query(cat.resolve(table)?).await?.ok_or_else(|| Error::usage(format!("no table {table}")))?;
+        let name =
+            self.db.query(cat.resolve(table)?).await?.ok_or_else(|| Error::usage(format!("no table {table}")))?;
         let before = self.db.query(cat.index_size(&name)).await?;
         let index = match cat.primary_key_index(&name) {
             Some(q) => self.db.query(q).await?,

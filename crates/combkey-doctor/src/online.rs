@@ -143,7 +143,10 @@ async fn throttle(db: &mut Db, online: &Online) -> Result<Duration, Error> {
                 if let Some((sql, column)) = replica.catalog()?.replica_lag() {
                     let (names, rows) = replica.rows_named(sql).await?;
                     if let Some(i) = names.iter().position(|n| n == column) {
-                        let lag = rows.iter().filter_map(|r| r.get(i).cloned().flatten()?.parse::<f64>().ok()).fold(0.0, f64::max);
+                        let lag = rows
+                            .iter()
+                            .filter_map(|r| r.get(i).cloned().flatten()?.parse::<f64>().ok())
+                            .fold(0.0, f64::max);
                         busy |= lag > max.as_secs_f64();
                     }
                 }
@@ -158,7 +161,12 @@ async fn throttle(db: &mut Db, online: &Online) -> Result<Duration, Error> {
 }
 
 /// Runs `plan` online.
-pub(crate) async fn run(db: &mut Db, plan: &Plan, online: &Online, progress: &mut dyn Progress) -> Result<OnlineOutcome, Error> {
+pub(crate) async fn run(
+    db: &mut Db,
+    plan: &Plan,
+    online: &Online,
+    progress: &mut dyn Progress,
+) -> Result<OnlineOutcome, Error> {
     check(plan)?;
     let started = Instant::now();
     let backend = db.backend();
@@ -227,12 +235,17 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, online: &Online, progress: &mu
                         // Parents first: a concurrent child insert that references one waits,
                         // then finds it gone, instead of slipping in between.
                         db.rows(
-                            &format!("SELECT 1 FROM {} WHERE {} IN ({in_olds}) FOR UPDATE", table.quoted(backend), q(&plan.column)),
+                            &format!(
+                                "SELECT 1 FROM {} WHERE {} IN ({in_olds}) FOR UPDATE",
+                                table.quoted(backend),
+                                q(&plan.column)
+                            ),
                             &[],
                         )
                         .await?;
                         db.exec_all(&cat.map_table(&plan.column_type)).await?;
-                        let rows: Vec<(Stored, Stored)> = batch.iter().map(|c| (c.old.clone(), c.new.clone())).collect();
+                        let rows: Vec<(Stored, Stored)> =
+                            batch.iter().map(|c| (c.old.clone(), c.new.clone())).collect();
                         db.exec(&cat.insert_map(&rows)).await?;
                         db.exec_all(&cat.rewrite_from_map(&targets, only)).await?;
                         for r in &plan.references {
@@ -247,7 +260,10 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, online: &Online, progress: &mu
                                 if left > 0 {
                                     return Err(Error::new(
                                         ErrorKind::Conflict,
-                                        format!("{left} rows of {} still reference an old key of the batch", Name::from(&r.child)),
+                                        format!(
+                                            "{left} rows of {} still reference an old key of the batch",
+                                            Name::from(&r.child)
+                                        ),
                                     ));
                                 }
                             }
@@ -261,7 +277,9 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, online: &Online, progress: &mu
                         Ok(()) => break,
                         Err(e) => {
                             let _ = db.exec("ROLLBACK").await;
-                            if matches!(e.kind(), ErrorKind::LockTimeout | ErrorKind::Conflict) && attempt < online.max_retries {
+                            if matches!(e.kind(), ErrorKind::LockTimeout | ErrorKind::Conflict)
+                                && attempt < online.max_retries
+                            {
                                 attempt += 1;
                                 out.retries += 1;
                                 tokio::time::sleep(Duration::from_millis(20 << attempt.min(7))).await;
@@ -304,7 +322,10 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, online: &Online, progress: &mu
             let sql = orphan_count(backend, r, &table);
             let n = db.count(&sql).await?;
             if n > 0 {
-                return Err(Error::new(ErrorKind::Verification, format!("{n} rows fail the check {}", crate::db::short(&sql))));
+                return Err(Error::new(
+                    ErrorKind::Verification,
+                    format!("{n} rows fail the check {}", crate::db::short(&sql)),
+                ));
             }
         }
         journal.finish(db).await?;

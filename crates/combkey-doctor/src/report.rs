@@ -96,7 +96,12 @@ impl Report {
                 #[allow(clippy::cast_precision_loss)]
                 let (bytes, packed) = (index.bytes as f64, self.rows.max(0) as f64 * 8192.0 / (8152.0 * 0.9 / 28.0));
                 (bytes > 1.3 * packed + 65_536.0).then(|| {
-                    format!("it is {}, about {:.1} times what sorted keys fill ({})", size(bytes), bytes / packed.max(1.0), size(packed))
+                    format!(
+                        "it is {}, about {:.1} times what sorted keys fill ({})",
+                        size(bytes),
+                        bytes / packed.max(1.0),
+                        size(packed)
+                    )
                 })
             }
         }

@@ -281,7 +281,9 @@ impl Catalog for MySql {
         Some(Query {
             sql: "SELECT CAST(COUNT(*) AS CHAR) FROM information_schema.INNODB_LOCK_WAITS".into(),
             params: Vec::new(),
-            parse: |rows| Ok(rows.first().and_then(|r| cell(r, 0).ok().flatten()).and_then(|n| n.parse().ok()).unwrap_or(0)),
+            parse: |rows| {
+                Ok(rows.first().and_then(|r| cell(r, 0).ok().flatten()).and_then(|n| n.parse().ok()).unwrap_or(0))
+            },
         })
     }
 

@@ -299,7 +299,9 @@ impl Catalog for Postgres {
         Some(Query {
             sql: "SELECT count(*)::text FROM pg_locks WHERE NOT granted AND pid <> pg_backend_pid()".into(),
             params: Vec::new(),
-            parse: |rows| Ok(rows.first().and_then(|r| cell(r, 0).ok().flatten()).and_then(|n| n.parse().ok()).unwrap_or(0)),
+            parse: |rows| {
+                Ok(rows.first().and_then(|r| cell(r, 0).ok().flatten()).and_then(|n| n.parse().ok()).unwrap_or(0))
+            },
         })
     }
 
@@ -307,7 +309,9 @@ impl Catalog for Postgres {
         Some(Query {
             sql: "SELECT COALESCE(max(EXTRACT(epoch FROM replay_lag)), 0)::text FROM pg_stat_replication".into(),
             params: Vec::new(),
-            parse: |rows| Ok(rows.first().and_then(|r| cell(r, 0).ok().flatten()).and_then(|n| n.parse().ok()).unwrap_or(0.0)),
+            parse: |rows| {
+                Ok(rows.first().and_then(|r| cell(r, 0).ok().flatten()).and_then(|n| n.parse().ok()).unwrap_or(0.0))
+            },
         })
     }
 
