@@ -294,8 +294,10 @@ impl Layout {
             return Err(Error(Detail::NotLossless { from: from.name(), to: to.name(), within }));
         }
         // The Unix-ms and short COMB conversions rewrite the variant bits (or move the bits
-        // around them): only an RFC-variant id comes back unchanged.
-        if from.family() != Family::Gregorian && !id.is_rfc_variant() {
+        // around them): only an RFC-variant id comes back unchanged. And a version label means
+        // something only under the RFC variant: an id of another variant with a 1 where v1's
+        // version goes is no v1 id (uuid-creator refuses to convert it too).
+        if !id.is_rfc_variant() {
             return Err(Error(Detail::Variant { found: id.as_bytes()[8] }));
         }
         let hub = from.to_hub(id)?;
