@@ -164,6 +164,20 @@ impl From<sqlx::Error> for IdempotentError {
     }
 }
 
+/// Whether sending the same statements again may get past this database error: the cases
+/// of [`IdempotentError::is_retryable`] for an error of your own statements (a create that
+/// is not a batch of [`KeyedRow`]s, say). A unique violation is not one of them: that is a
+/// row already there, to be read back.
+///
+/// ```
+/// // A pool that is closed cannot get better by itself, but a retry elsewhere can.
+/// assert!(combkey_idempotent::is_retryable_error(&sqlx::Error::PoolClosed));
+/// assert!(!combkey_idempotent::is_retryable_error(&sqlx::Error::RowNotFound));
+/// ```
+pub fn is_retryable_error(e: &sqlx::Error) -> bool {
+    retryable(e)
+}
+
 /// Whether a sqlx error is one that retrying the same batch can get past.
 fn retryable(e: &sqlx::Error) -> bool {
     match e {

@@ -47,6 +47,31 @@ fn unique_violation(e: &sqlx::Error) -> bool {
     matches!(e, sqlx::Error::Database(d) if d.is_unique_violation())
 }
 
+/// Attempts at one create before a retryable error reaches the client.
+const ATTEMPTS: u32 = 8;
+
+/// Runs `attempt` again while it fails with an error that a retry can overcome, as
+/// `combkey-idempotent` classifies them: on a multi-primary cluster (Galera) identical
+/// requests racing over several nodes meet as a certification conflict (a deadlock error) on
+/// all but one; tried again, they find the winner's row and answer with it.
+async fn retrying<T, F, Fut>(mut attempt: F) -> Result<T, sqlx::Error>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, sqlx::Error>>,
+{
+    let mut n = 0;
+    loop {
+        match attempt().await {
+            Err(e) if n + 1 < ATTEMPTS && combkey_idempotent::is_retryable_error(&e) => {
+                n += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(5 << n)).await;
+            }
+            Err(e) => return Err(e),
+            Ok(v) => return Ok(v),
+        }
+    }
+}
+
 /// The store on one backend.
 pub struct Store<DB: Database> {
     pool: Pool<DB>,
@@ -85,8 +110,13 @@ where
         self.get_on(&mut c, id).await
     }
 
-    /// Inserts `order` under its client-made id; the primary key decides a race.
+    /// Inserts `order` under its client-made id; the primary key decides a race (retried
+    /// where the race ended in a conflict a retry overcomes).
     pub async fn create_with_id(&self, order: Order) -> Result<Created, sqlx::Error> {
+        retrying(|| self.create_with_id_once(order.clone())).await
+    }
+
+    async fn create_with_id_once(&self, order: Order) -> Result<Created, sqlx::Error> {
         let mut c = self.pool.acquire().await?;
         let inserted = sqlx::query(AssertSqlSafe(self.sql.insert.clone()))
             .bind(Col::from(order.id))
@@ -107,6 +137,10 @@ where
     /// Creates `order` (its id made by the server) for `command_id` in one transaction with
     /// the `(command_id, entity_id)` row, or returns the order an earlier try made.
     pub async fn create_with_command(&self, command_id: Comb, order: Order) -> Result<Created, sqlx::Error> {
+        retrying(|| self.create_with_command_once(command_id, order.clone())).await
+    }
+
+    async fn create_with_command_once(&self, command_id: Comb, order: Order) -> Result<Created, sqlx::Error> {
         if let Some(existing) = self.by_command(command_id).await? {
             return Ok(Created::Existing(existing));
         }

@@ -4,44 +4,14 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+mod common;
+
 use combkey::{Comb, ShortPrefix, Timestamp};
+use common::{post, prefix, request, start};
 use idempotent_service::Config;
 use serde_json::{Value, json};
 use sqlx::AssertSqlSafe;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-/// One HTTP/1.1 request with `Connection: close`; the status and the JSON body.
-async fn request(addr: SocketAddr, method: &str, path: &str, body: Option<&str>) -> (u16, Value) {
-    let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect to the service");
-    let body = body.unwrap_or("");
-    let req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    s.write_all(req.as_bytes()).await.expect("send");
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).await.expect("receive");
-    let text = String::from_utf8(raw).expect("utf-8 response");
-    let (head, rest) = text.split_once("\r\n\r\n").expect("a header and a body");
-    let status: u16 = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).expect("a status");
-    let json =
-        serde_json::from_str(rest).unwrap_or_else(|e| panic!("JSON body of {method} {path} ({status}): {e}: {rest:?}"));
-    (status, json)
-}
-
-async fn post(addr: SocketAddr, body: &Value) -> (u16, Value) {
-    request(addr, "POST", "/orders", Some(&body.to_string())).await
-}
-
-/// Starts the service on 127.0.0.1 with a random table prefix; returns its address.
-async fn start(database_url: &str, prefix: &str) -> SocketAddr {
-    let config = Config { database_url: database_url.into(), table_prefix: prefix.into(), ..Config::default() };
-    let app = idempotent_service::app(config).await.unwrap_or_else(|e| panic!("service on {database_url}: {e}"));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
-    let addr = listener.local_addr().expect("address");
-    tokio::spawn(async move { axum::serve(listener, app).await.expect("serve") });
-    addr
-}
 
 fn ms(t: Timestamp) -> u64 {
     u64::try_from(t.unix_ms()).expect("after 1970")
@@ -188,10 +158,6 @@ where
     }
 }
 
-fn prefix() -> String {
-    format!("t{}_", Comb::new().to_string().replace('-', "")[20..].to_owned())
-}
-
 #[tokio::test]
 async fn on_sqlite() {
     let dir = std::env::temp_dir().join(format!("combkey-service-{}", std::process::id()));
@@ -211,7 +177,7 @@ async fn on_sqlite() {
 
 #[tokio::test]
 async fn on_postgres() {
-    let url = std::env::var("COMBKEY_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
+    let url = std::env::var("COMBKEY_PG_URL").expect("COMBKEY_PG_URL (source scripts/servers.sh)");
     let p = prefix();
     let addr = start(&url, &p).await;
     let pool = sqlx::PgPool::connect(&url).await.expect("PostgreSQL");
@@ -228,7 +194,7 @@ async fn on_postgres() {
 
 #[tokio::test]
 async fn on_mariadb() {
-    let url = std::env::var("COMBKEY_MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/test".into());
+    let url = std::env::var("COMBKEY_MYSQL_URL").expect("COMBKEY_MYSQL_URL (source scripts/servers.sh)");
     let p = prefix();
     let addr = start(&url, &p).await;
     let pool = sqlx::MySqlPool::connect(&url).await.expect("MariaDB");
