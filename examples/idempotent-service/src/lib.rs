@@ -241,8 +241,11 @@ fn validate(config: &Config, id: &str, clock: Option<&str>) -> Result<Comb, Stri
     responses(
         (status = 201, description = "Created", body = Order),
         (status = 200, description = "The same request again: the order it created", body = Order),
+        (status = 400, description = "The body is not JSON", body = ApiError),
         (status = 409, description = "The id exists with another body", body = ApiError),
-        (status = 422, description = "Invalid id, clock or body", body = ApiError),
+        (status = 415, description = "The body is not sent as application/json", body = ApiError),
+        (status = 422, description = "Invalid id, clock or body: among them an id or clock outside the time window around the server's clock, which no schema can express", body = ApiError),
+        (status = 500, description = "The database failed (after retrying what a retry can overcome)", body = ApiError),
     )
 )]
 async fn create(State(state): State<Arc<AppState>>, body: Result<Json<CreateOrder>, JsonRejection>) -> Response {
@@ -294,6 +297,7 @@ async fn create(State(state): State<Arc<AppState>>, body: Result<Json<CreateOrde
         (status = 301, description = "An id from before the keys were converted: the order's new key is in Location", body = Order),
         (status = 400, description = "A malformed id", body = ApiError),
         (status = 404, description = "No such order", body = ApiError),
+        (status = 500, description = "The database failed", body = ApiError),
     )
 )]
 async fn read(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Response {
