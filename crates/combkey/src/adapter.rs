@@ -1,7 +1,7 @@
 //! For authors of adapter crates (`combkey-sqlx`, `combkey-diesel`, ...): the pieces every
 //! column type shares, so all adapters decode, fail and describe themselves alike.
 //!
-//! An application does not need this module: it uses [`Comb`](crate::Comb) and an adapter's
+//! An application does not need this module: it uses [`Comb`] and an adapter's
 //! column type.
 //!
 //! - [`column_newtype!`]: declares an adapter's column type (Rust's orphan rule puts the ORM's

@@ -33,7 +33,7 @@ async fn identical_requests_racing_over_three_nodes() {
     for url in &urls {
         nodes.push(start(url, &p).await);
     }
-    const ROUNDS: usize = 40;
+    const ROUNDS: i64 = 40;
     let mut ids = Vec::new();
     for round in 0..ROUNDS {
         let id = Comb::new();
@@ -70,12 +70,12 @@ async fn identical_requests_racing_over_three_nodes() {
             .fetch_one(&pool)
             .await
             .expect("count");
-        assert_eq!(n, ROUNDS as i64, "{url}");
+        assert_eq!(n, ROUNDS, "{url}");
         let distinct: i64 = sqlx::query_scalar(AssertSqlSafe(format!("SELECT COUNT(DISTINCT id) FROM {p}orders")))
             .fetch_one(&pool)
             .await
             .expect("count");
-        assert_eq!(distinct, ROUNDS as i64, "{url}");
+        assert_eq!(distinct, ROUNDS, "{url}");
         let others: i64 =
             sqlx::query_scalar(AssertSqlSafe(format!("SELECT COUNT(*) FROM {p}orders WHERE item = 'something else'")))
                 .fetch_one(&pool)

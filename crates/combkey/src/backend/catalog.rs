@@ -3,8 +3,8 @@
 //!
 //! This crate runs no query: each database's module gives the SQL of a catalog query
 //! ([`Query`]), every selected value as text, and parses the rows a caller fetched into the
-//! model below ([`Table`], [`ForeignKey`], ...). The statements a tool runs to change a schema
-//! come from the same module ([`Backend::ddl`]). Definitions are the database's own text
+//! model below ([`Column`], [`ForeignKey`], ...). The statements a tool runs to change a schema
+//! come from the same module ([`Catalog`]'s statement builders). Definitions are the database's own text
 //! (`pg_get_constraintdef`, `SHOW CREATE TABLE`, `sqlite_master.sql`), never reassembled by
 //! hand, so what is dropped can be re-created exactly.
 

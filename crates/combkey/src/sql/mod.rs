@@ -2,7 +2,7 @@
 //! their COMB key ([`Partitioning`]), and splitting a script into batches ([`batches`]).
 //!
 //! What differs per database (column DDL, the database-side functions, conversions of
-//! existing keys) is asked of [`Backend`] and lives in that database's module in
+//! existing keys) is asked of [`Backend`](crate::Backend) and lives in that database's module in
 //! [`crate::backend`]; the functions' SQL is in `.sql` files there (`postgres.up.sql`,
 //! `mysql.up.sql`, `sqlserver.up.sql` and their `.down.sql`), to be read, diffed and run by
 //! hand. The adapter crates re-export this module and `combkey sql BACKEND` prints it all.
