@@ -98,7 +98,7 @@ fn small_shards_simulation_writes_the_table() {
 }
 
 #[test]
-#[ignore = "needs a Galera cluster: `source scripts/galera.sh start`, then --ignored (scripts/test does both)"]
+#[ignore = "needs a Galera cluster: `source scripts/servers.sh galera`, then --ignored (scripts/test does both)"]
 fn small_galera_run_writes_the_report() {
     assert!(std::env::var("COMBKEY_GALERA_URLS").is_ok(), "COMBKEY_GALERA_URLS: `source scripts/galera.sh start`");
     let out = std::env::temp_dir().join(format!("combkey-bench-galera-smoke-{}", std::process::id()));

@@ -214,7 +214,7 @@ const PER_BATCH: i32 = 100;
 /// conflicts with another: no certification failure, and every node ends with the same rows
 /// in the same key order.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs a Galera cluster: `source scripts/galera.sh start`, then --ignored (scripts/test does both)"]
+#[ignore = "needs a Galera cluster: `source scripts/servers.sh galera`, then --ignored (scripts/test does both)"]
 async fn three_writers_one_per_node() {
     let _one = CLUSTER.lock().await;
     let pools = pools().await;
@@ -293,7 +293,7 @@ async fn three_writers_one_per_node() {
 /// acknowledgement) is verified, not duplicated; the same id with other content is a
 /// conflict on every node.
 #[tokio::test]
-#[ignore = "needs a Galera cluster: `source scripts/galera.sh start`, then --ignored (scripts/test does both)"]
+#[ignore = "needs a Galera cluster: `source scripts/servers.sh galera`, then --ignored (scripts/test does both)"]
 async fn a_retry_on_another_node_is_verified_not_duplicated() {
     let _one = CLUSTER.lock().await;
     let pools = pools().await;
@@ -394,7 +394,7 @@ async fn exactly_the_acknowledged(pools: &[MySqlPool], written: &[Written]) {
 /// again, with the same ids, to another node. The node restarts, recovers its position and
 /// rejoins by incremental state transfer. No acknowledged row is lost or duplicated.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs a Galera cluster: `source scripts/galera.sh start`, then --ignored (scripts/test does both)"]
+#[ignore = "needs a Galera cluster: `source scripts/servers.sh galera`, then --ignored (scripts/test does both)"]
 async fn a_node_killed_mid_batch_loses_and_duplicates_nothing() {
     let _one = CLUSTER.lock().await;
     let pools = pools().await;
@@ -424,7 +424,7 @@ async fn a_node_killed_mid_batch_loses_and_duplicates_nothing() {
 /// SIGSTOP node 2 during the writes (a stalled peer: the cluster waits, then evicts it) and
 /// SIGCONT it seconds later: writers on the stalled node time out and move; the node rejoins.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs a Galera cluster: `source scripts/galera.sh start`, then --ignored (scripts/test does both)"]
+#[ignore = "needs a Galera cluster: `source scripts/servers.sh galera`, then --ignored (scripts/test does both)"]
 async fn a_stalled_node_loses_and_duplicates_nothing() {
     let _one = CLUSTER.lock().await;
     let pools = pools().await;
