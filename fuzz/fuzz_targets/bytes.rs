@@ -2,13 +2,14 @@
 //! form both ways: never panic; stored <-> public round trips.
 #![no_main]
 
-use combkey::{Backend, ColumnKind, Comb};
+use combkey::adapter::{ColumnKind, from_column};
+use combkey::{Backend, Comb};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let _ = Comb::from_slice(data);
     for kind in [ColumnKind::Binary, ColumnKind::Text, ColumnKind::BinaryOrText] {
-        if let Ok(id) = Comb::from_column(data, kind) {
+        if let Ok(id) = from_column(data, kind) {
             assert!(data.len() == 16 || kind != ColumnKind::Binary);
             let _ = id.to_string();
         }

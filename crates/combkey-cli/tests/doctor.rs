@@ -714,6 +714,38 @@ mod mariadb {
         assert!(guarded >= 5, "stops with the foreign key dropped: {guarded}");
     }
 
+    /// A row that references no parent before the run (loaded with foreign key checks off):
+    /// the type change refuses before it changes anything (the foreign key could not be added
+    /// back), and runs once the row is dealt with.
+    #[tokio::test]
+    async fn an_orphan_already_there_refuses_the_type_change_before_anything_changes() {
+        let url = combkey_testutil::mysql_url();
+        let mut c = connect().await;
+        let ids = rtcomb_sql(100, 73);
+        seed_text(&mut c, "doctor_orph", &ids).await;
+        exec(
+            &mut c,
+            "SET FOREIGN_KEY_CHECKS = 0;
+             INSERT INTO doctor_orph_other.lines (pid) VALUES ('922c9f4e-81ed-4608-a7ce-018bcfe56800');
+             SET FOREIGN_KEY_CHECKS = 1",
+        )
+        .await;
+        let (p_before, l_before) = (show(&mut c, "doctor_orph_p").await, show(&mut c, "doctor_orph_other.lines").await);
+        let out = combkey(&["doctor", "--url", &url, "--table", "doctor_orph_p", "--apply"], None);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(stderr(&out).contains("1 rows fail the check"), "{}", stderr(&out));
+        assert_eq!(show(&mut c, "doctor_orph_p").await, p_before, "nothing changed");
+        assert_eq!(show(&mut c, "doctor_orph_other.lines").await, l_before, "the foreign key is still there");
+        let guards = "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE (EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE) \
+                      IN (('test', 'doctor_orph_p'), ('doctor_orph_other', 'lines'))";
+        assert_eq!(scalar(&mut c, guards).await, 0, "no guard left behind");
+        // Writes go on as before.
+        exec(&mut c, "DELETE FROM doctor_orph_other.lines WHERE pid = '922c9f4e-81ed-4608-a7ce-018bcfe56800'").await;
+        let after = report(&url, "doctor_orph_p", &["--apply"]);
+        assert_eq!(after["column_type"], "binary(16)", "{after}");
+        assert_eq!(text_state(&mut c, "doctor_orph").await, (50, 50, 100));
+    }
+
     /// `BINARY(16)` keys (values only): one transaction with the session's foreign key checks
     /// off, parent and child changed together; stopped after any step, nothing changed. The
     /// foreign keys (composite, from another database) are never dropped or re-created.

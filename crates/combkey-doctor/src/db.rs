@@ -18,8 +18,33 @@ pub(crate) struct Db {
     secret: Option<String>,
 }
 
-/// `url` with its password replaced by `***`, and the password.
+/// `url` with its password replaced by `***`, and the password: the one in the user info
+/// (`user:password@`) and one given as a query parameter (`?password=...`, which sqlx and
+/// libpq accept too).
 pub(crate) fn redact(url: &str) -> (String, Option<String>) {
+    let (mut shown, mut secret) = redact_userinfo(url);
+    if let Some(q) = shown.find('?') {
+        let (head, query) = shown.split_at(q + 1);
+        let parts: Vec<String> = query
+            .split('&')
+            .map(|kv| match kv.split_once('=') {
+                Some((k, v))
+                    if (k.eq_ignore_ascii_case("password") || k.eq_ignore_ascii_case("sslpassword"))
+                        && !v.is_empty() =>
+                {
+                    secret.get_or_insert_with(|| v.to_string());
+                    format!("{k}=***")
+                }
+                _ => kv.to_string(),
+            })
+            .collect();
+        shown = format!("{head}{}", parts.join("&"));
+    }
+    (shown, secret)
+}
+
+/// `url` with the password of its user info replaced by `***`, and that password.
+fn redact_userinfo(url: &str) -> (String, Option<String>) {
     let Some(scheme_end) = url.find("://") else { return (url.to_string(), None) };
     let rest = &url[scheme_end + 3..];
     let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
@@ -213,6 +238,14 @@ mod tests {
         assert_eq!(redact("mysql://root@127.0.0.1:3306/test"), ("mysql://root@127.0.0.1:3306/test".into(), None));
         assert_eq!(redact("sqlite:/tmp/x.db").1, None);
         assert_eq!(redact("mysql://u:p@ss@h/db"), ("mysql://u:***@h/db".into(), Some("p@ss".into())));
+        assert_eq!(
+            redact("postgres://nosuchuser@127.0.0.1:21811/test?sslmode=require&password=Sup3rS3cretPW"),
+            (
+                "postgres://nosuchuser@127.0.0.1:21811/test?sslmode=require&password=***".into(),
+                Some("Sup3rS3cretPW".into())
+            )
+        );
+        assert_eq!(redact("mysql://root@h/db?PASSWORD=x").0, "mysql://root@h/db?PASSWORD=***");
         let e = backend_of("oracle://scott:tiger@host/db").unwrap_err();
         assert!(!e.to_string().contains("tiger") && e.to_string().contains("scott:***@host"), "{e}");
     }

@@ -547,6 +547,12 @@ pub(crate) fn build(
         // MySQL/MariaDB: DDL commits on its own. A journal in the database keeps the plan and the
         // step reached, so a re-run after a crash at any step finishes it; triggers refuse other
         // sessions' writes while the foreign keys are dropped, so none can orphan a row.
+        // Rows that already reference no parent (loaded with foreign key checks off, say)
+        // would make the foreign keys impossible to add back at the end: refuse before
+        // anything changes, not half-way with the keys dropped.
+        if !verify.is_empty() {
+            steps.push(Step::new(StepKind::Verify, "check: no orphaned row before anything changes", verify.clone()));
+        }
         steps.push(Step::new(StepKind::Journal, "write the plan to the journal", Vec::new()));
         for t in &tables {
             if let Some((create, _)) = cat.write_guard(t, &guard_name(&tag, t)) {
