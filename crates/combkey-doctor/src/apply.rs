@@ -200,6 +200,11 @@ impl Journal {
     }
 
     async fn start(&self, db: &mut Db, plan: &Plan, step: usize) -> Result<(), Error> {
+        self.write_row(db, plan, "running", step).await
+    }
+
+    /// Replaces this target's journal row with `plan` in `state` at `step`.
+    async fn write_row(&self, db: &mut Db, plan: &Plan, state: &str, step: usize) -> Result<(), Error> {
         let cat = db.catalog()?;
         let json = serde_json::to_string(plan).map_err(|e| Error::new(ErrorKind::Database, e.to_string()))?;
         db.rows(
@@ -209,7 +214,7 @@ impl Journal {
         .await?;
         db.rows(
             &format!(
-                "INSERT INTO {} (target, state, step, plan) VALUES ({}, 'running', {step}, {})",
+                "INSERT INTO {} (target, state, step, plan) VALUES ({}, '{state}', {step}, {})",
                 self.table,
                 cat.param(1),
                 cat.param(2)
@@ -249,24 +254,7 @@ impl Journal {
     }
 
     pub(crate) async fn start_online(&self, db: &mut Db, plan: &Plan) -> Result<(), Error> {
-        let cat = db.catalog()?;
-        let json = serde_json::to_string(plan).map_err(|e| Error::new(ErrorKind::Database, e.to_string()))?;
-        db.rows(
-            &format!("DELETE FROM {} WHERE target = {}", self.table, cat.param(1)),
-            std::slice::from_ref(&self.target),
-        )
-        .await?;
-        db.rows(
-            &format!(
-                "INSERT INTO {} (target, state, step, plan) VALUES ({}, 'online', 0, {})",
-                self.table,
-                cat.param(1),
-                cat.param(2)
-            ),
-            &[self.target.clone(), json],
-        )
-        .await
-        .map(drop)
+        self.write_row(db, plan, "online", 0).await
     }
 
     pub(crate) async fn set_cursor(&self, db: &mut Db, cursor: Option<&str>, pass: usize) -> Result<(), Error> {
