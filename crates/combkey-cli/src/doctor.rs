@@ -59,8 +59,8 @@ pub(crate) struct DoctorArgs {
     /// where a killed run stopped.
     #[arg(long, requires = "apply")]
     online: bool,
-    /// With --online: keys read per batch.
-    #[arg(long, default_value_t = 1000, requires = "online")]
+    /// With --online: keys read per batch (1 to 1,000,000).
+    #[arg(long, default_value_t = 1000, requires = "online", value_parser = parse_batch_size)]
     batch_size: usize,
     /// With --online: wait before a batch while this many sessions (or more) wait for a lock.
     #[arg(long, requires = "online")]
@@ -342,7 +342,7 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, combkey
     let mut progress = Reporter::new(args.progress);
     if args.online {
         let online = Online {
-            batch_size: args.batch_size.max(1),
+            batch_size: args.batch_size,
             pause_when_busy: args.pause_when_busy,
             max_lag: args.max_lag,
             replica_urls: args.replica_url.clone(),
@@ -381,6 +381,14 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, combkey
         }
     }
     Ok(true)
+}
+
+fn parse_batch_size(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n @ 1..=1_000_000) => Ok(n),
+        Ok(n) => Err(format!("{n} keys per batch: give 1 to 1000000")),
+        Err(e) => Err(format!("{s:?} is no number of keys: {e}")),
+    }
 }
 
 fn rebuilt_text(before: Option<i64>, after: Option<i64>) -> String {

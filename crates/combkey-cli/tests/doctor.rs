@@ -532,6 +532,143 @@ mod postgres {
     }
 
     /// A password in the URL never shows in what the command prints.
+    /// A table's keys as PostgreSQL prints them, in key order.
+    async fn key_texts(c: &mut PgConnection, table: &str, column: &str) -> Vec<String> {
+        sqlx::query_scalar(AssertSqlSafe(format!("SELECT {column}::text FROM {table} ORDER BY 1")))
+            .fetch_all(c)
+            .await
+            .unwrap()
+    }
+
+    /// `--apply` that must refuse: exit 1, the message, and the audit's refusal the same.
+    fn refused(url: &str, table: &str, extra: &[&str], says: &str) {
+        let r = report(url, table, extra);
+        assert!(r["refusal"].as_str().is_some_and(|m| m.contains(says)), "audit: {r}");
+        assert!(!r["recommendation"].as_str().unwrap().contains("Run --apply"), "{r}");
+        let mut args = vec!["doctor", "--url", url, "--table", table, "--apply"];
+        args.extend_from_slice(extra);
+        let out = combkey(&args, None);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{}", stderr(&out));
+    }
+
+    /// What would fail half-way is refused before anything changes, and said by the audit:
+    /// one id written in two letter cases in a text key (one stored form would make them one
+    /// key), a view that reads a text key (PostgreSQL does not retype a column a view reads),
+    /// rows that already reference nothing behind a `NOT VALID` foreign key (offline and
+    /// online), a `bytea` key (read as its bytes; changed to uuid by hand first).
+    #[tokio::test]
+    async fn what_would_fail_half_way_is_refused_before_anything_changes() {
+        let url = combkey_testutil::pg_url();
+        let mut c = connect().await;
+        let ids = rtcomb_sql(20, 81);
+
+        exec(&mut c, "DROP TABLE IF EXISTS doctor_case; CREATE TABLE doctor_case (id text PRIMARY KEY)").await;
+        for id in &ids {
+            exec(&mut c, &format!("INSERT INTO doctor_case VALUES ('{id}')")).await;
+        }
+        exec(&mut c, &format!("INSERT INTO doctor_case VALUES ('{}')", ids[3].to_string().to_uppercase())).await;
+        let before = key_texts(&mut c, "doctor_case", "id").await;
+        refused(&url, "doctor_case", &[], "the same id as another value, written differently");
+        assert_eq!(key_texts(&mut c, "doctor_case", "id").await, before, "nothing changed");
+        let column: String = sqlx::query_scalar(
+            "SELECT data_type::text FROM information_schema.columns WHERE table_name = 'doctor_case'",
+        )
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+        assert_eq!(column, "text");
+
+        exec(
+            &mut c,
+            "DROP VIEW IF EXISTS doctor_viewed_v; DROP TABLE IF EXISTS doctor_viewed;
+             CREATE TABLE doctor_viewed (id text PRIMARY KEY);
+             CREATE VIEW doctor_viewed_v AS SELECT id FROM doctor_viewed",
+        )
+        .await;
+        for id in &ids {
+            exec(&mut c, &format!("INSERT INTO doctor_viewed VALUES ('{id}')")).await;
+        }
+        refused(&url, "doctor_viewed", &[], "public.doctor_viewed_v (reads public.doctor_viewed.id)");
+        exec(&mut c, "DROP VIEW doctor_viewed_v").await;
+        assert_eq!(report(&url, "doctor_viewed", &["--apply"])["column_type"], "uuid", "runs once the view is gone");
+
+        seed(&mut c, "doctor_nv", &ids).await;
+        exec(
+            &mut c,
+            "ALTER TABLE doctor_nv_items DROP CONSTRAINT doctor_nv_items_parent_fkey;
+             INSERT INTO doctor_nv_items (parent) VALUES ('922c9f4e-81ed-4608-a7ce-018bcfe56800');
+             ALTER TABLE doctor_nv_items ADD CONSTRAINT doctor_nv_items_parent_fkey FOREIGN KEY (parent)
+               REFERENCES doctor_nv (id) NOT VALID;
+             CREATE INDEX ON doctor_nv_items (parent)",
+        )
+        .await;
+        let before = pairs(&mut c, "doctor_nv").await;
+        refused(&url, "doctor_nv", &[], "1 rows of public.doctor_nv_items (foreign key doctor_nv_items_parent_fkey)");
+        let out = combkey(&["doctor", "--url", &url, "--table", "doctor_nv", "--apply", "--online"], None);
+        assert_eq!(out.status.code(), Some(1));
+        assert!(stderr(&out).contains("rows already reference no row"), "{}", stderr(&out));
+        assert_eq!(pairs(&mut c, "doctor_nv").await, before, "nothing changed");
+
+        exec(&mut c, "DROP TABLE IF EXISTS doctor_bytea; CREATE TABLE doctor_bytea (id bytea PRIMARY KEY)").await;
+        for id in &ids {
+            exec(&mut c, &format!("INSERT INTO doctor_bytea VALUES ('\\x{}')", combkey_testutil::hex(*id))).await;
+        }
+        let r = report(&url, "doctor_bytea", &[]);
+        assert_eq!(layouts(&r), [("rtcomb-sql".to_string(), 20)], "read as their bytes: {r}");
+        let before = key_texts(&mut c, "doctor_bytea", "id").await;
+        refused(&url, "doctor_bytea", &[], "encode(\"id\", 'hex')::uuid");
+        assert_eq!(key_texts(&mut c, "doctor_bytea", "id").await, before, "nothing changed");
+    }
+
+    /// Names as a DBA types them: a quoted column name with a space and capitals.
+    #[tokio::test]
+    async fn a_quoted_column_name_is_found() {
+        let url = combkey_testutil::pg_url();
+        let mut c = connect().await;
+        exec(&mut c, "DROP TABLE IF EXISTS doctor_qcol; CREATE TABLE doctor_qcol (\"My Id\" uuid PRIMARY KEY)").await;
+        for id in rtcomb_sql(30, 82) {
+            exec(&mut c, &format!("INSERT INTO doctor_qcol VALUES ('{id}')")).await;
+        }
+        for given in ["\"My Id\"", "My Id"] {
+            let r = report(&url, "doctor_qcol", &["--column", given]);
+            assert_eq!(layouts(&r), [("rtcomb-sql".to_string(), 30)], "--column {given}: {r}");
+        }
+        let after = report(&url, "doctor_qcol", &["--column", "\"My Id\"", "--apply"]);
+        assert_eq!(layouts(&after), [("v7".to_string(), 30)], "{after}");
+    }
+
+    /// Two doctors on one table: the second is told another is converting it, and changes
+    /// nothing (the lock is PostgreSQL's advisory lock `combkey_doctor:schema.table`, which a
+    /// DBA can see in pg_locks).
+    #[tokio::test]
+    async fn a_second_doctor_on_the_same_table_changes_nothing() {
+        let url = combkey_testutil::pg_url();
+        let mut c = connect().await;
+        seed(&mut c, "doctor_twice", &rtcomb_sql(50, 83)).await;
+        let before = pairs(&mut c, "doctor_twice").await;
+        let mut holder = connect().await;
+        let lock = "hashtextextended('combkey_doctor:public.doctor_twice', 0)";
+        exec(&mut holder, &format!("SELECT pg_advisory_lock({lock})")).await;
+        for extra in [&[][..], &["--online"][..]] {
+            let mut args = vec!["doctor", "--url", &url, "--table", "doctor_twice", "--apply"];
+            args.extend_from_slice(extra);
+            let out = combkey(&args, None);
+            assert_eq!(out.status.code(), Some(1), "{extra:?}");
+            assert!(
+                stderr(&out).contains("another combkey doctor is converting public.doctor_twice"),
+                "{}",
+                stderr(&out)
+            );
+            assert_eq!(pairs(&mut c, "doctor_twice").await, before, "nothing changed");
+        }
+        // The audit reads only, and takes no lock.
+        assert_eq!(layouts(&report(&url, "doctor_twice", &[])), [("rtcomb-sql".to_string(), 50)]);
+        exec(&mut holder, &format!("SELECT pg_advisory_unlock({lock})")).await;
+        let after = report(&url, "doctor_twice", &["--apply"]);
+        assert_eq!(layouts(&after), [("v7".to_string(), 50)], "{after}");
+    }
+
     #[tokio::test]
     async fn passwords_never_show() {
         let base = combkey_testutil::pg_url();
@@ -733,7 +870,7 @@ mod mariadb {
         let (p_before, l_before) = (show(&mut c, "doctor_orph_p").await, show(&mut c, "doctor_orph_other.lines").await);
         let out = combkey(&["doctor", "--url", &url, "--table", "doctor_orph_p", "--apply"], None);
         assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-        assert!(stderr(&out).contains("1 rows fail the check"), "{}", stderr(&out));
+        assert!(stderr(&out).contains("1 rows of doctor_orph_other.lines"), "{}", stderr(&out));
         assert_eq!(show(&mut c, "doctor_orph_p").await, p_before, "nothing changed");
         assert_eq!(show(&mut c, "doctor_orph_other.lines").await, l_before, "the foreign key is still there");
         let guards = "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE (EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE) \
@@ -744,6 +881,62 @@ mod mariadb {
         let after = report(&url, "doctor_orph_p", &["--apply"]);
         assert_eq!(after["column_type"], "binary(16)", "{after}");
         assert_eq!(text_state(&mut c, "doctor_orph").await, (50, 50, 100));
+    }
+
+    /// A generated column computed from a `CHAR(36)` key would compute something else from 16
+    /// bytes: the type change refuses before anything changes, naming it.
+    #[tokio::test]
+    async fn a_generated_column_computed_from_the_key_refuses_the_type_change() {
+        let url = combkey_testutil::mysql_url();
+        let mut c = connect().await;
+        exec(
+            &mut c,
+            "DROP TABLE IF EXISTS doctor_gen_p;
+             CREATE TABLE doctor_gen_p (id CHAR(36) NOT NULL PRIMARY KEY, short_id CHAR(8) AS (LEFT(id, 8)) VIRTUAL)",
+        )
+        .await;
+        for id in rtcomb_sql(20, 84) {
+            exec(&mut c, &format!("INSERT INTO doctor_gen_p (id) VALUES ('{id}')")).await;
+        }
+        let before = show(&mut c, "doctor_gen_p").await;
+        let r = report(&url, "doctor_gen_p", &[]);
+        let refusal = r["refusal"].as_str().unwrap_or_default();
+        assert!(refusal.contains("generated columns") && refusal.contains("short_id"), "{r}");
+        let out = combkey(&["doctor", "--url", &url, "--table", "doctor_gen_p", "--apply"], None);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(stderr(&out).contains("short_id"), "{}", stderr(&out));
+        assert_eq!(show(&mut c, "doctor_gen_p").await, before, "nothing changed");
+        let journal = "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'test' AND TABLE_NAME = 'combkey_doctor_journal'";
+        if scalar(&mut c, journal).await > 0 {
+            assert_eq!(
+                scalar(&mut c, "SELECT COUNT(*) FROM combkey_doctor_journal WHERE target LIKE '%doctor_gen_p%'").await,
+                0,
+                "no journal row"
+            );
+        }
+    }
+
+    /// Two doctors on one table: the second is told another is converting it and changes
+    /// nothing (the lock is `GET_LOCK('combkey_doctor:' || SHA1('db.table'))`, which a DBA
+    /// can see with IS_USED_LOCK).
+    #[tokio::test]
+    async fn a_second_doctor_on_the_same_table_changes_nothing() {
+        let url = combkey_testutil::mysql_url();
+        let mut c = connect().await;
+        let ids = rtcomb_sql(40, 85);
+        seed_text(&mut c, "doctor_twice", &ids).await;
+        let before = show(&mut c, "doctor_twice_p").await;
+        let mut holder = connect().await;
+        let name = "CONCAT('combkey_doctor:', SHA1('test.doctor_twice_p'))";
+        assert_eq!(scalar(&mut holder, &format!("SELECT GET_LOCK({name}, 0)")).await, 1);
+        let out = combkey(&["doctor", "--url", &url, "--table", "doctor_twice_p", "--apply"], None);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(stderr(&out).contains("another combkey doctor is converting test.doctor_twice_p"), "{}", stderr(&out));
+        assert_eq!(show(&mut c, "doctor_twice_p").await, before, "nothing changed");
+        assert_eq!(scalar(&mut holder, &format!("SELECT RELEASE_LOCK({name})")).await, 1);
+        let after = report(&url, "doctor_twice_p", &["--apply"]);
+        assert_eq!(after["column_type"], "binary(16)", "{after}");
+        assert_eq!(text_state(&mut c, "doctor_twice").await, (20, 20, 40));
     }
 
     /// `BINARY(16)` keys (values only): one transaction with the session's foreign key checks
@@ -1031,4 +1224,18 @@ fn bad_arguments_are_errors() {
     let out = combkey(&["doctor", "--url", "oracle://scott:tiger@x/db", "--table", "t"], None);
     assert!(stderr(&out).contains("expected a postgres://"), "{out:?}");
     assert!(!stderr(&out).contains("tiger"), "{out:?}");
+    // An empty name is a usage error that shows no query.
+    for args in [&["--table", ""][..], &["--table", "t", "--column", ""][..]] {
+        let mut all = vec!["doctor", "--url", "sqlite::memory:"];
+        all.extend_from_slice(args);
+        let out = combkey(&all, None);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&out).contains("name is empty") && !stderr(&out).contains("SELECT"), "{out:?}");
+    }
+    let out = combkey(
+        &["doctor", "--url", "sqlite::memory:", "--table", "t", "--apply", "--online", "--batch-size", "0"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("give 1 to 1000000"), "{out:?}");
 }

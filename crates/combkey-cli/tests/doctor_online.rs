@@ -236,6 +236,9 @@ mod postgres {
         let half = json(&combkey_env(&["doctor", "--url", &url, "--table", t, "--json"], &[]));
         let v7 = layouts(&half).iter().find(|(l, _)| l == "v7").map_or(0, |(_, n)| *n);
         assert!(v7 > 0 && v7 < 5000, "stopped half-way: {half}");
+        // The audit says so, and what to run.
+        assert_eq!(half["unfinished_online"], true, "{half}");
+        assert!(half["recommendation"].as_str().unwrap().contains("--apply --online again"), "{half}");
         let orphans =
             format!("SELECT count(*) FROM {t}_items i WHERE NOT EXISTS (SELECT 1 FROM {t} p WHERE p.id = i.parent)");
         assert_eq!(count(&mut c, &orphans).await, 0, "every batch whole");
@@ -245,7 +248,9 @@ mod postgres {
             "{}",
             String::from_utf8_lossy(&again.stderr)
         );
-        assert_eq!(layouts(&json(&again)), [("v7".to_string(), 5000)]);
+        let done = json(&again);
+        assert_eq!(layouts(&done), [("v7".to_string(), 5000)]);
+        assert_eq!(done["unfinished_online"], false, "{done}");
         assert_eq!(count(&mut c, &orphans).await, 0);
     }
 

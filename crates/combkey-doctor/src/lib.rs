@@ -64,9 +64,22 @@ pub use schema::Schema;
 
 use db::Db;
 
+/// A stored key value as a message shows it.
+fn shown(v: &Stored) -> String {
+    match v {
+        Stored::Text(t) => format!("{t:?}"),
+        Stored::Bytes(b) if b.len() == 16 => {
+            format!("0x{}", b.iter().map(|x| format!("{x:02X}")).collect::<String>())
+        }
+        Stored::Bytes(b) => format!("{} bytes", b.len()),
+    }
+}
+
 /// A connection to the database whose table to audit or convert.
 pub struct Doctor {
     db: Db,
+    /// The table whose run lock this session holds.
+    locked: Option<Name>,
 }
 
 /// The key values and what they are, read in the audit's read-only transaction.
@@ -83,7 +96,7 @@ impl Doctor {
     /// Connects (`postgres://`, `mysql://` or `mariadb://`, `sqlite:`). A password in the URL
     /// never appears in an error.
     pub async fn connect(url: &str) -> Result<Doctor, Error> {
-        Ok(Doctor { db: Db::connect(url).await? })
+        Ok(Doctor { db: Db::connect(url).await?, locked: None })
     }
 
     /// The database's backend.
@@ -144,12 +157,42 @@ impl Doctor {
                     Err(e) => {
                         unreadable.0 += 1;
                         if unreadable.1.len() < 5 {
-                            let shown = match &v {
-                                Stored::Text(t) => format!("{t:?}"),
-                                Stored::Bytes(b) => format!("{} bytes", b.len()),
-                            };
-                            unreadable.1.push(format!("{shown} ({e})"));
+                            unreadable.1.push(format!("{} ({e})", shown(&v)));
                         }
+                    }
+                }
+            }
+            // The same id written two ways (letter case, braces, urn:uuid:): one stored form
+            // would make them one key.
+            let mut schema = schema;
+            let mut first: std::collections::HashMap<combkey::Comb, &Stored> = std::collections::HashMap::new();
+            for (id, v) in ids.iter().zip(&values) {
+                match first.get(id) {
+                    Some(w) if *w != v => {
+                        schema.same_id.0 += 1;
+                        if schema.same_id.1.len() < 5 {
+                            schema.same_id.1.push(format!("{} and {}", shown(w), shown(v)));
+                        }
+                    }
+                    Some(_) => {}
+                    None => {
+                        first.insert(*id, v);
+                    }
+                }
+            }
+            // Rows that already reference nothing would fail the check after the change.
+            if sample.is_none() {
+                for fk in &schema.references {
+                    let r = plan::Reference {
+                        name: fk.name.clone(),
+                        child: (&fk.child).into(),
+                        child_columns: fk.child_columns.clone(),
+                        parent_columns: fk.parent_columns.clone(),
+                        definition: fk.definition.clone(),
+                    };
+                    let n = self.db.count(&plan::orphan_count(self.db.backend(), &r, &schema.table)).await?;
+                    if n > 0 {
+                        schema.orphans.push((fk.name.clone(), fk.child.clone(), n));
                     }
                 }
             }
@@ -176,6 +219,34 @@ impl Doctor {
         Ok(read)
     }
 
+    /// Takes the table's run lock for this session (held until the connection ends), so that
+    /// two doctors never plan or change the same table at once; the second is told and
+    /// changes nothing.
+    async fn lock(&mut self, table: &Name) -> Result<(), Error> {
+        if self.locked.as_ref() == Some(table) {
+            return Ok(());
+        }
+        let cat = self.db.catalog()?;
+        if let Some(previous) = self.locked.take()
+            && let Some(q) = cat.run_unlock(&previous)
+        {
+            self.db.query(q).await?;
+        }
+        if let Some(q) = cat.run_lock(table)
+            && !self.db.query(q).await?
+        {
+            return Err(Error::new(
+                ErrorKind::Conflict,
+                format!(
+                    "another combkey doctor is converting {table} right now (it holds the lock combkey_doctor:{table}); \
+                     nothing was changed: run this again when it has ended"
+                ),
+            ));
+        }
+        self.locked = Some(table.clone());
+        Ok(())
+    }
+
     async fn unfinished(&mut self, table: &Name, column: &str) -> Result<Option<(Plan, i64)>, Error> {
         let cat = self.db.catalog()?;
         apply::Journal::unfinished(&mut self.db, cat, table.schema.as_deref(), &format!("{table}.{column}")).await
@@ -193,6 +264,12 @@ impl Doctor {
         let read = self.read(table, column, sample, options).await?;
         let audit = audit::audit(&read.ids, combkey::Timestamp::now());
         let unfinished = self.unfinished(&read.schema.table, &read.schema.column.name).await?;
+        let cat = self.db.catalog()?;
+        let target = format!("{}.{}", read.schema.table, read.schema.column.name);
+        let unfinished_online =
+            apply::Journal::unfinished_online(&mut self.db, cat, read.schema.table.schema.as_deref(), &target)
+                .await?
+                .is_some();
         let (plan, refusal) =
             match plan::build(self.db.backend(), &read.schema, &audit.classifier, &audit.kinds, options) {
                 Ok(p) => (Some(p), None),
@@ -208,6 +285,7 @@ impl Doctor {
             audit,
             index: read.index,
             unfinished: unfinished.map(|(p, step)| (usize::try_from(step + 1).unwrap_or(0), p.steps.len())),
+            unfinished_online,
             plan,
             refusal,
             schema: read.schema,
@@ -219,7 +297,17 @@ impl Doctor {
     /// (an [`ErrorKind::Refused`] error naming them) what it cannot keep as it was: unreadable
     /// values, triggers or inheriting tables the options do not allow, checks or defaults a
     /// type change would break. An unfinished journaled run's plan, when there is one.
+    ///
+    /// From here on this session holds the table's run lock: a second doctor that plans or
+    /// changes the same table meanwhile gets an [`ErrorKind::Conflict`] error and changes
+    /// nothing.
     pub async fn plan(&mut self, table: &str, column: &str, options: Options) -> Result<(Plan, Vec<Stored>), Error> {
+        schema::check_table_name(table)?;
+        let cat = self.db.catalog()?;
+        // An unknown table is told by the read below, with its hint.
+        if let Some(name) = self.db.query(cat.resolve(table)?).await? {
+            self.lock(&name).await?;
+        }
         let read = self.read(table, column, None, options).await?;
         if let Some((plan, _)) = self.unfinished(&read.schema.table, &read.schema.column.name).await? {
             return Ok((plan, Vec::new()));
@@ -255,6 +343,7 @@ impl Doctor {
     /// journaled run of it after the last step it finished.
     pub async fn apply(&mut self, plan: &Plan, values: &[Stored], progress: &mut dyn Progress) -> Result<(), Error> {
         let table: Name = (&plan.table).into();
+        self.lock(&table).await?;
         let from = match self.unfinished(&table, &plan.column).await? {
             Some((journaled, step)) if journaled == *plan => usize::try_from(step + 1).unwrap_or(0),
             _ => 0,
@@ -273,6 +362,7 @@ impl Doctor {
         online: &Online,
         progress: &mut dyn Progress,
     ) -> Result<OnlineOutcome, Error> {
+        self.lock(&(&plan.table).into()).await?;
         online::run(&mut self.db, plan, online, progress).await
     }
 
@@ -280,6 +370,7 @@ impl Doctor {
     /// MySQL/MariaDB `ALTER TABLE ... FORCE, ALGORITHM=INPLACE, LOCK=NONE`, SQLite `REINDEX`):
     /// its size before and after, in bytes, where the database tells.
     pub async fn rebuild_index(&mut self, table: &str) -> Result<(Option<i64>, Option<i64>), Error> {
+        schema::check_table_name(table)?;
         let cat = self.db.catalog()?;
         let name =
             self.db.query(cat.resolve(table)?).await?.ok_or_else(|| Error::usage(format!("no table {table}")))?;

@@ -340,6 +340,26 @@ pub(crate) fn build(
     if schema.column.generated {
         return Err(Error::refused(format!("{}.{} is a generated column", schema.table, column.name)));
     }
+    if schema.same_id.0 > 0 {
+        return Err(Error::refused(format!(
+            "{} values of {}.{} are the same id as another value, written differently ({}): one stored form would \
+             make them one key; merge or remove them first",
+            schema.same_id.0,
+            schema.table,
+            column.name,
+            schema.same_id.1.join(", ")
+        )));
+    }
+    if !schema.orphans.is_empty() {
+        let names: Vec<String> =
+            schema.orphans.iter().map(|(fk, t, n)| format!("{n} rows of {t} (foreign key {fk})")).collect();
+        return Err(Error::refused(format!(
+            "rows already reference no row of {}: {}; the foreign key is NOT VALID or they were written with checks \
+             off. The check after the change would fail: fix or remove them first",
+            schema.table,
+            names.join(", ")
+        )));
+    }
     // The key column's type at the end.
     let retype_needed = match backend {
         Backend::Postgres => column.data_type != "uuid",
@@ -352,6 +372,41 @@ pub(crate) fn build(
     };
     let mut retypes: Vec<(Name, combkey::backend::catalog::Column, Retype)> = Vec::new();
     if retype_needed {
+        if column.data_type == "bytea" {
+            return Err(Error::refused(format!(
+                "{}.{} is bytea: change it (and every column referencing it) to uuid first, in one transaction: \
+                 ALTER TABLE {} ALTER COLUMN {} TYPE uuid USING encode({}, 'hex')::uuid; then run this again",
+                schema.table,
+                column.name,
+                schema.table.quoted(backend),
+                backend.quote(&column.name),
+                backend.quote(&column.name)
+            )));
+        }
+        if !schema.views.is_empty() {
+            let names: Vec<String> = schema.views.iter().map(|(v, t, c)| format!("{v} (reads {t}.{c})")).collect();
+            return Err(Error::refused(format!(
+                "views read the key column or a column referencing it, and PostgreSQL does not change the type of a \
+                 column a view reads: {}; drop them first and create them again afterwards",
+                names.join(", ")
+            )));
+        }
+        if !schema.computed.is_empty() {
+            let names: Vec<String> = schema
+                .computed
+                .iter()
+                .map(|(t, c, e)| match e {
+                    Some(e) => format!("{t}.{c} AS ({e})"),
+                    None => format!("{t}.{c}"),
+                })
+                .collect();
+            return Err(Error::refused(format!(
+                "generated columns are computed from the key column or a column referencing it, and would compute \
+                 something else once the column holds 16 bytes (or stop the type change half-way): {}; drop or \
+                 rewrite them first",
+                names.join("; ")
+            )));
+        }
         if !schema.checks.is_empty() {
             let names: Vec<String> =
                 schema.checks.iter().map(|c| format!("{} on {}: {}", c.name, c.table, c.definition)).collect();
@@ -713,6 +768,10 @@ mod tests {
             auto_update: BTreeMap::new(),
             unindexed: vec![(child, vec!["parent_id".into(), "tenant".into()])],
             definitions,
+            computed: Vec::new(),
+            views: Vec::new(),
+            orphans: Vec::new(),
+            same_id: (0, Vec::new()),
         }
     }
 
@@ -822,6 +881,29 @@ mod tests {
         s.column.default = Some("gen_random_uuid()::text".into());
         let e = build(Backend::Postgres, &s, &c, &k, Options::default()).unwrap_err();
         assert!(e.to_string().contains("DEFAULT gen_random_uuid()::text"), "{e}");
+
+        // A generated column computed from a text key refuses the type change; a plan that
+        // only rewrites values lets the database compute it again.
+        let mut s = schema("char(36)", "CREATE TABLE `orders` (`k` char(36) NOT NULL)");
+        s.computed.push((s.table.clone(), "short_id".into(), Some("left(`id`,8)".into())));
+        let e = build(Backend::MySql, &s, &c, &k, Options::default()).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::Refused);
+        assert!(e.to_string().contains("shop.orders.short_id AS (left(`id`,8))"), "{e}");
+        s.column.data_type = "binary(16)".into();
+        s.child_columns[0].data_type = "binary(16)".into();
+        assert!(build(Backend::MySql, &s, &c, &k, Options::default()).is_ok());
+    }
+
+    #[test]
+    fn an_expression_names_a_column_as_a_whole_word() {
+        use crate::schema::mentions;
+        assert!(mentions("left(`id`,8)", "id"));
+        assert!(mentions("substr(\"Id\"::text, 1, 8)", "id"));
+        assert!(mentions("hex(id)", "ID"));
+        assert!(!mentions("left(`order_id`,8)", "id"));
+        assert!(!mentions("left(`idx`,8)", "id"));
+        assert!(!mentions("tenant || 'x'", "id"));
+        assert!(mentions("concat(tenant_id, id)", "id"));
     }
 
     #[test]

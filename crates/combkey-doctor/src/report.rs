@@ -42,6 +42,9 @@ pub struct Report {
     pub refusal: Option<String>,
     /// An unfinished journaled conversion of this table: the step it reached.
     pub unfinished: Option<(usize, usize)>,
+    /// An online run (`--apply --online`) of this table was stopped before its end: its
+    /// journal keeps the plan and how far it got.
+    pub unfinished_online: bool,
     /// Seconds the audit took.
     pub seconds: f64,
 }
@@ -119,6 +122,11 @@ impl Report {
                 "An earlier --apply stopped after step {step} of {of}; its journal keeps the plan. Run --apply again to finish \
                  it (other sessions' writes to these tables are refused until then)."
             );
+        }
+        if self.unfinished_online {
+            return "An earlier --apply --online stopped before its end; its journal keeps the plan and how far it got. \
+                    Run --apply --online again to finish it (the keys converted so far stay converted)."
+                .into();
         }
         if self.unreadable.0 > 0 {
             return format!(
@@ -224,6 +232,7 @@ impl Report {
             "converts": converted,
             "refusal": self.refusal,
             "unfinished_step": self.unfinished.map(|(s, _)| s),
+            "unfinished_online": self.unfinished_online,
             "recommendation": self.recommendation(),
             "seconds": (self.seconds * 1000.0).round() / 1000.0,
         })

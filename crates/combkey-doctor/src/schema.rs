@@ -34,11 +34,87 @@ pub struct Schema {
     pub unindexed: Vec<(Name, Vec<String>)>,
     /// Each table's definition as the database writes it, before any change.
     pub definitions: BTreeMap<Name, String>,
+    /// Generated columns computed from the key column or a referencing column: table, column,
+    /// expression (`None` where the database does not tell it, SQLite).
+    pub computed: Vec<(Name, String, Option<String>)>,
+    /// Views that read the key column or a referencing column (PostgreSQL, whose column type
+    /// change they block): view, and the table and column it reads.
+    pub views: Vec<(Name, Name, String)>,
+    /// Per foreign key whose referencing table already holds rows that reference no row
+    /// (a `NOT VALID` key, or rows written with checks off): its name, table and how many.
+    /// Counted only when every key is read (not for a sampled audit).
+    pub orphans: Vec<(String, Name, i64)>,
+    /// Key values that are the same id written differently (letter case, braces, `urn:uuid:`),
+    /// which one stored form would make one key: how many, and a few of them.
+    pub same_id: (usize, Vec<String>),
+}
+
+/// A column name as given (`"My Id"`, `` `My Id` ``, `[My Id]`, `my_id`) as the catalog
+/// writes it: without its quotes, a doubled quote inside made single.
+pub(crate) fn unquote(name: &str) -> String {
+    let n = name.trim();
+    for (open, close) in [('"', '"'), ('`', '`'), ('[', ']')] {
+        if n.len() >= 2 && n.starts_with(open) && n.ends_with(close) {
+            let inner = &n[1..n.len() - 1];
+            return if open == close {
+                inner.replace(&format!("{close}{close}"), &close.to_string())
+            } else {
+                inner.into()
+            };
+        }
+    }
+    n.to_string()
+}
+
+/// `Err` with [`crate::ErrorKind::Usage`] for an empty table name (before any query sees it).
+pub(crate) fn check_table_name(table: &str) -> Result<(), Error> {
+    if table.trim().is_empty() {
+        return Err(Error::usage("the table name is empty: give --table NAME"));
+    }
+    Ok(())
+}
+
+/// Whether `expression` names `column` (as a whole word, any letter case, quoted or not).
+pub(crate) fn mentions(expression: &str, column: &str) -> bool {
+    let hay = expression.to_lowercase();
+    let needle = column.to_lowercase();
+    if needle.is_empty() {
+        return false;
+    }
+    let ident = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    let mut from = 0;
+    while let Some(at) = hay[from..].find(&needle) {
+        let start = from + at;
+        let end = start + needle.len();
+        let before = hay[..start].chars().next_back();
+        let after = hay[end..].chars().next();
+        if !before.is_some_and(ident) && !after.is_some_and(ident) {
+            return true;
+        }
+        from = start + hay[start..].chars().next().map_or(1, char::len_utf8);
+    }
+    false
+}
+
+/// The generated columns of `columns` (of `table`) computed from `key`.
+fn computed_from(table: &Name, columns: &[Column], key: &str) -> Vec<(Name, String, Option<String>)> {
+    columns
+        .iter()
+        .filter(|c| c.generated && c.name != key)
+        .filter(|c| c.default.as_deref().is_none_or(|e| mentions(e, key)))
+        .map(|c| (table.clone(), c.name.clone(), c.default.clone()))
+        .collect()
 }
 
 impl Schema {
     /// Reads it. `Err` with [`crate::ErrorKind::Usage`] for an unknown table or column.
     pub(crate) async fn load(db: &mut Db, table: &str, column: &str) -> Result<Schema, Error> {
+        check_table_name(table)?;
+        let column = unquote(column);
+        let column = column.as_str();
+        if column.is_empty() {
+            return Err(Error::usage("the column name is empty: give --column NAME"));
+        }
         let catalog = db.catalog()?;
         let name = db
             .query(catalog.resolve(table)?)
@@ -64,6 +140,11 @@ impl Schema {
             auto_update.insert(name.clone(), auto);
         }
         let mut unindexed = Vec::new();
+        let mut computed = computed_from(&name, &columns, &column.name);
+        let mut views = Vec::new();
+        if let Some(q) = catalog.views_reading(&name, &column.name) {
+            views.extend(db.query(q).await?.into_iter().map(|v| (v, name.clone(), column.name.clone())));
+        }
         for fk in &mut references {
             // SQLite names the referenced table as the REFERENCES clause wrote it.
             if fk.parent.name.is_empty()
@@ -81,6 +162,19 @@ impl Schema {
                 child_cols.iter().find(|c| c.name.eq_ignore_ascii_case(&child_column)).cloned().ok_or_else(|| {
                     Error::usage(format!("no column {child_column} in {} (foreign key {})", fk.child, fk.name))
                 })?;
+            for c in computed_from(&fk.child, &child_cols, &col.name) {
+                if !computed.contains(&c) {
+                    computed.push(c);
+                }
+            }
+            if let Some(q) = catalog.views_reading(&fk.child, &col.name) {
+                for v in db.query(q).await? {
+                    let seen = (v, fk.child.clone(), col.name.clone());
+                    if !views.contains(&seen) {
+                        views.push(seen);
+                    }
+                }
+            }
             child_columns.push(col);
             if fk.child != name {
                 for t in db.query(catalog.triggers(&fk.child)).await? {
@@ -115,6 +209,10 @@ impl Schema {
             auto_update,
             unindexed,
             definitions,
+            computed,
+            views,
+            orphans: Vec::new(),
+            same_id: (0, Vec::new()),
         })
     }
 

@@ -49,7 +49,8 @@ pub struct Column {
     pub data_type: String,
     /// Whether it takes `NULL`.
     pub nullable: bool,
-    /// Its default expression, if any (as the catalog writes it).
+    /// Its default expression, if any (as the catalog writes it); for a generated column, the
+    /// expression that computes it (PostgreSQL, MySQL/MariaDB; SQLite does not tell).
     pub default: Option<String>,
     /// MySQL: `ON UPDATE CURRENT_TIMESTAMP`, which an `UPDATE` of the row changes.
     pub auto_update: bool,
@@ -247,6 +248,23 @@ pub trait Catalog: Sync {
     fn rebuild_primary_key(&self, table: &Name, index: Option<&str>) -> Vec<String>;
     /// The primary key index's name, quoted and schema-qualified (PostgreSQL).
     fn primary_key_index(&self, _table: &Name) -> Option<Query<Option<String>>> {
+        None
+    }
+    /// The views that read `column` of `table`, where they keep its type from changing
+    /// (PostgreSQL; `None` elsewhere).
+    fn views_reading(&self, _table: &Name, _column: &str) -> Option<Query<Vec<Name>>> {
+        None
+    }
+    /// Takes, without waiting, a lock held by this session until it ends or gives it back with
+    /// [`run_unlock`](Self::run_unlock), named after `table`: what keeps two tools that change
+    /// the same table apart (PostgreSQL `pg_try_advisory_lock`, MySQL `GET_LOCK`). The query
+    /// answers whether the lock was taken; `None` where the database's own write lock does it
+    /// (SQLite).
+    fn run_lock(&self, _table: &Name) -> Option<Query<bool>> {
+        None
+    }
+    /// Gives back [`run_lock`](Self::run_lock)'s lock.
+    fn run_unlock(&self, _table: &Name) -> Option<Query<bool>> {
         None
     }
     /// Whether an error code means a transaction lost a race and may be retried: a deadlock,

@@ -90,7 +90,8 @@ impl Catalog for MySql {
     fn columns(&self, table: &Name) -> Query<Vec<Column>> {
         Query {
             sql: format!(
-                "SELECT CAST(COLUMN_NAME AS CHAR), CAST(COLUMN_TYPE AS CHAR), CAST(IS_NULLABLE AS CHAR), CAST(COLUMN_DEFAULT AS CHAR), \
+                "SELECT CAST(COLUMN_NAME AS CHAR), CAST(COLUMN_TYPE AS CHAR), CAST(IS_NULLABLE AS CHAR), \
+                 CAST(COALESCE(GENERATION_EXPRESSION, COLUMN_DEFAULT) AS CHAR), \
                  CAST(EXTRA AS CHAR) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = {SCHEMA} AND TABLE_NAME = ? \
                  ORDER BY ORDINAL_POSITION"
             ),
@@ -284,6 +285,25 @@ impl Catalog for MySql {
             parse: |rows| {
                 Ok(rows.first().and_then(|r| cell(r, 0).ok().flatten()).and_then(|n| n.parse().ok()).unwrap_or(0))
             },
+        })
+    }
+
+    fn run_lock(&self, table: &Name) -> Option<Query<bool>> {
+        // A lock name is at most 64 characters: the table's name goes in as its SHA-1.
+        Some(Query {
+            sql: format!("SELECT CAST(GET_LOCK(CONCAT('combkey_doctor:', SHA1(CONCAT({SCHEMA}, '.', ?))), 0) AS CHAR)"),
+            params: params(table),
+            parse: |rows| rows.first().map_or(Ok(false), |r| flag(r, 0)),
+        })
+    }
+
+    fn run_unlock(&self, table: &Name) -> Option<Query<bool>> {
+        Some(Query {
+            sql: format!(
+                "SELECT CAST(RELEASE_LOCK(CONCAT('combkey_doctor:', SHA1(CONCAT({SCHEMA}, '.', ?)))) AS CHAR)"
+            ),
+            params: params(table),
+            parse: |rows| rows.first().map_or(Ok(false), |r| flag(r, 0)),
         })
     }
 

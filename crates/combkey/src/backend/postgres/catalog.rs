@@ -5,7 +5,7 @@ use super::Postgres;
 use crate::backend::Backend;
 use crate::backend::catalog::{
     Catalog, Check, Column, ForeignKey, Name, Query, Retype, Rewrite, Stored, Trigger, cell, flag, hex, string_literal,
-    text,
+    text, unhex,
 };
 use crate::error::Error;
 
@@ -305,6 +305,40 @@ impl Catalog for Postgres {
         })
     }
 
+    fn views_reading(&self, table: &Name, column: &str) -> Option<Query<Vec<Name>>> {
+        let mut params = params(table);
+        params.push(column.to_string());
+        Some(Query {
+            sql: format!(
+                "SELECT DISTINCT vn.nspname::text, v.relname::text FROM pg_depend d \
+                 JOIN pg_rewrite r ON r.oid = d.objid JOIN pg_class v ON v.oid = r.ev_class \
+                 JOIN pg_namespace vn ON vn.oid = v.relnamespace \
+                 WHERE d.classid = 'pg_rewrite'::regclass AND d.refclassid = 'pg_class'::regclass \
+                 AND d.refobjid = {OID} AND v.oid <> {OID} \
+                 AND d.refobjsubid = (SELECT attnum FROM pg_attribute WHERE attrelid = {OID} AND attname = $3) \
+                 ORDER BY 1, 2"
+            ),
+            params,
+            parse: names,
+        })
+    }
+
+    fn run_lock(&self, table: &Name) -> Option<Query<bool>> {
+        Some(Query {
+            sql: "SELECT pg_try_advisory_lock(hashtextextended('combkey_doctor:' || $1 || '.' || $2, 0))::text".into(),
+            params: params(table),
+            parse: |rows| rows.first().map_or(Ok(false), |r| flag(r, 0)),
+        })
+    }
+
+    fn run_unlock(&self, table: &Name) -> Option<Query<bool>> {
+        Some(Query {
+            sql: "SELECT pg_advisory_unlock(hashtextextended('combkey_doctor:' || $1 || '.' || $2, 0))::text".into(),
+            params: params(table),
+            parse: |rows| rows.first().map_or(Ok(false), |r| flag(r, 0)),
+        })
+    }
+
     fn replication_lag(&self) -> Option<Query<f64>> {
         Some(Query {
             sql: "SELECT COALESCE(max(EXTRACT(epoch FROM replay_lag)), 0)::text FROM pg_stat_replication".into(),
@@ -392,7 +426,12 @@ impl Catalog for Postgres {
     }
 
     fn parse_key(&self, row: &[Option<String>]) -> Result<Stored, Error> {
-        Ok(Stored::Text(text(row, 0)?))
+        let t = text(row, 0)?;
+        // A bytea column's text is `\x` and its bytes in hex.
+        match t.strip_prefix("\\x").map(unhex) {
+            Some(Ok(bytes)) => Ok(Stored::Bytes(bytes)),
+            _ => Ok(Stored::Text(t)),
+        }
     }
 
     fn key_literal(&self, value: &Stored) -> String {
