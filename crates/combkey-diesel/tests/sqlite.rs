@@ -155,3 +155,15 @@ fn uses_primary_key(plan: &str) -> bool {
 }
 
 include!("shared/orm_patterns.rs");
+
+/// Code written for `uuid::Uuid` compiles with only the type changed to `combkey_diesel::Comb`, and
+/// observes the same (no database needed).
+mod swap_comb {
+    combkey_testutil::uuid_swap_test!(combkey_diesel::Comb);
+}
+
+/// Code written for `uuid::Uuid` compiles with only the type changed to `combkey_diesel::CombText`, and
+/// observes the same (no database needed).
+mod swap_comb_text {
+    combkey_testutil::uuid_swap_test!(combkey_diesel::CombText);
+}

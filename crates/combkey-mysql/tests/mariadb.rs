@@ -159,3 +159,9 @@ fn the_mysql_crate() {
     let one: Option<Comb> = c.exec_first("SELECT id FROM s WHERE id = ?", (shuffled[0],)).unwrap();
     assert_eq!(one, Some(shuffled[0]));
 }
+
+/// Code written for `uuid::Uuid` compiles with only the type changed to `combkey_mysql::Comb`, and
+/// observes the same (no database needed).
+mod swap_comb {
+    combkey_testutil::uuid_swap_test!(combkey_mysql::Comb);
+}

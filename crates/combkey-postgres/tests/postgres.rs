@@ -152,3 +152,9 @@ async fn binary_copy_in() {
     let note: String = client.query_one("SELECT note FROM c WHERE id = $1", &[&shuffled[42]]).await.unwrap().get(0);
     assert_eq!(note, "row 42");
 }
+
+/// Code written for `uuid::Uuid` compiles with only the type changed to `combkey_postgres::Comb`, and
+/// observes the same (no database needed).
+mod swap_comb {
+    combkey_testutil::uuid_swap_test!(combkey_postgres::Comb);
+}

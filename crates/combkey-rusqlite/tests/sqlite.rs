@@ -131,3 +131,9 @@ fn a_failed_batch_writes_nothing() -> rusqlite::Result<()> {
     assert_eq!(n, 0);
     Ok(())
 }
+
+/// Code written for `uuid::Uuid` compiles with only the type changed to `combkey_rusqlite::Comb`, and
+/// observes the same (no database needed).
+mod swap_comb {
+    combkey_testutil::uuid_swap_test!(combkey_rusqlite::Comb);
+}

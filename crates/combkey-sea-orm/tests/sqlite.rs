@@ -114,3 +114,9 @@ async fn partitioned_table_is_an_error_on_sqlite() {
     drop(db);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Code written for `uuid::Uuid` compiles with only the type changed to `combkey_sea_orm::CombUuid`, and
+/// observes the same (no database needed).
+mod swap_comb_uuid {
+    combkey_testutil::uuid_swap_test!(combkey_sea_orm::CombUuid);
+}

@@ -151,3 +151,41 @@ async fn text_keys_read_and_write() {
     let err = sqlx::query_scalar::<_, CombText>("SELECT 'garbage'").fetch_one(&mut c).await.unwrap_err();
     assert!(err.to_string().contains("invalid UUID length"), "{err}");
 }
+
+/// Code written for `uuid::Uuid` compiles with only the type changed to `combkey_sqlx::Comb`, and
+/// observes the same (no database needed).
+mod swap_comb {
+    combkey_testutil::uuid_swap_test!(combkey_sqlx::Comb);
+}
+
+/// Code written for `uuid::Uuid` compiles with only the type changed to `combkey_sqlx::CombText`, and
+/// observes the same (no database needed).
+mod swap_comb_text {
+    combkey_testutil::uuid_swap_test!(combkey_sqlx::CombText);
+}
+
+/// The swap as sqlx users write it: a `FromRow` struct whose field was `uuid::Uuid` keeps
+/// `#[sqlx(try_from = "uuid::Uuid")]` (rows written by code that still binds `uuid::Uuid`),
+/// and the field's type alone changes.
+#[tokio::test]
+async fn from_row_with_try_from_uuid() {
+    #[derive(sqlx::FromRow, Debug)]
+    struct Order {
+        #[sqlx(try_from = "uuid::Uuid")]
+        id: Comb,
+        note: String,
+    }
+    let mut c = connect().await;
+    c.execute("CREATE TABLE swap_orders (id BLOB PRIMARY KEY, note TEXT NOT NULL)").await.unwrap();
+    let old = uuid::Uuid::from_bytes(*Comb::new().as_bytes());
+    sqlx::query("INSERT INTO swap_orders VALUES (?, 'x')").bind(old).execute(&mut c).await.unwrap();
+    let row: Order = sqlx::query_as("SELECT id, note FROM swap_orders").fetch_one(&mut c).await.unwrap();
+    assert_eq!(row.id, old);
+    assert_eq!(uuid::Uuid::from(row.id), old);
+    assert_eq!(format!("{:?}", row.id), format!("{old:?}"));
+    assert_eq!(row.note, "x");
+    // And the new type binds where `uuid::Uuid` was bound.
+    let found: (String,) =
+        sqlx::query_as("SELECT note FROM swap_orders WHERE id = ?").bind(row.id).fetch_one(&mut c).await.unwrap();
+    assert_eq!(found.0, "x");
+}

@@ -210,3 +210,104 @@ macro_rules! test_type {
         }
     };
 }
+
+#[doc(hidden)]
+pub use uuid;
+
+/// The observations of code written for `uuid::Uuid` (`Id`), as an application has it:
+/// constructors, parsing with `?`, conversions both ways, `TryFrom`, the id's methods,
+/// `Debug` and `Display`, comparisons, hashing, sorting. [`uuid_swap_test!`] runs it once with
+/// `Id = uuid::Uuid` and once with an adapter's column type: the outputs must be equal.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __uuid_code {
+    () => {{
+        use ::std::collections::{BTreeSet, HashMap};
+        use $crate::uuid::Uuid;
+
+        fn parse(s: &str) -> Result<Id, Box<dyn ::std::error::Error>> {
+            Ok(Id::parse_str(s)?)
+        }
+        fn from_bytes(b: &[u8]) -> Result<Id, Box<dyn ::std::error::Error>> {
+            Ok(Id::from_slice(b)?)
+        }
+        fn describe(id: &Id) -> String {
+            format!(
+                "{id} {id:?} {} {} {} {} v{} {:?} nil={} max={} {} {:?} {:032x}",
+                id.hyphenated(),
+                id.simple(),
+                id.braced(),
+                id.urn(),
+                id.get_version_num(),
+                id.get_variant(),
+                id.is_nil(),
+                id.is_max(),
+                id.as_u128(),
+                id.as_bytes(),
+                id.as_u128(),
+            )
+        }
+        fn by_handler(id: Id) -> Uuid {
+            // An API that still takes `uuid::Uuid`.
+            id.into()
+        }
+
+        let text = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f";
+        let mut out = Vec::new();
+        let id = parse(text).unwrap();
+        out.push(describe(&id));
+        out.push(describe(&Id::try_parse("{017F22E2-79B0-7CC3-98C4-DC0C0C07398F}").unwrap()));
+        out.push(describe(&text.parse::<Id>().unwrap()));
+        out.push(describe(&Id::try_from(text).unwrap()));
+        out.push(describe(&Id::try_from(text.to_string()).unwrap()));
+        out.push(describe(&from_bytes(id.as_bytes()).unwrap()));
+        out.push(format!("{}", from_bytes(&[1, 2, 3]).is_err()));
+        out.push(format!("{}", parse("017f22e2-79b0-7cc3-98c4-dc0c0c07398g").is_err()));
+        out.push(describe(&Id::from_bytes(*id.as_bytes())));
+        out.push(describe(&Id::from_u128(0x017f22e2_79b0_7cc3_98c4_dc0c0c07398f)));
+        out.push(describe(&Id::nil()));
+        out.push(describe(&Id::max()));
+        out.push(describe(&Id::default()));
+        let u: Uuid = id.into();
+        out.push(format!("{u} {}", by_handler(id)));
+        let back: Id = Id::from(u);
+        out.push(format!("{} {} {}", back == id, id == u, u == id));
+        out.push(format!("{:?}", Id::try_from(u).map(|i| i.to_string()).ok()));
+        out.push(format!("{:?}", id.get_timestamp().map(|t| t.to_unix())));
+        out.push(format!("{:?} {:?}", id.into_bytes(), id.to_bytes_le()));
+        let as_slice: &[u8] = id.as_ref();
+        out.push(format!("{as_slice:?}"));
+        let mut map: HashMap<Id, &str> = HashMap::new();
+        map.insert(id, "order");
+        out.push(format!("{:?}", map.get(&back)));
+        let set: BTreeSet<Id> = [Id::max(), id, Id::nil()].into_iter().collect();
+        out.push(format!("{set:?}"));
+        out.push(format!("{:?}", Some(id)));
+        let fresh = Id::now_v7();
+        let random = Id::new_v4();
+        out.push(format!("{} {} {}", fresh.get_version_num(), random.get_version_num(), fresh != random));
+        out
+    }};
+}
+
+/// A test that compiles code written for `uuid::Uuid` with only the type changed to `$ty`,
+/// and checks that it observes exactly what it observed with `uuid::Uuid`.
+#[macro_export]
+macro_rules! uuid_swap_test {
+    ($ty:ty) => {
+        #[test]
+        fn code_written_for_uuid_compiles_and_runs_with_only_the_type_changed() {
+            let with_uuid = {
+                #[allow(dead_code)]
+                type Id = $crate::uuid::Uuid;
+                $crate::__uuid_code!()
+            };
+            let swapped = {
+                #[allow(dead_code)]
+                type Id = $ty;
+                $crate::__uuid_code!()
+            };
+            assert_eq!(swapped, with_uuid);
+        }
+    };
+}

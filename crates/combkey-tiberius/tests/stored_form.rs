@@ -478,3 +478,9 @@ async fn bulk_insert_rows_carry_the_stored_form() {
     let expected: Vec<[u8; 16]> = ids.iter().map(|id| id.to_comb().to_sqlserver_bytes_le()).collect();
     assert_eq!(rows, expected);
 }
+
+/// Code written for `uuid::Uuid` compiles with only the type changed to `combkey_tiberius::Comb`, and
+/// observes the same (no database needed).
+mod swap_comb {
+    combkey_testutil::uuid_swap_test!(combkey_tiberius::Comb);
+}

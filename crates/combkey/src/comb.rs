@@ -250,6 +250,103 @@ impl From<Comb> for uuid::Uuid {
     }
 }
 
+/// The id's `uuid::Uuid` view: every method of `uuid::Uuid` works on a `Comb` (and on every
+/// adapter's column type, which derefs to `Comb`), so code written for `uuid::Uuid` keeps
+/// compiling when only the type changes.
+///
+/// ```
+/// let id = combkey::Comb::new();
+/// assert_eq!(id.get_version_num(), 7);
+/// assert!(!id.is_nil());
+/// assert_eq!(id.hyphenated().to_string(), id.to_string());
+/// assert_eq!(id.as_bytes(), uuid::Uuid::from(id).as_bytes());
+/// ```
+impl core::ops::Deref for Comb {
+    type Target = uuid::Uuid;
+
+    fn deref(&self) -> &uuid::Uuid {
+        uuid::Uuid::from_bytes_ref(&self.0)
+    }
+}
+
+impl AsRef<uuid::Uuid> for Comb {
+    fn as_ref(&self) -> &uuid::Uuid {
+        self
+    }
+}
+
+impl PartialEq<uuid::Uuid> for Comb {
+    fn eq(&self, other: &uuid::Uuid) -> bool {
+        self.0 == *other.as_bytes()
+    }
+}
+
+impl PartialEq<Comb> for uuid::Uuid {
+    fn eq(&self, other: &Comb) -> bool {
+        *self.as_bytes() == other.0
+    }
+}
+
+impl TryFrom<&str> for Comb {
+    type Error = Error;
+
+    fn try_from(s: &str) -> Result<Self, Error> {
+        s.parse()
+    }
+}
+
+impl TryFrom<String> for Comb {
+    type Error = Error;
+
+    fn try_from(s: String) -> Result<Self, Error> {
+        s.parse()
+    }
+}
+
+/// The associated functions of `uuid::Uuid` that code written for it calls, so that
+/// `Uuid::now_v7()` becomes `Comb::now_v7()` and nothing else changes.
+impl Comb {
+    /// The nil id (`uuid::Uuid::nil`).
+    pub const fn nil() -> Self {
+        Comb::NIL
+    }
+
+    /// The max id, all ones (`uuid::Uuid::max`).
+    pub const fn max() -> Self {
+        Comb::MAX
+    }
+
+    /// A fresh UUIDv7 COMB: the same as [`Comb::new`] (`uuid::Uuid::now_v7`, with combkey's
+    /// generator: strictly increasing in the process).
+    pub fn now_v7() -> Self {
+        Comb::new()
+    }
+
+    /// A random (version 4) UUID, as `uuid::Uuid::new_v4` makes: 122 random bits from the
+    /// operating system's generator. It does not sort by time; for a new key use
+    /// [`Comb::new`]. There for code that calls `Uuid::new_v4()` and swaps its type first.
+    ///
+    /// ```
+    /// let id = combkey::Comb::new_v4();
+    /// assert_eq!((id.version(), id.is_rfc_variant()), (4, true));
+    /// ```
+    pub fn new_v4() -> Self {
+        let mut b = [0u8; 16];
+        crate::RandomSource::fill_bytes(&crate::ThreadRandom, &mut b);
+        Comb(b).with_version(4)
+    }
+
+    /// Parses any of the usual text forms (`uuid::Uuid::try_parse`).
+    pub fn try_parse(input: &str) -> Result<Self, Error> {
+        input.parse()
+    }
+
+    /// The id as a `uuid::Uuid`.
+    pub const fn to_uuid(self) -> uuid::Uuid {
+        uuid::Uuid::from_bytes(self.0)
+    }
+}
+
 impl From<[u8; 16]> for Comb {
     fn from(b: [u8; 16]) -> Self {
         Comb(b)

@@ -100,4 +100,5 @@ pub mod __private {
     pub use serde;
     #[cfg(feature = "utoipa")]
     pub use utoipa;
+    pub use uuid;
 }
