@@ -10,20 +10,22 @@
 //! | --- | --- |
 //! | `BINARY(16)` (what to key a table by) | the id: the 16 public bytes, so `ORDER BY id` is creation order |
 //! | MariaDB `UUID` | the id (the server sends it as text) |
-//! | `CHAR(36)`, `VARCHAR`, `TEXT` with UUID text | the id (a legacy text key) |
+//! | `CHAR(36)`, `VARCHAR`, `TEXT` with UUID text | the id (a legacy text key); bind [`CombText`] to write and look up such keys |
 //! | `NULL` | an error; read `Option<Comb>` for a nullable column |
 //! | other lengths, other types | an error |
 //!
 //! mysql_common's conversion errors carry only the value (`FromValueError(value)`);
-//! [`Comb::from_value_checked`] gives combkey's message for the same cases. `row.get`
-//! panics on a conversion error (mysql's design); use `row.get_opt` or `take_opt` for data
-//! you do not trust.
+//! [`Comb::from_value_checked`] gives combkey's message for the same cases. Reading a row
+//! straight into a type (`exec_first::<Comb, ..>`, `row.get`, `from_row`) **panics** on a
+//! value that does not convert (mysql_async's design, the same for `uuid::Uuid`): for data you
+//! do not trust, read `Row`s and take the column with `take_opt`, which returns the error.
 //!
 //! # Example
 //!
 //! ```no_run
-//! # async fn f() -> Result<(), mysql_async::Error> {
+//! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
 //! use combkey_mysql::Comb;
+//! use mysql_async::Row;
 //! use mysql_async::prelude::*;
 //!
 //! let pool = mysql_async::Pool::new("mysql://root@127.0.0.1:3306/test");
@@ -31,7 +33,13 @@
 //! conn.query_drop("CREATE TABLE orders (id BINARY(16) PRIMARY KEY, note TEXT NOT NULL)").await?;
 //! let id = Comb::new();
 //! conn.exec_drop("INSERT INTO orders (id, note) VALUES (?, ?)", (id, "first")).await?;
-//! let back: Option<Comb> = conn.exec_first("SELECT id FROM orders WHERE id = ?", (id,)).await?;
+//! // Never panics: a value that is no id is an error with combkey's message.
+//! let row: Option<Row> = conn.exec_first("SELECT id FROM orders WHERE id = ?", (id,)).await?;
+//! let back = match row.and_then(|mut r| r.take_opt::<Comb, _>(0)) {
+//!     Some(Ok(back)) => Some(back),
+//!     Some(Err(e)) => return Err(Comb::from_value_checked(&e.0).unwrap_err().into()),
+//!     None => None,
+//! };
 //! assert_eq!(back, Some(id));
 //! # Ok(()) }
 //! ```
@@ -80,4 +88,22 @@ combkey::adapter::column_newtype! {
     /// assert_eq!(combkey_mysql::Comb::from(core), id);
     /// ```
     pub struct Comb;
+}
+
+combkey::adapter::column_newtype! {
+    /// A [`combkey::Comb`] in a `CHAR(36)`, `VARCHAR` or `TEXT` key column (a table keyed by
+    /// UUID text): bound as the lowercase hyphenated text, read from any UUID text form (or 16
+    /// bytes). Such a table can move to `BINARY(16)` with `combkey doctor`.
+    ///
+    /// ```
+    /// use combkey_mysql::CombText;
+    /// use mysql_common::value::Value;
+    /// use mysql_common::value::convert::from_value_opt;
+    ///
+    /// let id: CombText = "017F22E2-79B0-7CC3-98C4-DC0C0C07398F".parse()?;
+    /// assert_eq!(Value::from(id), Value::Bytes(b"017f22e2-79b0-7cc3-98c4-dc0c0c07398f".to_vec()));
+    /// assert_eq!(from_value_opt::<CombText>(Value::from(id)).unwrap(), id);
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
+    pub struct CombText;
 }

@@ -5,7 +5,7 @@ use combkey::adapter::ColumnKind;
 use mysql_common::value::Value;
 use mysql_common::value::convert::{FromValue, FromValueError};
 
-use crate::Comb;
+use crate::{Comb, CombText};
 
 impl From<Comb> for Value {
     /// The 16 public bytes.
@@ -71,4 +71,30 @@ impl From<CombIr> for Value {
 
 impl FromValue for Comb {
     type Intermediate = CombIr;
+}
+
+impl From<CombText> for Value {
+    /// The lowercase hyphenated text, for a `CHAR(36)`, `VARCHAR` or `TEXT` key column.
+    fn from(id: CombText) -> Self {
+        Value::Bytes(id.to_string().into_bytes())
+    }
+}
+
+impl From<CombIr> for CombText {
+    fn from(ir: CombIr) -> Self {
+        CombText::from(ir.0.to_comb())
+    }
+}
+
+impl FromValue for CombText {
+    /// Reads what [`Comb`] reads (UUID text, or 16 bytes).
+    type Intermediate = CombIr;
+}
+
+impl CombText {
+    /// As [`Comb::from_value_checked`]: the id in a value, with combkey's message when it is
+    /// not one.
+    pub fn from_value_checked(value: &Value) -> Result<CombText, combkey::Error> {
+        Comb::from_value_checked(value).map(|id| CombText::from(id.to_comb()))
+    }
 }

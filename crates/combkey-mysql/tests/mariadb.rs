@@ -4,7 +4,7 @@
 //! `INSERT` and `LOAD DATA LOCAL INFILE`. (mysql_common and mysql_async ship no uuid test of
 //! their own to port; these cover what their `Uuid` conversion does, and more.)
 
-use combkey_mysql::Comb;
+use combkey_mysql::{Comb, CombText};
 use mysql_async::prelude::*;
 use mysql_async::{Conn, Opts, OptsBuilder};
 
@@ -158,6 +158,55 @@ fn the_mysql_crate() {
     assert_eq!(back, generated);
     let one: Option<Comb> = c.exec_first("SELECT id FROM s WHERE id = ?", (shuffled[0],)).unwrap();
     assert_eq!(one, Some(shuffled[0]));
+}
+
+/// A table keyed by UUID text (`CHAR(36)` with a binary collation, where `WHERE id = ?`
+/// compares exactly, and `VARCHAR(36)` with MariaDB's default one): `CombText` binds the text,
+/// so inserts store the canonical text, lookups by key find rows, a foreign key and a join on
+/// text keys work, on both protocols; `Comb` (16 bytes) would match nothing.
+#[tokio::test]
+async fn text_keys_read_and_write() {
+    let mut c = conn().await;
+    for (t, ty) in
+        [("text_keys_c36", "CHAR(36) CHARACTER SET ascii COLLATE ascii_bin"), ("text_keys_v36", "VARCHAR(36)")]
+    {
+        c.query_drop(format!(
+            "DROP TABLE IF EXISTS {t}_c; DROP TABLE IF EXISTS {t};
+             CREATE TABLE {t} (id {ty} PRIMARY KEY, n INT NOT NULL);
+             CREATE TABLE {t}_c (id {ty} PRIMARY KEY, parent {ty} NOT NULL, FOREIGN KEY (parent) REFERENCES {t} (id))"
+        ))
+        .await
+        .unwrap();
+        let (generated, shuffled) = combkey_testutil::generated_and_shuffled::<CombText>(100);
+        for (n, id) in shuffled.iter().enumerate() {
+            c.exec_drop(format!("INSERT INTO {t} (id, n) VALUES (?, ?)"), (*id, n)).await.unwrap();
+        }
+        let stored: Option<String> =
+            c.exec_first(format!("SELECT id FROM {t} WHERE id = ?"), (generated[5],)).await.unwrap();
+        assert_eq!(stored, Some(generated[5].to_string()), "{ty}: the canonical text");
+        let by_query: Vec<CombText> = c.query(format!("SELECT id FROM {t} ORDER BY id")).await.unwrap();
+        assert_eq!(by_query, generated, "{ty}");
+        let by_exec: Vec<CombText> =
+            c.exec(format!("SELECT id FROM {t} WHERE n >= ? ORDER BY id"), (0,)).await.unwrap();
+        assert_eq!(by_exec, generated, "{ty}");
+        let child = CombText::new();
+        c.exec_drop(format!("INSERT INTO {t}_c VALUES (?, ?)"), (child, generated[9])).await.unwrap();
+        let parent: Option<CombText> = c
+            .exec_first(format!("SELECT p.id FROM {t}_c c JOIN {t} p ON p.id = c.parent WHERE c.id = ?"), (child,))
+            .await
+            .unwrap();
+        assert_eq!(parent, Some(generated[9]), "{ty}");
+        // 16 bytes are not the text: no row, or (ascii column) an error.
+        let missed: Result<Option<i64>, _> =
+            c.exec_first(format!("SELECT n FROM {t} WHERE id = ?"), (Comb::from(generated[0].to_comb()),)).await;
+        assert!(!matches!(missed, Ok(Some(_))), "{ty}: {missed:?}");
+        c.query_drop(format!("DROP TABLE {t}_c; DROP TABLE {t}")).await.unwrap();
+    }
+}
+
+/// Code written for `uuid::Uuid` compiles with only the type changed to the text type.
+mod swap_comb_text {
+    combkey_testutil::uuid_swap_test!(combkey_mysql::CombText);
 }
 
 /// Code written for `uuid::Uuid` compiles with only the type changed to `combkey_mysql::Comb`, and

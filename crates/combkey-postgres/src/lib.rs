@@ -9,7 +9,7 @@
 //! | --- | --- |
 //! | `uuid` | `Comb` (`Option<Comb>` for `NULL`) |
 //! | `uuid[]` | `Vec<Comb>`, `&[Comb]` |
-//! | `text`, `varchar`, `char(36)` holding UUID text | `Comb` (read only) |
+//! | `text`, `varchar`, `char(36)` holding UUID text | [`CombText`] (reads and writes the text); `Comb` reads it too |
 //!
 //! Bad data is an error that says what was found, never a panic: a value of another length
 //! than 16 bytes, text that is not a UUID, `NULL` into a `Comb` (rust-postgres' `WasNull`).
@@ -75,4 +75,26 @@ combkey::adapter::column_newtype! {
     /// assert_eq!(combkey_postgres::Comb::from(core), id);
     /// ```
     pub struct Comb;
+}
+
+combkey::adapter::column_newtype! {
+    /// A [`combkey::Comb`] in a `text`, `varchar` or `char(36)` key column (a table keyed by
+    /// UUID text): bound as the lowercase hyphenated text, read from any UUID text form (or a
+    /// `uuid` value). `WHERE id = $1` then compares text with text; a v7 id's text sorts in
+    /// creation order too. Such a table can move to `uuid` with `combkey doctor`.
+    ///
+    /// ```
+    /// use bytes::BytesMut;
+    /// use combkey_postgres::CombText;
+    /// use postgres_types::{FromSql, ToSql, Type};
+    ///
+    /// let id: CombText = "017F22E2-79B0-7CC3-98C4-DC0C0C07398F".parse()?;
+    /// let mut wire = BytesMut::new();
+    /// id.to_sql_checked(&Type::TEXT, &mut wire)?;
+    /// assert_eq!(&wire[..], b"017f22e2-79b0-7cc3-98c4-dc0c0c07398f");
+    /// assert_eq!(CombText::from_sql(&Type::BPCHAR, &wire)?, id);
+    /// assert!(id.to_sql_checked(&Type::UUID, &mut wire).is_err(), "a uuid column takes Comb");
+    /// # Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
+    /// ```
+    pub struct CombText;
 }

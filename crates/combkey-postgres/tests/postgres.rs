@@ -4,7 +4,7 @@
 
 use std::pin::pin;
 
-use combkey_postgres::Comb;
+use combkey_postgres::{Comb, CombText};
 use tokio_postgres::binary_copy::BinaryCopyInWriter;
 use tokio_postgres::types::Type;
 use tokio_postgres::{Client, NoTls};
@@ -151,6 +151,66 @@ async fn binary_copy_in() {
     assert_eq!(back, generated);
     let note: String = client.query_one("SELECT note FROM c WHERE id = $1", &[&shuffled[42]]).await.unwrap().get(0);
     assert_eq!(note, "row 42");
+}
+
+/// A table keyed by UUID text in each text type: `CombText` binds the text, so an insert
+/// stores the canonical text, `WHERE id = $1` finds rows (also ones another program wrote in
+/// upper case, read back as the same id), a join on text keys works, and `Comb` (which binds
+/// `uuid`) is refused by the driver for a text parameter instead of matching nothing.
+#[tokio::test]
+async fn text_keys_read_and_write() {
+    let client = connect().await;
+    for ty in ["text", "varchar(36)", "char(36)"] {
+        let t = format!("text_keys_{}", ty.replace(['(', ')'], ""));
+        client
+            .batch_execute(&format!(
+                "DROP TABLE IF EXISTS {t}_c; DROP TABLE IF EXISTS {t};
+                 CREATE TABLE {t} (id {ty} PRIMARY KEY, n int NOT NULL);
+                 CREATE TABLE {t}_c (id {ty} PRIMARY KEY, parent {ty} NOT NULL REFERENCES {t} (id))"
+            ))
+            .await
+            .unwrap();
+        let (generated, shuffled) = combkey_testutil::generated_and_shuffled::<CombText>(100);
+        let insert = client.prepare(&format!("INSERT INTO {t} (id, n) VALUES ($1, $2)")).await.unwrap();
+        for (n, id) in shuffled.iter().enumerate() {
+            client.execute(&insert, &[id, &i32::try_from(n).unwrap()]).await.unwrap();
+        }
+        let stored: String = client
+            .query_one(&*format!("SELECT id::text FROM {t} WHERE id = $1"), &[&generated[5]])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(stored, generated[5].to_string(), "{ty}: the canonical text");
+        let back: Vec<CombText> = client
+            .query(&*format!("SELECT id FROM {t} ORDER BY id COLLATE \"C\""), &[])
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        assert_eq!(back, generated, "{ty}");
+        let child = CombText::new();
+        client.execute(&*format!("INSERT INTO {t}_c VALUES ($1, $2)"), &[&child, &generated[9]]).await.unwrap();
+        let parent: CombText = client
+            .query_one(&*format!("SELECT p.id FROM {t}_c c JOIN {t} p ON p.id = c.parent WHERE c.id = $1"), &[&child])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(parent, generated[9], "{ty}");
+        let other = CombText::new();
+        client.execute(&*format!("INSERT INTO {t} VALUES (upper($1), 0)"), &[&other]).await.unwrap();
+        let upper: CombText =
+            client.query_one(&*format!("SELECT id FROM {t} WHERE id = upper($1)"), &[&other]).await.unwrap().get(0);
+        assert_eq!(upper, other, "{ty}: upper-case text reads as the id");
+        let e =
+            client.query(&*format!("SELECT n FROM {t} WHERE id = $1"), &[&Comb::from(generated[0].to_comb())]).await;
+        assert!(e.is_err(), "{ty}: Comb binds uuid, which a text parameter refuses");
+    }
+}
+
+/// Code written for `uuid::Uuid` compiles with only the type changed to the text type.
+mod swap_comb_text {
+    combkey_testutil::uuid_swap_test!(combkey_postgres::CombText);
 }
 
 /// Code written for `uuid::Uuid` compiles with only the type changed to `combkey_postgres::Comb`, and

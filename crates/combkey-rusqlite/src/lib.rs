@@ -13,6 +13,9 @@
 //! | UUID text stored as a `BLOB`, text that is not a UUID | `FromSqlError::Other` with combkey's message |
 //! | `NULL`, a number | `FromSqlError::InvalidType` (use `Option<Comb>` for a nullable column) |
 //!
+//! For a table keyed by UUID *text* (`TEXT` holding `017f22e2-...`), use [`CombText`]: it
+//! reads the same and writes the text, so lookups by key match the stored values.
+//!
 //! Nothing panics on what the database holds.
 //!
 //! # Example
@@ -54,4 +57,28 @@ combkey::adapter::column_newtype! {
     /// assert_eq!(combkey_rusqlite::Comb::from(core), id);
     /// ```
     pub struct Comb;
+}
+
+combkey::adapter::column_newtype! {
+    /// A [`combkey::Comb`] in a `TEXT` key column (a table keyed by UUID text, as rusqlite
+    /// writes `uuid::Uuid` with its `uuid` feature off or as applications store ids they
+    /// print): written as the lowercase hyphenated text, read from any UUID text form (or a
+    /// 16-byte `BLOB`). Text compares as text, so `ORDER BY id` on a v7 id is creation order
+    /// too; it takes 36 bytes where [`Comb`] takes 16.
+    ///
+    /// ```
+    /// use combkey_rusqlite::CombText;
+    /// use rusqlite::{Connection, params};
+    ///
+    /// let db = Connection::open_in_memory()?;
+    /// db.execute_batch("CREATE TABLE orders (id TEXT PRIMARY KEY)")?;
+    /// let id = CombText::new();
+    /// db.execute("INSERT INTO orders (id) VALUES (?1)", params![id])?;
+    /// let text: String = db.query_row("SELECT id FROM orders", [], |r| r.get(0))?;
+    /// assert_eq!(text, id.to_string());
+    /// let back: CombText = db.query_row("SELECT id FROM orders WHERE id = ?1", [id], |r| r.get(0))?;
+    /// assert_eq!(back, id);
+    /// # Ok::<(), rusqlite::Error>(())
+    /// ```
+    pub struct CombText;
 }

@@ -3,7 +3,7 @@
 use combkey::adapter::ColumnKind;
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, Value, ValueRef};
 
-use crate::Comb;
+use crate::{Comb, CombText};
 
 impl ToSql for Comb {
     /// The 16 public bytes as a `BLOB`, lent to SQLite without a copy.
@@ -39,5 +39,26 @@ impl From<Comb> for Value {
     /// The 16 public bytes as an owned `BLOB` value (for `params_from_iter` and the like).
     fn from(id: Comb) -> Self {
         Value::Blob(id.as_comb().as_bytes().to_vec())
+    }
+}
+
+impl ToSql for CombText {
+    /// The lowercase hyphenated text (`017f22e2-79b0-7cc3-98c4-dc0c0c07398f`), as `TEXT`.
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::Owned(Value::Text(self.to_string())))
+    }
+}
+
+impl FromSql for CombText {
+    /// As [`Comb`] reads: UUID text in any form, or a 16-byte `BLOB`; the same errors.
+    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
+        Comb::column_result(value).map(|id| CombText::from(id.to_comb()))
+    }
+}
+
+impl From<CombText> for Value {
+    /// The lowercase hyphenated text as an owned `TEXT` value.
+    fn from(id: CombText) -> Self {
+        Value::Text(id.to_string())
     }
 }

@@ -1,7 +1,7 @@
 //! combkey-rusqlite on an embedded SQLite: rusqlite's own uuid test ported, order, text
 //! keys, `Option`, LEFT JOIN, transactions, and every kind of bad value.
 
-use combkey_rusqlite::Comb;
+use combkey_rusqlite::{Comb, CombText};
 use rusqlite::{Connection, Error, params};
 
 fn db() -> Connection {
@@ -136,4 +136,55 @@ fn a_failed_batch_writes_nothing() -> rusqlite::Result<()> {
 /// observes the same (no database needed).
 mod swap_comb {
     combkey_testutil::uuid_swap_test!(combkey_rusqlite::Comb);
+}
+
+/// A table keyed by UUID text: `CombText` writes the text the column holds, so a lookup by
+/// key finds rows written by other code (any letter case is read; lookups match the
+/// canonical lowercase text), and a foreign key and a join on text keys work.
+#[test]
+fn text_keys_read_and_write() -> rusqlite::Result<()> {
+    let db = db();
+    db.execute_batch(
+        "PRAGMA foreign_keys = ON;
+         CREATE TABLE tp (id TEXT PRIMARY KEY, n INTEGER NOT NULL);
+         CREATE TABLE tc (id TEXT PRIMARY KEY, parent TEXT NOT NULL REFERENCES tp (id));",
+    )?;
+    let (generated, shuffled) = combkey_testutil::generated_and_shuffled::<CombText>(200);
+    for (n, id) in shuffled.iter().enumerate() {
+        db.execute("INSERT INTO tp VALUES (?1, ?2)", params![id, i64::try_from(n).unwrap()])?;
+    }
+    let stored: String = db.query_row("SELECT id FROM tp WHERE id = ?1", [generated[7]], |r| r.get(0))?;
+    assert_eq!(stored, generated[7].to_string(), "the canonical text");
+    let (ty, len): (String, i64) =
+        db.query_row("SELECT typeof(id), length(id) FROM tp LIMIT 1", [], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    assert_eq!((ty.as_str(), len), ("text", 36));
+    let back: Vec<CombText> =
+        db.prepare("SELECT id FROM tp ORDER BY id")?.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
+    assert_eq!(back, generated, "text order is creation order for v7 ids");
+    // A child written with the text type, joined back.
+    let child = CombText::new();
+    db.execute("INSERT INTO tc VALUES (?1, ?2)", params![child, generated[3]])?;
+    let parent: CombText =
+        db.query_row("SELECT tp.id FROM tc JOIN tp ON tp.id = tc.parent WHERE tc.id = ?1", [child], |r| r.get(0))?;
+    assert_eq!(parent, generated[3]);
+    // An uppercase key written by other code reads as the id.
+    let upper = CombText::new();
+    db.execute("INSERT INTO tp VALUES (?1, 0)", [upper.to_string().to_uppercase()])?;
+    let read: CombText =
+        db.query_row("SELECT id FROM tp WHERE upper(id) = ?1", [upper.to_string().to_uppercase()], |r| r.get(0))?;
+    assert_eq!(read, upper);
+    // The blob type would not find the text key: the reason this type exists.
+    let missed: Option<i64> =
+        db.query_row("SELECT n FROM tp WHERE id = ?1", [Comb::from(generated[0].to_comb())], |r| r.get(0)).ok();
+    assert_eq!(missed, None);
+    // Bad text is an error, not a panic.
+    db.execute("INSERT INTO tp VALUES ('not-a-uuid', 0)", [])?;
+    let err = db.query_row("SELECT id FROM tp WHERE id = 'not-a-uuid'", [], |r| r.get::<_, CombText>(0)).unwrap_err();
+    assert!(matches!(err, Error::FromSqlConversionFailure(..)), "{err:?}");
+    Ok(())
+}
+
+/// Code written for `uuid::Uuid` compiles with only the type changed to the text type.
+mod swap_comb_text {
+    combkey_testutil::uuid_swap_test!(combkey_rusqlite::CombText);
 }
