@@ -12,6 +12,9 @@
 //! | MySQL / MariaDB | `binary(16)` | the public bytes |
 //! | SQLite | `blob` (with [`create_table_from_entity`] or [`migration::comb_column`]) | the public bytes |
 //!
+//! A table keyed by UUID *text* (`CHAR(36)`, `TEXT`) takes [`CombTextUuid`] instead (sea-orm's
+//! `TextUuid` for combkey ids): it binds the text the column holds.
+//!
 //! Values are always bound as parameters (sea-orm binds a UUID value, which sqlx sends as
 //! 16 bytes to `binary(16)`/`blob`). Do not render them inline into SQL text for MySQL or
 //! SQLite: sea-query prints a UUID inline as quoted text, which is not what a `binary(16)`
@@ -99,7 +102,7 @@ mod postgres;
 pub use behavior::before_save;
 pub use combkey::{Backend, sql};
 pub use condition::CreatedIn;
-pub use schema::create_table_from_entity;
+pub use schema::{create_table_from_entity, try_create_table_from_entity};
 
 combkey::adapter::column_newtype! {
     /// A [`combkey::Comb`] as a sea-orm column type, usable as a plain field, an `Option`
@@ -115,4 +118,22 @@ combkey::adapter::column_newtype! {
     /// assert_eq!(combkey_sea_orm::CombUuid::from(core), id);
     /// ```
     pub struct CombUuid;
+}
+
+combkey::adapter::column_newtype! {
+    /// A [`combkey::Comb`] in a text key column (`CHAR(36)`, `VARCHAR`, `TEXT`): what
+    /// sea-orm's own `TextUuid` is for `uuid::Uuid`. Bound as the lowercase hyphenated text,
+    /// so `find_by_id`, inserts and joins match what the column holds; read from any UUID
+    /// text form. Its name ends in `Uuid` for the same reason as [`CombUuid`]'s. Such a table
+    /// can move to the binary stored form with `combkey doctor`.
+    ///
+    /// ```
+    /// use combkey_sea_orm::CombTextUuid;
+    /// use sea_orm::sea_query::Value;
+    ///
+    /// let id: CombTextUuid = "017F22E2-79B0-7CC3-98C4-DC0C0C07398F".parse()?;
+    /// assert_eq!(Value::from(id), Value::String(Some("017f22e2-79b0-7cc3-98c4-dc0c0c07398f".into())));
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
+    pub struct CombTextUuid;
 }

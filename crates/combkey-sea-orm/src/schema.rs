@@ -1,13 +1,17 @@
 //! Tables from entities, with COMB columns in the right stored form on every backend.
 
 use sea_orm::sea_query::{ColumnType, TableCreateStatement};
-use sea_orm::{DbBackend, EntityTrait, Schema};
+use sea_orm::{DbBackend, DbErr, EntityTrait, Schema};
 
 /// `Schema::create_table_from_entity`, with every UUID column (every [`CombUuid`](crate::CombUuid)
 /// field) declared `blob` on SQLite, as the migration helpers declare it: sea-query declares
 /// it `uuid_text` there, a column whose text affinity lets UUID *text* in beside the 16-byte
 /// values (text sorts before every blob in SQLite, and never equals the id's bytes).
 /// PostgreSQL (`uuid`) and MySQL/MariaDB (`binary(16)`) get sea-orm's statement unchanged.
+///
+/// An entity whose COMB key sea-orm treats as auto-increment (a type alias without
+/// `auto_increment = false`) gives a statement that sea-query's PostgreSQL builder panics on;
+/// [`try_create_table_from_entity`] says so as an error instead.
 ///
 /// ```
 /// use sea_orm::{DbBackend, entity::prelude::*};
@@ -58,4 +62,52 @@ pub fn create_table_from_entity<E: EntityTrait>(backend: DbBackend, entity: E) -
         out.comment(comment);
     }
     out
+}
+
+/// [`create_table_from_entity`], or an error when a COMB column is auto-increment: sea-orm's
+/// derive makes a single primary key auto-increment unless its type's name ends in `Uuid` or
+/// `String` (so a type alias such as `type OrderId = CombUuid;` does), which no backend can
+/// create as meant (PostgreSQL's builder panics, MySQL refuses `AUTO_INCREMENT` on
+/// `binary(16)`, SQLite makes the key an integer alias). The message names the fix.
+///
+/// ```
+/// use sea_orm::{DbBackend, entity::prelude::*};
+///
+/// type OrderId = combkey_sea_orm::CombUuid;
+///
+/// #[derive(Clone, Debug, PartialEq, DeriveEntityModel)]
+/// #[sea_orm(table_name = "orders")]
+/// pub struct Model {
+///     #[sea_orm(primary_key)] // auto_increment = false forgotten
+///     pub id: OrderId,
+/// }
+///
+/// #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+/// pub enum Relation {}
+///
+/// impl ActiveModelBehavior for ActiveModel {}
+///
+/// let err = combkey_sea_orm::try_create_table_from_entity(DbBackend::Postgres, Entity).unwrap_err();
+/// assert!(err.to_string().contains("auto_increment = false"), "{err}");
+/// ```
+pub fn try_create_table_from_entity<E: EntityTrait>(
+    backend: DbBackend,
+    entity: E,
+) -> Result<TableCreateStatement, DbErr> {
+    let stmt = Schema::new(backend).create_table_from_entity(entity);
+    for column in stmt.get_columns() {
+        let comb = matches!(
+            column.get_column_type(),
+            Some(ColumnType::Uuid | ColumnType::String(_) | ColumnType::Char(_) | ColumnType::Text)
+        );
+        if comb && column.get_column_spec().auto_increment {
+            let table = stmt.get_table_name().map(|t| format!("{t:?}")).unwrap_or_default();
+            return Err(DbErr::Custom(format!(
+                "column {} of {table} is a COMB id (or text), but sea-orm treats it as auto-increment (its type name \
+                 does not end in `Uuid`, as with a type alias): write #[sea_orm(primary_key, auto_increment = false)]",
+                column.get_column_name()
+            )));
+        }
+    }
+    Ok(create_table_from_entity(backend, entity))
 }

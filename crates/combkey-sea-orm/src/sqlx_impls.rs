@@ -5,7 +5,7 @@ use sqlx::encode::IsNull;
 use sqlx::error::BoxDynError;
 use sqlx::{Database, Decode, Encode, Type};
 
-use crate::CombUuid;
+use crate::{CombTextUuid, CombUuid};
 
 impl<DB: Database> Type<DB> for CombUuid
 where
@@ -35,5 +35,36 @@ where
 {
     fn decode(value: DB::ValueRef<'r>) -> Result<Self, BoxDynError> {
         combkey_sqlx::Comb::decode(value).map(CombUuid::from)
+    }
+}
+
+impl<DB: Database> Type<DB> for CombTextUuid
+where
+    combkey_sqlx::CombText: Type<DB>,
+{
+    fn type_info() -> DB::TypeInfo {
+        <combkey_sqlx::CombText as Type<DB>>::type_info()
+    }
+
+    fn compatible(ty: &DB::TypeInfo) -> bool {
+        <combkey_sqlx::CombText as Type<DB>>::compatible(ty)
+    }
+}
+
+impl<'q, DB: Database> Encode<'q, DB> for CombTextUuid
+where
+    combkey_sqlx::CombText: Encode<'q, DB>,
+{
+    fn encode_by_ref(&self, buf: &mut DB::ArgumentBuffer) -> Result<IsNull, BoxDynError> {
+        combkey_sqlx::CombText::from(self.to_comb()).encode_by_ref(buf)
+    }
+}
+
+impl<'r, DB: Database> Decode<'r, DB> for CombTextUuid
+where
+    combkey_sqlx::CombText: Decode<'r, DB>,
+{
+    fn decode(value: DB::ValueRef<'r>) -> Result<Self, BoxDynError> {
+        combkey_sqlx::CombText::decode(value).map(|id| CombTextUuid::from(id.to_comb()))
     }
 }

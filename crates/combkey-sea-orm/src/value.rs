@@ -6,7 +6,7 @@ use combkey::adapter::ColumnKind;
 use sea_orm::sea_query::{ArrayType, ColumnType, Nullable, Value, ValueType, ValueTypeErr};
 use sea_orm::{ActiveValue, ColIdx, DbErr, IntoActiveValue, QueryResult, TryFromU64, TryGetError, TryGetable};
 
-use crate::CombUuid;
+use crate::{CombTextUuid, CombUuid};
 
 /// Bound as a UUID value, which sqlx sends as the public bytes on every backend
 /// (`uuid` on PostgreSQL, 16 bytes for `BINARY(16)` and `BLOB`).
@@ -54,15 +54,15 @@ impl TryGetable for CombUuid {
         // UUID type and CHAR(36) text included), the sqlx error kept as the source.
         #[cfg(feature = "postgres")]
         if let Some(row) = res.try_as_pg_row() {
-            return from_sqlx(sqlx::Row::try_get(row, idx.as_sqlx_postgres_index()), idx);
+            return from_sqlx::<_, combkey_sqlx::Comb>(sqlx::Row::try_get(row, idx.as_sqlx_postgres_index()), idx);
         }
         #[cfg(feature = "mysql")]
         if let Some(row) = res.try_as_mysql_row() {
-            return from_sqlx(sqlx::Row::try_get(row, idx.as_sqlx_mysql_index()), idx);
+            return from_sqlx::<_, combkey_sqlx::Comb>(sqlx::Row::try_get(row, idx.as_sqlx_mysql_index()), idx);
         }
         #[cfg(feature = "sqlite")]
         if let Some(row) = res.try_as_sqlite_row() {
-            return from_sqlx(sqlx::Row::try_get(row, idx.as_sqlx_sqlite_index()), idx);
+            return from_sqlx::<_, combkey_sqlx::Comb>(sqlx::Row::try_get(row, idx.as_sqlx_sqlite_index()), idx);
         }
         from_any_driver(res, idx)
     }
@@ -71,12 +71,12 @@ impl TryGetable for CombUuid {
 /// A value combkey-sqlx decoded: `NULL` is sea-orm's `Null` (what `Option` fields need), a
 /// decode error keeps the sqlx error (and its `combkey::Error` source).
 #[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
-pub(crate) fn from_sqlx<I: ColIdx>(
-    decoded: Result<Option<combkey_sqlx::Comb>, sqlx::Error>,
+pub(crate) fn from_sqlx<I: ColIdx, T: Into<combkey::Comb>>(
+    decoded: Result<Option<T>, sqlx::Error>,
     idx: I,
 ) -> Result<CombUuid, TryGetError> {
     match decoded {
-        Ok(Some(id)) => Ok(id.into()),
+        Ok(Some(id)) => Ok(CombUuid::from(id.into())),
         Ok(None) => Err(TryGetError::Null(format!("{idx:?}"))),
         Err(e) => Err(TryGetError::DbErr(DbErr::Query(sea_orm::RuntimeErr::SqlxError(Arc::new(e))))),
     }
@@ -111,6 +111,71 @@ impl TryFromU64 for CombUuid {
 
 impl IntoActiveValue<CombUuid> for CombUuid {
     fn into_active_value(self) -> ActiveValue<CombUuid> {
+        ActiveValue::Set(self)
+    }
+}
+
+/// Bound as text (the lowercase hyphenated form), what a `CHAR(36)`/`TEXT` key column holds.
+impl From<CombTextUuid> for Value {
+    fn from(id: CombTextUuid) -> Value {
+        Value::String(Some(id.to_string()))
+    }
+}
+
+impl Nullable for CombTextUuid {
+    fn null() -> Value {
+        Value::String(None)
+    }
+}
+
+impl ValueType for CombTextUuid {
+    fn try_from(v: Value) -> Result<Self, ValueTypeErr> {
+        <CombUuid as ValueType>::try_from(v).map(|id| CombTextUuid::from(id.to_comb()))
+    }
+
+    fn type_name() -> String {
+        "CombTextUuid".to_string()
+    }
+
+    fn array_type() -> ArrayType {
+        ArrayType::String
+    }
+
+    /// A string column, as sea-orm's `TextUuid` declares.
+    fn column_type() -> ColumnType {
+        <String as ValueType>::column_type()
+    }
+}
+
+impl TryGetable for CombTextUuid {
+    fn try_get_by<I: ColIdx>(res: &QueryResult, idx: I) -> Result<Self, TryGetError> {
+        #[cfg(feature = "postgres")]
+        if let Some(row) = res.try_as_pg_row() {
+            return from_sqlx::<_, combkey_sqlx::CombText>(sqlx::Row::try_get(row, idx.as_sqlx_postgres_index()), idx)
+                .map(|id| CombTextUuid::from(id.to_comb()));
+        }
+        #[cfg(feature = "mysql")]
+        if let Some(row) = res.try_as_mysql_row() {
+            return from_sqlx::<_, combkey_sqlx::CombText>(sqlx::Row::try_get(row, idx.as_sqlx_mysql_index()), idx)
+                .map(|id| CombTextUuid::from(id.to_comb()));
+        }
+        #[cfg(feature = "sqlite")]
+        if let Some(row) = res.try_as_sqlite_row() {
+            return from_sqlx::<_, combkey_sqlx::CombText>(sqlx::Row::try_get(row, idx.as_sqlx_sqlite_index()), idx)
+                .map(|id| CombTextUuid::from(id.to_comb()));
+        }
+        from_any_driver(res, idx).map(|id| CombTextUuid::from(id.to_comb()))
+    }
+}
+
+impl TryFromU64 for CombTextUuid {
+    fn try_from_u64(_: u64) -> Result<Self, DbErr> {
+        Err(DbErr::ConvertFromU64("CombTextUuid"))
+    }
+}
+
+impl IntoActiveValue<CombTextUuid> for CombTextUuid {
+    fn into_active_value(self) -> ActiveValue<CombTextUuid> {
         ActiveValue::Set(self)
     }
 }

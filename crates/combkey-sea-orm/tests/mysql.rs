@@ -115,3 +115,10 @@ async fn partitioned_table_migration() {
     )
     .await;
 }
+
+/// A table keyed by UUID text through `CombTextUuid` (sea-orm's `TextUuid` for combkey ids).
+#[tokio::test]
+async fn text_keys() {
+    let db = connect().await;
+    common::text_keys(&db, "CHAR(36)").await;
+}

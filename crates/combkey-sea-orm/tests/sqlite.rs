@@ -120,3 +120,17 @@ async fn partitioned_table_is_an_error_on_sqlite() {
 mod swap_comb_uuid {
     combkey_testutil::uuid_swap_test!(combkey_sea_orm::CombUuid);
 }
+
+/// A table keyed by UUID text through `CombTextUuid` (sea-orm's `TextUuid` for combkey ids).
+#[tokio::test]
+async fn text_keys() {
+    let (db, dir) = connect("text_keys").await;
+    common::text_keys(&db, "TEXT").await;
+    db.close().await.unwrap();
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Code written for `uuid::Uuid` compiles with only the type changed to the text type.
+mod swap_comb_text_uuid {
+    combkey_testutil::uuid_swap_test!(combkey_sea_orm::CombTextUuid);
+}

@@ -136,6 +136,82 @@ const TABLES: [&str; 5] = [
     "combkey_seaorm_aliased_wrong",
 ];
 
+/// A table keyed by UUID text, as sea-orm's `TextUuid` serves for `uuid::Uuid`.
+pub mod text_order {
+    use combkey_sea_orm::CombTextUuid;
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "combkey_seaorm_text_orders")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: combkey_sea_orm::CombTextUuid,
+        pub parent: Option<CombTextUuid>,
+        pub note: String,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+/// A text key (`key_type`: the backend's `CHAR(36)`/`TEXT`) through the entity:
+/// `insert`, `find_by_id`, a filter on a text reference, `ORDER BY id`, `update`, `delete`;
+/// the stored value is the canonical text, and a key another program wrote in upper case
+/// reads as the id.
+pub async fn text_keys(db: &DatabaseConnection, key_type: &str) {
+    use combkey_sea_orm::CombTextUuid;
+    db.execute_unprepared("DROP TABLE IF EXISTS combkey_seaorm_text_orders").await.unwrap();
+    db.execute_unprepared(&format!(
+        "CREATE TABLE combkey_seaorm_text_orders (id {key_type} NOT NULL PRIMARY KEY, parent {key_type} NULL, \
+         note VARCHAR(20) NOT NULL)"
+    ))
+    .await
+    .unwrap();
+    let (generated, shuffled) = combkey_testutil::generated_and_shuffled::<CombTextUuid>(40);
+    for (n, id) in shuffled.iter().enumerate() {
+        let parent = if n % 2 == 0 { Some(generated[0]) } else { None };
+        text_order::ActiveModel { id: Set(*id), parent: Set(parent), note: Set(format!("n{n}")) }
+            .insert(db)
+            .await
+            .unwrap_or_else(|e| panic!("{key_type}: {e}"));
+    }
+    let found = text_order::Entity::find_by_id(shuffled[3]).one(db).await.unwrap();
+    assert_eq!(found.map(|m| (m.id, m.note)), Some((shuffled[3], "n3".to_string())), "{key_type}: find_by_id");
+    let stored = db
+        .query_one_raw(sea_orm::Statement::from_string(
+            db.get_database_backend(),
+            "SELECT id FROM combkey_seaorm_text_orders WHERE note = 'n3'",
+        ))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.try_get_by_index::<String>(0).unwrap(), shuffled[3].to_string(), "{key_type}: stored as text");
+    let all = text_order::Entity::find().order_by_asc(text_order::Column::Id).all(db).await.unwrap();
+    assert_eq!(all.iter().map(|m| m.id).collect::<Vec<_>>(), generated, "{key_type}: ORDER BY id");
+    let children =
+        text_order::Entity::find().filter(text_order::Column::Parent.eq(generated[0])).count(db).await.unwrap();
+    assert_eq!(children, 20, "{key_type}: filter on a text reference");
+    let mut m: text_order::ActiveModel = all[5].clone().into();
+    m.note = Set("updated".into());
+    m.update(db).await.unwrap();
+    let again = text_order::Entity::find_by_id(generated[5]).one(db).await.unwrap().unwrap();
+    assert_eq!(again.note, "updated");
+    text_order::Entity::delete_by_id(generated[6]).exec(db).await.unwrap();
+    assert_eq!(text_order::Entity::find().count(db).await.unwrap(), 39);
+    let other = CombTextUuid::new();
+    db.execute_unprepared(&format!(
+        "INSERT INTO combkey_seaorm_text_orders (id, note) VALUES ('{}', 'upper')",
+        other.to_string().to_uppercase()
+    ))
+    .await
+    .unwrap();
+    let upper = text_order::Entity::find().filter(text_order::Column::Note.eq("upper")).one(db).await.unwrap().unwrap();
+    assert_eq!(upper.id, other, "{key_type}: upper-case text reads as the id");
+    db.execute_unprepared("DROP TABLE combkey_seaorm_text_orders").await.unwrap();
+}
+
 async fn drop_tables(db: &DatabaseConnection) {
     for t in TABLES {
         db.execute_unprepared(&format!("DROP TABLE IF EXISTS {t}")).await.expect("drop");
@@ -160,6 +236,11 @@ pub async fn create_tables(db: &DatabaseConnection) {
         assert!(!lower.contains("uuid_text"), "{sql}");
         db.execute(&stmt).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
     }
+    // An alias key without `auto_increment = false`: an error naming the fix, on every
+    // backend (sea-query's PostgreSQL builder would panic on the statement).
+    let err = combkey_sea_orm::try_create_table_from_entity(backend, aliased_wrong::Entity).unwrap_err();
+    assert!(err.to_string().contains("auto_increment = false"), "{err}");
+    assert!(combkey_sea_orm::try_create_table_from_entity(backend, aliased::Entity).is_ok());
 }
 
 /// `save()`, `insert()` and `update()` with the id filled in `before_save`: what broke when
