@@ -16,6 +16,10 @@ async fn type_and_table_overrides_from_sqlx_toml() {
     let row = sqlx::query!(r#"SELECT $1::uuid AS "id!", NULL::uuid AS parent"#, id).fetch_one(&mut c).await.unwrap();
     let (back, parent): (Comb, Option<Comb>) = (row.id, row.parent);
     assert_eq!((back, parent), (id, None));
+    // 'UUID[]' = "Vec<combkey_sqlx::Comb>": an array column is a Vec of the type.
+    let row = sqlx::query!(r#"SELECT ARRAY[$1::uuid, $1::uuid] AS "ids!""#, id).fetch_one(&mut c).await.unwrap();
+    let ids: Vec<Comb> = row.ids;
+    assert_eq!(ids, [id, id]);
 
     // A table's text key column: CombText by the table override.
     sqlx::query("CREATE TABLE IF NOT EXISTS combkey_sqlx_toml_legacy (id text PRIMARY KEY, note text NOT NULL)")

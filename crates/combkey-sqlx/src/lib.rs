@@ -117,20 +117,30 @@
 //!
 //! ```toml
 //! [macros.type-overrides]
-//! # PostgreSQL. The key is the type's name as the driver spells it: `UUID`, upper case
-//! # ('uuid' matches nothing and the macros silently keep uuid::Uuid).
+//! # PostgreSQL. The key is the type's name as the driver spells it, upper case: `UUID`
+//! # ('uuid' matches nothing and the macros silently keep uuid::Uuid), and `UUID[]` for arrays.
 //! 'UUID' = "combkey_sqlx::Comb"
-//! [macros.table-overrides.'orders']
-//! # MySQL / SQLite: name the columns, since BINARY(16)/BLOB also hold other data.
+//! 'UUID[]' = "Vec<combkey_sqlx::Comb>"
+//!
+//! # MySQL / MariaDB: name the columns, since BINARY(16) also holds other data. sqlx names a
+//! # column's table `database.table` here, so the key is the qualified name.
+//! [macros.table-overrides.'shop.orders']
 //! 'id' = "combkey_sqlx::Comb"
-//! # A CHAR(36) key column:
+//! 'legacy_id' = "combkey_sqlx::CombText"
+//!
+//! # SQLite (the table's name alone; `db.table` for an attached database) and PostgreSQL text
+//! # columns (the name as the search path shows it, `schema.table` outside it).
+//! [macros.table-overrides.'orders']
+//! 'id' = "combkey_sqlx::Comb"
 //! 'legacy_id' = "combkey_sqlx::CombText"
 //! ```
 //!
 //! (Those blocks need a database, or sqlx's offline query data, at compile time, so they are
 //! shown here, not compiled. `tests/macros.rs` compiles and runs the per-query form against
 //! PostgreSQL from the committed `.sqlx/` data; the `combkey-sqlx-toml-test` crate, with its
-//! own `sqlx.toml`, the type and table overrides.)
+//! own `sqlx.toml`, the type (also `UUID[]`) and table overrides; and it reads the block above
+//! and checks that each table override matches the table name sqlx reports for such a column
+//! on MariaDB, SQLite and PostgreSQL, the name the macros look up.)
 //!
 //! # `sqlx::Any`
 //!
