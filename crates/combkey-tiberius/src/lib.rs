@@ -26,7 +26,30 @@
 //!  CAST(id AS BINARY(16))     0x0C07398FDC0C98C47CC3017F22E279B0
 //! ```
 //!
-//! NULL: bind [`OptionalComb`] (tiberius takes no foreign `Option<T>` impl); read with
+//! # Existing tables: read this first
+//!
+//! [`Comb`] stores an id in a `uniqueidentifier` **permuted** (the stored form that SQL Server
+//! sorts in creation order). A `uniqueidentifier` written before, by `NEWID()`, .NET's `Guid`,
+//! `uuid::Uuid` through tiberius or any other client, holds its id **unpermuted**: read as
+//! [`Comb`] it comes back as a *different* id (`6f9619ff-8b86-d011-b42d-00c04fc964ff` reads as
+//! `00c04fc9-64ff-b42d-11d0-868bff19966f`), and a lookup by the id the application already
+//! published misses. Nothing can tell the two apart in a column. So:
+//!
+//! | the column | use | order of new ids in SQL Server |
+//! | --- | --- | --- |
+//! | new, or converted to the stored form | [`Comb`] | creation order |
+//! | `uniqueidentifier` with existing ids that must not change | [`CombPublic`]: reads and writes as `uuid::Uuid` did | not creation order (SQL Server compares bytes 10..15 first); convert the table to use [`Comb`] |
+//! | `binary(16)` (the public bytes, as on MySQL/SQLite) | [`CombBinary`] | creation order (bytes compare in order) |
+//! | `nvarchar(36)`/`char(36)` UUID text | [`CombText`] | creation order for v7 text (with a binary collation) |
+//!
+//! To move an existing `uniqueidentifier` column to [`Comb`]'s stored form, convert every
+//! value and every referencing column in one transaction: RT.Comb `Sql` keys with
+//! [`combkey::backend::sqlserver::convert_rtcomb_sql`] (`combkey sql sqlserver` prints it);
+//! for other keys, read them with [`CombPublic`] and write them back with [`Comb`] (same
+//! public ids, new stored form).
+//!
+//! NULL: bind [`OptionalComb`] (and [`OptionalCombPublic`], [`OptionalCombBinary`],
+//! [`OptionalCombText`] for the other column types) (tiberius takes no foreign `Option<T>` impl); read with
 //! `row.try_get::<Comb, _>(..)`, which is already an `Option`. Reading a column of another
 //! type, or a `binary` of another length, or text that is not a UUID, as a [`Comb`] is a
 //! conversion error that says what was found, never a panic (use `try_get`: tiberius'
@@ -103,7 +126,7 @@ mod sqlserver;
 mod wrappers;
 
 pub use combkey::{Backend, sql};
-pub use wrappers::OptionalComb;
+pub use wrappers::{OptionalComb, OptionalCombBinary, OptionalCombPublic, OptionalCombText};
 
 combkey::adapter::column_newtype! {
     /// A [`combkey::Comb`] as a SQL Server `uniqueidentifier` column type for tiberius.
@@ -118,4 +141,52 @@ combkey::adapter::column_newtype! {
     /// assert_eq!(combkey_tiberius::Comb::from(core), id);
     /// ```
     pub struct Comb;
+}
+
+combkey::adapter::column_newtype! {
+    /// A [`combkey::Comb`] in a `uniqueidentifier` column holding ids **as they are**: the
+    /// same bytes `uuid::Uuid` (and .NET's `Guid`, `NEWID()`) give, so an existing table's
+    /// published ids read and match unchanged. SQL Server does not sort new ids of this type
+    /// in creation order; see the crate docs for moving such a table to [`Comb`].
+    ///
+    /// ```
+    /// use tiberius::{ColumnData, FromSql, IntoSql};
+    ///
+    /// let known: uuid::Uuid = "6f9619ff-8b86-d011-b42d-00c04fc964ff".parse().unwrap();
+    /// let id = combkey_tiberius::CombPublic::from(known);
+    /// assert_eq!(id.into_sql(), known.into_sql(), "the value uuid::Uuid sends");
+    /// let read = combkey_tiberius::CombPublic::from_sql(&ColumnData::Guid(Some(known)))?;
+    /// assert_eq!(read, Some(id));
+    /// # Ok::<(), tiberius::error::Error>(())
+    /// ```
+    pub struct CombPublic;
+}
+
+combkey::adapter::column_newtype! {
+    /// A [`combkey::Comb`] in a `binary(16)` column: the 16 public bytes, as MySQL's
+    /// `BINARY(16)` and SQLite's `BLOB` hold them (bytes compare in order, so `ORDER BY id` is
+    /// creation order).
+    ///
+    /// ```
+    /// use tiberius::{ColumnData, IntoSql};
+    ///
+    /// let id: combkey_tiberius::CombBinary = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f".parse()?;
+    /// assert!(matches!(id.into_sql(), ColumnData::Binary(Some(b)) if b[..] == id.as_bytes()[..]));
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
+    pub struct CombBinary;
+}
+
+combkey::adapter::column_newtype! {
+    /// A [`combkey::Comb`] in an `nvarchar(36)`/`char(36)` column: written as the lowercase
+    /// hyphenated text, read from any UUID text form.
+    ///
+    /// ```
+    /// use tiberius::{ColumnData, IntoSql};
+    ///
+    /// let id: combkey_tiberius::CombText = "017F22E2-79B0-7CC3-98C4-DC0C0C07398F".parse()?;
+    /// assert!(matches!(id.into_sql(), ColumnData::String(Some(t)) if t == "017f22e2-79b0-7cc3-98c4-dc0c0c07398f"));
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
+    pub struct CombText;
 }

@@ -4,7 +4,11 @@
 use combkey::adapter::ColumnKind;
 use tiberius::{ColumnData, FromSql, FromSqlOwned, IntoSql, ToSql};
 
-use crate::{Comb, OptionalComb};
+use std::borrow::Cow;
+
+use crate::{
+    Comb, CombBinary, CombPublic, CombText, OptionalComb, OptionalCombBinary, OptionalCombPublic, OptionalCombText,
+};
 
 fn guid(id: Option<Comb>) -> ColumnData<'static> {
     ColumnData::Guid(id.map(Comb::to_stored_uuid))
@@ -34,9 +38,21 @@ impl<'a> IntoSql<'a> for OptionalComb {
     }
 }
 
-fn from_column(value: &ColumnData<'static>) -> tiberius::Result<Option<Comb>> {
+/// How a `uniqueidentifier` value is read: combkey's stored form, or the id as is.
+#[derive(Clone, Copy)]
+enum Guid {
+    Stored,
+    Public,
+}
+
+fn from_column(value: &ColumnData<'static>, guid: Guid) -> tiberius::Result<Option<Comb>> {
     let decoded = match value {
-        ColumnData::Guid(stored) => return Ok(stored.map(Comb::from_stored_uuid)),
+        ColumnData::Guid(stored) => {
+            return Ok(stored.map(|u| match guid {
+                Guid::Stored => Comb::from_stored_uuid(u),
+                Guid::Public => Comb::from(combkey::Comb::from(u)),
+            }));
+        }
         // binary(16) holds the public bytes, as BINARY(16) does on MySQL and BLOB on SQLite
         // (a table moved from there); nvarchar(36)/char(36) hold UUID text.
         ColumnData::Binary(bytes) => bytes.as_deref().map(|b| combkey::adapter::from_column(b, ColumnKind::Binary)),
@@ -64,14 +80,71 @@ fn from_column(value: &ColumnData<'static>) -> tiberius::Result<Option<Comb>> {
     }
 }
 
-impl<'a> FromSql<'a> for Comb {
-    fn from_sql(value: &'a ColumnData<'static>) -> tiberius::Result<Option<Self>> {
-        from_column(value)
-    }
+/// `FromSql` and `FromSqlOwned` for a column type, reading `uniqueidentifier`s as `guid`.
+macro_rules! reads {
+    ($t:ty, $guid:expr) => {
+        impl<'a> FromSql<'a> for $t {
+            fn from_sql(value: &'a ColumnData<'static>) -> tiberius::Result<Option<Self>> {
+                Ok(from_column(value, $guid)?.map(|id| <$t>::from(id.to_comb())))
+            }
+        }
+
+        impl FromSqlOwned for $t {
+            fn from_sql_owned(value: ColumnData<'static>) -> tiberius::Result<Option<Self>> {
+                Ok(from_column(&value, $guid)?.map(|id| <$t>::from(id.to_comb())))
+            }
+        }
+    };
 }
 
-impl FromSqlOwned for Comb {
-    fn from_sql_owned(value: ColumnData<'static>) -> tiberius::Result<Option<Self>> {
-        from_column(&value)
-    }
+reads!(Comb, Guid::Stored);
+// binary(16) and text columns read the same whatever the type; a uniqueidentifier read as
+// one of these is taken as it is (what uuid::Uuid reads).
+reads!(CombPublic, Guid::Public);
+reads!(CombBinary, Guid::Public);
+reads!(CombText, Guid::Public);
+
+fn public_guid(id: Option<combkey::Comb>) -> ColumnData<'static> {
+    ColumnData::Guid(id.map(uuid::Uuid::from))
 }
+
+fn binary(id: Option<combkey::Comb>) -> ColumnData<'static> {
+    ColumnData::Binary(id.map(|id| Cow::Owned(id.as_bytes().to_vec())))
+}
+
+fn text(id: Option<combkey::Comb>) -> ColumnData<'static> {
+    ColumnData::String(id.map(|id| Cow::Owned(id.to_string())))
+}
+
+/// `ToSql`/`IntoSql` for a column type and its optional form, writing with `$write`.
+macro_rules! writes {
+    ($t:ty, $opt:ty, $write:ident) => {
+        impl ToSql for $t {
+            fn to_sql(&self) -> ColumnData<'_> {
+                $write(Some(self.to_comb()))
+            }
+        }
+
+        impl<'a> IntoSql<'a> for $t {
+            fn into_sql(self) -> ColumnData<'a> {
+                $write(Some(self.to_comb()))
+            }
+        }
+
+        impl ToSql for $opt {
+            fn to_sql(&self) -> ColumnData<'_> {
+                $write(self.0.map(|id| id.to_comb()))
+            }
+        }
+
+        impl<'a> IntoSql<'a> for $opt {
+            fn into_sql(self) -> ColumnData<'a> {
+                $write(self.0.map(|id| id.to_comb()))
+            }
+        }
+    };
+}
+
+writes!(CombPublic, OptionalCombPublic, public_guid);
+writes!(CombBinary, OptionalCombBinary, binary);
+writes!(CombText, OptionalCombText, text);

@@ -1,6 +1,6 @@
 //! Conversions of the column type beyond what `column_newtype!` gives.
 
-use crate::Comb;
+use crate::{Comb, CombBinary, CombPublic, CombText};
 
 impl Comb {
     /// The `uniqueidentifier` value SQL Server holds for this id, as a `uuid::Uuid` in
@@ -46,3 +46,40 @@ impl From<Comb> for OptionalComb {
         OptionalComb(Some(id))
     }
 }
+
+/// An optional id of another column type, to bind as a parameter (see [`OptionalComb`]).
+macro_rules! optional {
+    ($(#[$meta:meta])* $name:ident, $t:ty) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+        pub struct $name(pub Option<$t>);
+
+        impl From<Option<$t>> for $name {
+            fn from(id: Option<$t>) -> Self {
+                $name(id)
+            }
+        }
+
+        impl From<$t> for $name {
+            fn from(id: $t) -> Self {
+                $name(Some(id))
+            }
+        }
+    };
+}
+
+optional!(
+    /// An optional [`CombPublic`] to bind (`NULL` for `None`).
+    OptionalCombPublic,
+    CombPublic
+);
+optional!(
+    /// An optional [`CombBinary`] to bind (`NULL` for `None`).
+    OptionalCombBinary,
+    CombBinary
+);
+optional!(
+    /// An optional [`CombText`] to bind (`NULL` for `None`).
+    OptionalCombText,
+    CombText
+);

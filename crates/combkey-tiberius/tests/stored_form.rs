@@ -9,7 +9,9 @@ use std::task::{Context, Poll, Waker};
 
 use combkey::layouts::{Layout, RtCombLayout};
 use combkey::{RandomSource, SeededRandom};
-use combkey_tiberius::{Comb, OptionalComb};
+use combkey_tiberius::{
+    Comb, CombBinary, CombPublic, CombText, OptionalComb, OptionalCombBinary, OptionalCombPublic, OptionalCombText,
+};
 use futures_util::io::{AsyncRead, AsyncWrite};
 use tiberius::{ColumnData, FromSql, FromSqlOwned, IntoSql, ToSql};
 
@@ -343,6 +345,110 @@ async fn bytes_on_the_wire_are_sql_servers_own_bytes_of_the_stored_form() {
     // what CAST(id AS BINARY(16)) returns, milliseconds in bytes 11..16.
     assert_eq!(wire, [0x0c, 0x07, 0x39, 0x8f, 0xdc, 0x0c, 0x98, 0xc4, 0x7c, 0xc3, 0x01, 0x7f, 0x22, 0xe2, 0x79, 0xb0]);
     assert_eq!(wire, id.to_comb().to_sqlserver_bytes_le());
+}
+
+/// The ids in the wire bytes of a parameter of GUIDN type (0x24, length 16) in `written`,
+/// last first.
+fn guid_params(written: &[u8]) -> Vec<[u8; 16]> {
+    let mut out = Vec::new();
+    let mut end = written.len();
+    while let Some(at) = written[..end].windows(3).rposition(|w| w == [0x24, 0x10, 0x10]) {
+        out.push(written[at + 3..at + 19].try_into().unwrap());
+        end = at;
+    }
+    out
+}
+
+/// Existing `uniqueidentifier` ids (written by NEWID(), .NET or `uuid::Uuid`): `CombPublic`
+/// sends exactly what `uuid::Uuid` sends through tiberius (tiberius' own conversion is the
+/// oracle) and reads the same id back, where `Comb` would read another id, the hazard the
+/// crate docs describe.
+#[tokio::test]
+async fn existing_uniqueidentifier_ids_read_and_write_unchanged() {
+    let known: uuid::Uuid = "6f9619ff-8b86-d011-b42d-00c04fc964ff".parse().unwrap();
+    let public = CombPublic::from(known);
+    assert_eq!(public.to_sql(), known.to_sql());
+    assert_eq!(public.into_sql(), known.into_sql());
+    let as_stored = tiberius::ColumnData::Guid(Some(known));
+    assert_eq!(<CombPublic as tiberius::FromSql>::from_sql(&as_stored).unwrap(), Some(public));
+    assert_eq!(<CombPublic as tiberius::FromSqlOwned>::from_sql_owned(as_stored.clone()).unwrap(), Some(public));
+    let misread = <Comb as tiberius::FromSql>::from_sql(&as_stored).unwrap().unwrap();
+    assert_eq!(misread.to_string(), "00c04fc9-64ff-b42d-11d0-868bff19966f", "Comb reads its own stored form");
+    assert_eq!(OptionalCombPublic(None).to_sql(), tiberius::ColumnData::Guid(None));
+
+    // On the wire: the same 16 bytes as uuid::Uuid's parameter.
+    let peer = Arc::new(Mutex::new(Peer {
+        replies: vec![prelogin_reply(), login_reply(), packet(0x04, &done_token()), packet(0x04, &done_token())],
+        ..Peer::default()
+    }));
+    let mut config = tiberius::Config::new();
+    config.encryption(tiberius::EncryptionLevel::NotSupported);
+    config.authentication(tiberius::AuthMethod::sql_server("sa", "x"));
+    let mut client =
+        tiberius::Client::connect(config, FakeServer(Arc::clone(&peer))).await.expect("handshake with the fake peer");
+    client.execute("INSERT INTO t (id) VALUES (@P1)", &[&known]).await.expect("DONE");
+    client.execute("INSERT INTO t (id) VALUES (@P1)", &[&public]).await.expect("DONE");
+    let params = guid_params(&peer.lock().unwrap().written);
+    assert_eq!(params.len(), 2);
+    assert_eq!(params[0], params[1], "CombPublic's bytes are uuid::Uuid's");
+    // tiberius sends .NET's Guid byte order: the first three groups little-endian.
+    assert_eq!(params[0][..4], [0xff, 0x19, 0x96, 0x6f]);
+}
+
+/// New v7 ids kept as they are in a `uniqueidentifier` do not sort in creation order in SQL
+/// Server (SqlGuid, run in Mono): what the docs tell users of `CombPublic`.
+#[test]
+fn public_ids_in_a_uniqueidentifier_are_not_in_creation_order() {
+    let ids: Vec<CombPublic> = (0..2000).map(|_| CombPublic::new()).collect();
+    let shown: Vec<String> = ids.iter().map(|id| id.to_string().to_uppercase()).collect();
+    let by_server = combkey_testutil::sqlserver_sort(&shown);
+    assert_ne!(by_server, shown);
+}
+
+/// `binary(16)` and `nvarchar(36)`: written as the public bytes and as the canonical text,
+/// read back as the same id; `NULL` through the optional forms.
+#[test]
+fn binary16_and_text_writers_round_trip() {
+    let id: combkey::Comb = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f".parse().unwrap();
+    let bin = CombBinary::from(id);
+    match bin.into_sql() {
+        ColumnData::Binary(Some(b)) => assert_eq!(b[..], id.as_bytes()[..]),
+        other => panic!("{other:?}"),
+    }
+    let text = CombText::from(id);
+    match text.to_sql() {
+        ColumnData::String(Some(t)) => assert_eq!(t, "017f22e2-79b0-7cc3-98c4-dc0c0c07398f"),
+        other => panic!("{other:?}"),
+    }
+    // What was written reads back as the same id, with every type that reads the column.
+    let written = [bin.into_sql(), text.into_sql()];
+    for value in &written {
+        let value: ColumnData<'static> = match value {
+            ColumnData::Binary(b) => ColumnData::Binary(b.as_ref().map(|b| b.clone().into_owned().into())),
+            ColumnData::String(t) => ColumnData::String(t.as_ref().map(|t| t.clone().into_owned().into())),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(CombBinary::from_sql(&value).unwrap(), Some(bin), "{value:?}");
+        assert_eq!(CombText::from_sql(&value).unwrap(), Some(text), "{value:?}");
+        assert_eq!(Comb::from_sql(&value).unwrap(), Some(Comb::from(id)), "{value:?}");
+    }
+    assert_eq!(OptionalCombBinary(None).to_sql(), ColumnData::Binary(None));
+    assert_eq!(OptionalCombText(None).to_sql(), ColumnData::String(None));
+    assert_eq!(OptionalCombBinary::from(bin).0, Some(bin));
+    // Bad values are errors, not panics.
+    assert!(CombBinary::from_sql(&ColumnData::Binary(Some(vec![1u8; 15].into()))).is_err());
+    assert!(CombText::from_sql(&ColumnData::String(Some("not a uuid".into()))).is_err());
+}
+
+/// Code written for `uuid::Uuid` compiles with only the type changed to each column type.
+mod swap_public {
+    combkey_testutil::uuid_swap_test!(combkey_tiberius::CombPublic);
+}
+mod swap_binary {
+    combkey_testutil::uuid_swap_test!(combkey_tiberius::CombBinary);
+}
+mod swap_text {
+    combkey_testutil::uuid_swap_test!(combkey_tiberius::CombText);
 }
 
 /// A time range's bounds in the stored form enclose, in SQL Server's order (SqlGuid), exactly
