@@ -669,6 +669,25 @@ mod postgres {
         assert_eq!(layouts(&after), [("v7".to_string(), 50)], "{after}");
     }
 
+    /// A chain of keys on PostgreSQL: refused before anything changes.
+    #[tokio::test]
+    async fn a_chain_of_foreign_keys_is_refused() {
+        let url = combkey_testutil::pg_url();
+        let mut c = connect().await;
+        exec(&mut c, "DROP TABLE IF EXISTS doctor_chain_g").await;
+        seed(&mut c, "doctor_chain", &rtcomb_sql(20, 88)).await;
+        exec(
+            &mut c,
+            "ALTER TABLE doctor_chain_items ADD UNIQUE (parent);
+             CREATE TABLE doctor_chain_g (n serial PRIMARY KEY, p uuid REFERENCES doctor_chain_items (parent));",
+        )
+        .await;
+        let before = pairs(&mut c, "doctor_chain").await;
+        refused(&url, "doctor_chain", &[], "public.doctor_chain_g.(p) -> public.doctor_chain_items.(parent)");
+        assert_eq!(pairs(&mut c, "doctor_chain").await, before);
+        exec(&mut c, "DROP TABLE doctor_chain_g").await;
+    }
+
     #[tokio::test]
     async fn passwords_never_show() {
         let base = combkey_testutil::pg_url();
@@ -937,6 +956,76 @@ mod mariadb {
         let after = report(&url, "doctor_twice_p", &["--apply"]);
         assert_eq!(after["column_type"], "binary(16)", "{after}");
         assert_eq!(text_state(&mut c, "doctor_twice").await, (20, 20, 40));
+    }
+
+    /// A foreign key declared the common way (`FOREIGN KEY (pid) REFERENCES p (id)`, MariaDB
+    /// makes the index and names it `pid`): after the type change the index keeps its name
+    /// (MariaDB would otherwise rename it after the constraint when the key is added back).
+    #[tokio::test]
+    async fn a_foreign_key_with_the_index_mariadb_made_comes_back_as_it_was() {
+        let url = combkey_testutil::mysql_url();
+        let mut c = connect().await;
+        exec(
+            &mut c,
+            "DROP TABLE IF EXISTS doctor_ix_c; DROP TABLE IF EXISTS doctor_ix;
+             CREATE TABLE doctor_ix (id CHAR(36) NOT NULL PRIMARY KEY);
+             CREATE TABLE doctor_ix_c (n INT AUTO_INCREMENT PRIMARY KEY, pid CHAR(36), FOREIGN KEY (pid) REFERENCES doctor_ix (id))",
+        )
+        .await;
+        for id in rtcomb_sql(30, 86) {
+            exec(&mut c, &format!("INSERT INTO doctor_ix VALUES ('{id}'); INSERT INTO doctor_ix_c (pid) VALUES ('{id}')")).await;
+        }
+        let before = show(&mut c, "doctor_ix_c").await;
+        assert!(before.contains("KEY `pid` (`pid`)"), "{before}");
+        let after = report(&url, "doctor_ix", &["--apply"]);
+        assert_eq!(after["column_type"], "binary(16)", "{after}");
+        assert_eq!(
+            show(&mut c, "doctor_ix_c").await,
+            before.replace("`pid` char(36) DEFAULT NULL", "`pid` binary(16) DEFAULT NULL")
+        );
+        let orphans = "SELECT COUNT(*) FROM doctor_ix_c c LEFT JOIN doctor_ix p ON p.id = c.pid WHERE p.id IS NULL";
+        assert_eq!(scalar(&mut c, orphans).await, 0);
+    }
+
+    /// A chain of keys (a grandchild references the child's referencing column): refused
+    /// before anything changes, for values only and for a type change, never a run that
+    /// orphans the grandchild's rows.
+    #[tokio::test]
+    async fn a_chain_of_foreign_keys_is_refused_before_anything_changes() {
+        let url = combkey_testutil::mysql_url();
+        let mut c = connect().await;
+        for (t, ty) in [("doctor_chb", "BINARY(16)"), ("doctor_chc", "CHAR(36)")] {
+            exec(
+                &mut c,
+                &format!(
+                    "DROP TABLE IF EXISTS {t}_g; DROP TABLE IF EXISTS {t}_c; DROP TABLE IF EXISTS {t};
+                     CREATE TABLE {t} (id {ty} PRIMARY KEY);
+                     CREATE TABLE {t}_c (pid {ty} PRIMARY KEY, FOREIGN KEY (pid) REFERENCES {t} (id));
+                     CREATE TABLE {t}_g (n INT AUTO_INCREMENT PRIMARY KEY, cpid {ty}, FOREIGN KEY (cpid) REFERENCES {t}_c (pid))"
+                ),
+            )
+            .await;
+            for id in rtcomb_sql(40, 87) {
+                let v = if ty == "CHAR(36)" { format!("'{id}'") } else { format!("0x{}", combkey_testutil::hex(id)) };
+                exec(&mut c, &format!("INSERT INTO {t} VALUES ({v}); INSERT INTO {t}_c VALUES ({v}); INSERT INTO {t}_g (cpid) VALUES ({v})"))
+                    .await;
+            }
+            let before = (show(&mut c, t).await, show(&mut c, &format!("{t}_c")).await, show(&mut c, &format!("{t}_g")).await);
+            let keys = format!("SELECT COUNT(*) FROM {t}_g g JOIN {t}_c c ON c.pid = g.cpid JOIN {t} p ON p.id = c.pid");
+            assert_eq!(scalar(&mut c, &keys).await, 40);
+            let r = report(&url, t, &[]);
+            assert!(r["refusal"].as_str().is_some_and(|m| m.contains(&format!("{t}_g"))), "{ty}: {r}");
+            for extra in [&[][..], &["--online"][..]] {
+                let mut args = vec!["doctor", "--url", &url, "--table", t, "--apply"];
+                args.extend_from_slice(extra);
+                let out = combkey(&args, None);
+                assert_eq!(out.status.code(), Some(1), "{ty} {extra:?}: {}", stderr(&out));
+                assert!(stderr(&out).contains("chain"), "{}", stderr(&out));
+            }
+            assert_eq!(scalar(&mut c, &keys).await, 40, "{ty}: every grandchild still joins");
+            let after = (show(&mut c, t).await, show(&mut c, &format!("{t}_c")).await, show(&mut c, &format!("{t}_g")).await);
+            assert_eq!(after, before, "{ty}: nothing changed");
+        }
     }
 
     /// `BINARY(16)` keys (values only): one transaction with the session's foreign key checks

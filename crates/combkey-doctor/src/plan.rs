@@ -340,6 +340,23 @@ pub(crate) fn build(
     if schema.column.generated {
         return Err(Error::refused(format!("{}.{} is a generated column", schema.table, column.name)));
     }
+    if !schema.chained.is_empty() {
+        let names: Vec<String> = schema
+            .chained
+            .iter()
+            .map(|g| {
+                format!("{}.({}) -> {}.({}) ({})", g.child, g.child_columns.join(", "), g.parent, g.parent_columns.join(", "), g.name)
+            })
+            .collect();
+        return Err(Error::refused(format!(
+            "foreign keys reference a column that references {}.{}: {}; the keys would have to change along the whole \
+             chain, which this tool does not do yet. Convert with the chain's foreign keys dropped by hand, or leave \
+             the keys as they are",
+            schema.table,
+            column.name,
+            names.join("; ")
+        )));
+    }
     if schema.same_id.0 > 0 {
         return Err(Error::refused(format!(
             "{} values of {}.{} are the same id as another value, written differently ({}): one stored form would \
@@ -572,7 +589,19 @@ pub(crate) fn build(
         Some(s)
     };
     let add_fk = |fk: &ForeignKey| -> Option<Step> {
-        let sql = cat.add_foreign_key(fk)?;
+        let mut sql = cat.add_foreign_key(fk)?;
+        // MariaDB replaces the index it made for a foreign key by one named after the
+        // constraint when the key is added back: the index is dropped and added again by its
+        // own name in the same statement, so the table ends as it was.
+        if backend == Backend::MySql
+            && let Some(index) = schema.definitions.get(&fk.child).and_then(|d| mysql_fk_index(d, &fk.child_columns))
+        {
+            sql = sql.replacen(
+                " ADD CONSTRAINT ",
+                &format!(" DROP INDEX {}, ADD {}, ADD CONSTRAINT ", index.0, index.1),
+                1,
+            );
+        }
         let mut s =
             Step::new(StepKind::AddForeignKey, format!("add back foreign key {} of {}", fk.name, fk.child), vec![sql]);
         s.restores = Some(Object {
@@ -697,6 +726,19 @@ pub(crate) fn build(
 }
 
 /// A short tag for this plan's guard triggers.
+/// The plain index of a MySQL table definition (`SHOW CREATE TABLE`) on exactly `columns`:
+/// its quoted name and its definition line (`KEY `pid` (`pid`)`).
+fn mysql_fk_index(definition: &str, columns: &[String]) -> Option<(String, String)> {
+    let want: Vec<String> = columns.iter().map(|c| Backend::MySql.quote(c)).collect();
+    let want = format!("({})", want.join(","));
+    definition.lines().map(|l| l.trim().trim_end_matches(',')).find_map(|line| {
+        let rest = line.strip_prefix("KEY ")?;
+        let end = rest[1..].find('`')? + 2;
+        let (name, after) = rest.split_at(end);
+        after.trim_start().starts_with(&want).then(|| (name.to_string(), line.to_string()))
+    })
+}
+
 fn guard_tag(plan: &Plan) -> String {
     let mut h: u32 = 2_166_136_261;
     for b in plan.target().bytes() {
@@ -770,6 +812,7 @@ mod tests {
             definitions,
             computed: Vec::new(),
             views: Vec::new(),
+            chained: Vec::new(),
             orphans: Vec::new(),
             same_id: (0, Vec::new()),
         }

@@ -40,6 +40,9 @@ pub struct Schema {
     /// Views that read the key column or a referencing column (PostgreSQL, whose column type
     /// change they block): view, and the table and column it reads.
     pub views: Vec<(Name, Name, String)>,
+    /// Foreign keys that reference a *referencing* column (a grandchild: `g.cpid -> c.pid`
+    /// where `c.pid -> table.id`): converting would have to follow the chain.
+    pub chained: Vec<ForeignKey>,
     /// Per foreign key whose referencing table already holds rows that reference no row
     /// (a `NOT VALID` key, or rows written with checks off): its name, table and how many.
     /// Counted only when every key is read (not for a sampled audit).
@@ -142,6 +145,7 @@ impl Schema {
         let mut unindexed = Vec::new();
         let mut computed = computed_from(&name, &columns, &column.name);
         let mut views = Vec::new();
+        let mut chained: Vec<ForeignKey> = Vec::new();
         if let Some(q) = catalog.views_reading(&name, &column.name) {
             views.extend(db.query(q).await?.into_iter().map(|v| (v, name.clone(), column.name.clone())));
         }
@@ -165,6 +169,12 @@ impl Schema {
             for c in computed_from(&fk.child, &child_cols, &col.name) {
                 if !computed.contains(&c) {
                     computed.push(c);
+                }
+            }
+            for g in db.query(catalog.references(&fk.child, &col.name)).await? {
+                let already = g.child == name && g.child_columns.iter().any(|c| c.eq_ignore_ascii_case(&column.name));
+                if !already && !chained.contains(&g) {
+                    chained.push(g);
                 }
             }
             if let Some(q) = catalog.views_reading(&fk.child, &col.name) {
@@ -211,6 +221,7 @@ impl Schema {
             definitions,
             computed,
             views,
+            chained,
             orphans: Vec::new(),
             same_id: (0, Vec::new()),
         })
