@@ -38,8 +38,12 @@ fn layouts(r: &Value) -> Vec<(String, u64)> {
 }
 
 fn rtcomb_sql(n: usize, seed: u64) -> Vec<Comb> {
+    rtcomb_sql_from("2026-01-01T00:00:00Z".parse().unwrap(), n, seed)
+}
+
+/// `n` RT.Comb `Sql` keys one second apart from `t0`.
+fn rtcomb_sql_from(t0: Timestamp, n: usize, seed: u64) -> Vec<Comb> {
     let r = SeededRandom::new(seed);
-    let t0: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
     (0..n)
         .map(|i| {
             let mut b = [0u8; 16];
@@ -242,6 +246,21 @@ mod postgres {
         let orphans =
             format!("SELECT count(*) FROM {t}_items i WHERE NOT EXISTS (SELECT 1 FROM {t} p WHERE p.id = i.parent)");
         assert_eq!(count(&mut c, &orphans).await, 0, "every batch whole");
+        // While it is stopped the application adds old-style keys before the stopped run's
+        // position (the smallest keys): the resumed run must find them too.
+        let early: Vec<String> = rtcomb_sql(50, 3)
+            .into_iter()
+            .map(|id| {
+                let mut b = id.into_bytes();
+                b[0] = 0;
+                Comb::from_bytes(b).to_string()
+            })
+            .collect();
+        sqlx::query(AssertSqlSafe(format!("INSERT INTO {t} (id) SELECT u::uuid FROM UNNEST($1::text[]) u")))
+            .bind(&early)
+            .execute(&mut c)
+            .await
+            .unwrap();
         let again = combkey_env(&["doctor", "--url", &url, "--table", t, "--apply", "--online", "--json"], &[]);
         assert!(
             String::from_utf8_lossy(&again.stderr).contains("went on from where"),
@@ -249,9 +268,47 @@ mod postgres {
             String::from_utf8_lossy(&again.stderr)
         );
         let done = json(&again);
-        assert_eq!(layouts(&done), [("v7".to_string(), 5000)]);
+        assert_eq!(layouts(&done), [("v7".to_string(), 5050)], "every key, also those added while it was stopped");
         assert_eq!(done["unfinished_online"], false, "{done}");
         assert_eq!(count(&mut c, &orphans).await, 0);
+    }
+
+    /// An application that still makes old-style keys while a stopped online run waits: the
+    /// resumed run converts them too (made after the audit, some of them the smallest keys,
+    /// before the stopped run's position), and ends with none left.
+    #[tokio::test]
+    async fn keys_made_while_a_run_is_stopped_are_converted_when_it_goes_on() {
+        let url = combkey_testutil::pg_url();
+        let t = "online_pg_more";
+        let mut c = connect().await;
+        seed(&mut c, t, 0, 5).await;
+        let insert = |ids: Vec<Comb>| {
+            let texts: Vec<String> = ids.iter().map(ToString::to_string).collect();
+            sqlx::query(AssertSqlSafe(format!("INSERT INTO {t} (id) SELECT u::uuid FROM UNNEST($1::text[]) u"))).bind(texts)
+        };
+        let start = Timestamp::now().saturating_add_ms(-3_000_000);
+        insert(rtcomb_sql_from(start, 3000, 5)).execute(&mut c).await.unwrap();
+        let out = combkey_env(
+            &["doctor", "--url", &url, "--table", t, "--apply", "--online", "--batch-size", "300"],
+            &[("COMBKEY_DOCTOR_FAIL_AFTER_BATCH", "2")],
+        );
+        assert!(!out.status.success());
+        let later: Vec<Comb> = rtcomb_sql_from(Timestamp::now().saturating_add_ms(600_000), 50, 6)
+            .into_iter()
+            .enumerate()
+            .map(|(i, id)| {
+                let mut b = id.into_bytes();
+                if i % 2 == 0 {
+                    b[0] = 0;
+                }
+                Comb::from_bytes(b)
+            })
+            .collect();
+        // Made ten minutes on (as a run resumed later finds them): past the audit's windows.
+        insert(later).execute(&mut c).await.unwrap();
+        let again = combkey_env(&["doctor", "--url", &url, "--table", t, "--apply", "--online", "--json"], &[]);
+        assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
+        assert_eq!(layouts(&json(&again)), [("v7".to_string(), 3050)], "every key, also those made meanwhile");
     }
 
     #[tokio::test]

@@ -108,6 +108,27 @@ fn time_span_ms(layout: Layout) -> f64 {
 }
 
 impl Classifier {
+    /// The classifier of a run that goes on at `now_ms`, later than the audit: a layout whose
+    /// keys were still being made when the audit ran (a window that ends within a day of the
+    /// audit) keeps its window open until `now_ms`, so keys the application made since are
+    /// converted too. Windows that closed earlier stay as they were (a random key falls into
+    /// the few days added with a chance of about one in a million).
+    pub fn extended_to(&self, now_ms: i64) -> Classifier {
+        let mut out = self.clone();
+        if now_ms <= self.now_ms {
+            return out;
+        }
+        for rule in &mut out.rules {
+            for w in &mut rule.windows {
+                if w.1 >= self.now_ms.saturating_sub(DAY_MS) {
+                    w.1 = w.1.max(now_ms.saturating_add(DAY_MS));
+                }
+            }
+        }
+        out.now_ms = now_ms;
+        out
+    }
+
     /// The verdict on one key.
     pub fn classify(&self, id: &Comb) -> Kind {
         if let Some(l) = Layout::detect(id)
