@@ -953,6 +953,15 @@ mod mariadb {
         assert!(stderr(&out).contains("another combkey doctor is converting test.doctor_twice_p"), "{}", stderr(&out));
         assert_eq!(show(&mut c, "doctor_twice_p").await, before, "nothing changed");
         assert_eq!(scalar(&mut holder, &format!("SELECT RELEASE_LOCK({name})")).await, 1);
+        // A doctor converting another table that shares the referencing table holds its lock
+        // too: this one waits its turn.
+        let child = "CONCAT('combkey_doctor:', SHA1('doctor_twice_other.lines'))";
+        assert_eq!(scalar(&mut holder, &format!("SELECT GET_LOCK({child}, 0)")).await, 1);
+        let out = combkey(&["doctor", "--url", &url, "--table", "doctor_twice_p", "--apply"], None);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(stderr(&out).contains("is converting doctor_twice_other.lines"), "{}", stderr(&out));
+        assert_eq!(show(&mut c, "doctor_twice_p").await, before, "nothing changed");
+        assert_eq!(scalar(&mut holder, &format!("SELECT RELEASE_LOCK({child})")).await, 1);
         let after = report(&url, "doctor_twice_p", &["--apply"]);
         assert_eq!(after["column_type"], "binary(16)", "{after}");
         assert_eq!(text_state(&mut c, "doctor_twice").await, (20, 20, 40));

@@ -64,6 +64,18 @@ pub use schema::Schema;
 
 use db::Db;
 
+/// The tables a plan changes: the table, then every referencing table.
+fn plan_tables(plan: &Plan) -> Vec<Name> {
+    let mut tables: Vec<Name> = vec![(&plan.table).into()];
+    for r in &plan.references {
+        let t: Name = (&r.child).into();
+        if !tables.contains(&t) {
+            tables.push(t);
+        }
+    }
+    tables
+}
+
 /// A stored key value as a message shows it.
 fn shown(v: &Stored) -> String {
     match v {
@@ -79,7 +91,7 @@ fn shown(v: &Stored) -> String {
 pub struct Doctor {
     db: Db,
     /// The table whose run lock this session holds.
-    locked: Option<Name>,
+    locked: Vec<Name>,
 }
 
 /// The key values and what they are, read in the audit's read-only transaction.
@@ -96,7 +108,7 @@ impl Doctor {
     /// Connects (`postgres://`, `mysql://` or `mariadb://`, `sqlite:`). A password in the URL
     /// never appears in an error.
     pub async fn connect(url: &str) -> Result<Doctor, Error> {
-        Ok(Doctor { db: Db::connect(url).await?, locked: None })
+        Ok(Doctor { db: Db::connect(url).await?, locked: Vec::new() })
     }
 
     /// The database's backend.
@@ -219,31 +231,39 @@ impl Doctor {
         Ok(read)
     }
 
-    /// Takes the table's run lock for this session (held until the connection ends), so that
-    /// two doctors never plan or change the same table at once; the second is told and
-    /// changes nothing.
-    async fn lock(&mut self, table: &Name) -> Result<(), Error> {
-        if self.locked.as_ref() == Some(table) {
-            return Ok(());
-        }
+    /// Takes the run locks of `tables` (the table and every table referencing it) for this
+    /// session, held until the connection ends, so that two doctors never plan or change the
+    /// same table at once (also two parents that share a referencing table); the second is
+    /// told and changes nothing.
+    async fn lock(&mut self, tables: &[Name]) -> Result<(), Error> {
         let cat = self.db.catalog()?;
-        if let Some(previous) = self.locked.take()
-            && let Some(q) = cat.run_unlock(&previous)
+        if let Some(first) = tables.first()
+            && !self.locked.contains(first)
         {
-            self.db.query(q).await?;
+            // Another table's run: its locks go.
+            for previous in std::mem::take(&mut self.locked) {
+                if let Some(q) = cat.run_unlock(&previous) {
+                    self.db.query(q).await?;
+                }
+            }
         }
-        if let Some(q) = cat.run_lock(table)
-            && !self.db.query(q).await?
-        {
-            return Err(Error::new(
-                ErrorKind::Conflict,
-                format!(
-                    "another combkey doctor is converting {table} right now (it holds the lock combkey_doctor:{table}); \
-                     nothing was changed: run this again when it has ended"
-                ),
-            ));
+        for table in tables {
+            if self.locked.contains(table) {
+                continue;
+            }
+            if let Some(q) = cat.run_lock(table)
+                && !self.db.query(q).await?
+            {
+                return Err(Error::new(
+                    ErrorKind::Conflict,
+                    format!(
+                        "another combkey doctor is converting {table} right now (it holds the lock combkey_doctor:{table}); \
+                         nothing was changed: run this again when it has ended"
+                    ),
+                ));
+            }
+            self.locked.push(table.clone());
         }
-        self.locked = Some(table.clone());
         Ok(())
     }
 
@@ -306,9 +326,12 @@ impl Doctor {
         let cat = self.db.catalog()?;
         // An unknown table is told by the read below, with its hint.
         if let Some(name) = self.db.query(cat.resolve(table)?).await? {
-            self.lock(&name).await?;
+            self.lock(&[name]).await?;
         }
         let read = self.read(table, column, None, options).await?;
+        let mut tables = vec![read.schema.table.clone()];
+        tables.extend(read.schema.references.iter().map(|fk| fk.child.clone()));
+        self.lock(&tables).await?;
         if let Some((plan, _)) = self.unfinished(&read.schema.table, &read.schema.column.name).await? {
             return Ok((plan, Vec::new()));
         }
@@ -343,7 +366,7 @@ impl Doctor {
     /// journaled run of it after the last step it finished.
     pub async fn apply(&mut self, plan: &Plan, values: &[Stored], progress: &mut dyn Progress) -> Result<(), Error> {
         let table: Name = (&plan.table).into();
-        self.lock(&table).await?;
+        self.lock(&plan_tables(plan)).await?;
         let from = match self.unfinished(&table, &plan.column).await? {
             Some((journaled, step)) if journaled == *plan => usize::try_from(step + 1).unwrap_or(0),
             _ => 0,
@@ -362,7 +385,7 @@ impl Doctor {
         online: &Online,
         progress: &mut dyn Progress,
     ) -> Result<OnlineOutcome, Error> {
-        self.lock(&(&plan.table).into()).await?;
+        self.lock(&plan_tables(plan)).await?;
         online::run(&mut self.db, plan, online, progress).await
     }
 
