@@ -591,7 +591,27 @@ mod postgres {
         }
         refused(&url, "doctor_viewed", &[], "public.doctor_viewed_v (reads public.doctor_viewed.id)");
         exec(&mut c, "DROP VIEW doctor_viewed_v").await;
-        assert_eq!(report(&url, "doctor_viewed", &["--apply"])["column_type"], "uuid", "runs once the view is gone");
+        // An expression index, a row security policy, a trigger's WHEN: each reads the column.
+        for (create, says, drop) in [
+            ("CREATE INDEX doctor_viewed_lower ON doctor_viewed (lower(id))", "index doctor_viewed_lower", "DROP INDEX doctor_viewed_lower"),
+            (
+                "CREATE POLICY doctor_viewed_p ON doctor_viewed USING (id <> 'x')",
+                "policy doctor_viewed_p on doctor_viewed",
+                "DROP POLICY doctor_viewed_p ON doctor_viewed",
+            ),
+            (
+                "CREATE OR REPLACE FUNCTION doctor_viewed_f() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN NEW; END$$;
+                 CREATE TRIGGER doctor_viewed_t BEFORE INSERT ON doctor_viewed FOR EACH ROW WHEN (NEW.id <> 'x')
+                   EXECUTE FUNCTION doctor_viewed_f()",
+                "trigger doctor_viewed_t on doctor_viewed",
+                "DROP TRIGGER doctor_viewed_t ON doctor_viewed",
+            ),
+        ] {
+            exec(&mut c, create).await;
+            refused(&url, "doctor_viewed", &[], says);
+            exec(&mut c, drop).await;
+        }
+        assert_eq!(report(&url, "doctor_viewed", &["--apply"])["column_type"], "uuid", "runs once they are gone");
 
         seed(&mut c, "doctor_nv", &ids).await;
         exec(
@@ -1037,6 +1057,40 @@ mod mariadb {
         }
     }
 
+    /// A view that reads a `CHAR(36)` key (it would select other rows from 16 bytes) and a
+    /// trigger that writes UUID text into it: the type change refuses before anything changes.
+    #[tokio::test]
+    async fn views_and_triggers_on_a_text_key_refuse_the_type_change() {
+        let url = combkey_testutil::mysql_url();
+        let mut c = connect().await;
+        exec(
+            &mut c,
+            "DROP VIEW IF EXISTS doctor_vw_v; DROP TABLE IF EXISTS doctor_vw;
+             CREATE TABLE doctor_vw (id CHAR(36) NOT NULL PRIMARY KEY, n INT NOT NULL DEFAULT 0);
+             CREATE VIEW doctor_vw_v AS SELECT id FROM doctor_vw WHERE id LIKE '0%'",
+        )
+        .await;
+        for id in rtcomb_sql(20, 89) {
+            exec(&mut c, &format!("INSERT INTO doctor_vw (id) VALUES ('{id}')")).await;
+        }
+        let before = show(&mut c, "doctor_vw").await;
+        let out = combkey(&["doctor", "--url", &url, "--table", "doctor_vw", "--apply"], None);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(stderr(&out).contains("view test.doctor_vw_v"), "{}", stderr(&out));
+        exec(
+            &mut c,
+            "DROP VIEW doctor_vw_v;
+             CREATE TRIGGER doctor_vw_t BEFORE INSERT ON doctor_vw FOR EACH ROW SET NEW.id = COALESCE(NEW.id, UUID())",
+        )
+        .await;
+        let out = combkey(&["doctor", "--url", &url, "--table", "doctor_vw", "--apply"], None);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(stderr(&out).contains("doctor_vw_t"), "{}", stderr(&out));
+        assert_eq!(show(&mut c, "doctor_vw").await, before, "nothing changed");
+        exec(&mut c, "DROP TRIGGER doctor_vw_t").await;
+        assert_eq!(report(&url, "doctor_vw", &["--apply"])["column_type"], "binary(16)");
+    }
+
     /// `BINARY(16)` keys (values only): one transaction with the session's foreign key checks
     /// off, parent and child changed together; stopped after any step, nothing changed. The
     /// foreign keys (composite, from another database) are never dropped or re-created.
@@ -1210,6 +1264,36 @@ mod sqlite {
             fn drop(&mut self) {
                 let _ = std::fs::remove_dir_all(&self.path);
             }
+        }
+    }
+
+    /// Text keys become blobs in place: a `CHECK` on a referencing column's text and a
+    /// generated column computed from it refuse before anything changes (the check would
+    /// fail half-way; the generated column would silently hold bytes).
+    #[tokio::test]
+    async fn checks_and_generated_columns_on_text_keys_refuse() {
+        let (_dir, url) = url("readers");
+        let mut c = SqliteConnection::connect(&url).await.unwrap();
+        for (child, says) in [
+            ("CREATE TABLE g (n INTEGER PRIMARY KEY, pid TEXT REFERENCES p (id) CHECK (length(pid) = 36))", "CHECK"),
+            ("CREATE TABLE g (n INTEGER PRIMARY KEY, pid TEXT REFERENCES p (id), h TEXT GENERATED ALWAYS AS (substr(pid, 1, 8)) STORED)", "generated"),
+        ] {
+            sqlx::raw_sql(AssertSqlSafe(format!("DROP TABLE IF EXISTS g; DROP TABLE IF EXISTS p; CREATE TABLE p (id TEXT PRIMARY KEY); {child}")))
+                .execute(&mut c)
+                .await
+                .unwrap();
+            for id in rtcomb_sql(20, 90) {
+                sqlx::query("INSERT INTO p VALUES (?1); INSERT INTO g (pid) VALUES (?1)").bind(id.to_string()).execute(&mut c).await.unwrap();
+            }
+            let before: Vec<(String, String)> =
+                sqlx::query_as("SELECT typeof(p.id), typeof(g.pid) FROM p JOIN g ON g.pid = p.id").fetch_all(&mut c).await.unwrap();
+            assert_eq!(before.len(), 20);
+            let out = combkey(&["doctor", "--url", &url, "--table", "p", "--apply"], None);
+            assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+            assert!(stderr(&out).contains(says), "{}", stderr(&out));
+            let after: Vec<(String, String)> =
+                sqlx::query_as("SELECT typeof(p.id), typeof(g.pid) FROM p JOIN g ON g.pid = p.id").fetch_all(&mut c).await.unwrap();
+            assert_eq!(after, before, "nothing changed");
         }
     }
 

@@ -388,6 +388,11 @@ pub(crate) fn build(
         _ => false,
     };
     let mut retypes: Vec<(Name, combkey::backend::catalog::Column, Retype)> = Vec::new();
+    // SQLite changes a text key's values to 16-byte blobs in place: what reads the column
+    // sees another type, as after a type change.
+    if backend == Backend::Sqlite && ["char", "text", "clob"].iter().any(|t| column.data_type.contains(t)) {
+        readers_refusal(schema)?;
+    }
     if retype_needed {
         if column.data_type == "bytea" {
             return Err(Error::refused(format!(
@@ -400,39 +405,7 @@ pub(crate) fn build(
                 backend.quote(&column.name)
             )));
         }
-        if !schema.views.is_empty() {
-            let names: Vec<String> = schema.views.iter().map(|(v, t, c)| format!("{v} (reads {t}.{c})")).collect();
-            return Err(Error::refused(format!(
-                "views read the key column or a column referencing it, and PostgreSQL does not change the type of a \
-                 column a view reads: {}; drop them first and create them again afterwards",
-                names.join(", ")
-            )));
-        }
-        if !schema.computed.is_empty() {
-            let names: Vec<String> = schema
-                .computed
-                .iter()
-                .map(|(t, c, e)| match e {
-                    Some(e) => format!("{t}.{c} AS ({e})"),
-                    None => format!("{t}.{c}"),
-                })
-                .collect();
-            return Err(Error::refused(format!(
-                "generated columns are computed from the key column or a column referencing it, and would compute \
-                 something else once the column holds 16 bytes (or stop the type change half-way): {}; drop or \
-                 rewrite them first",
-                names.join("; ")
-            )));
-        }
-        if !schema.checks.is_empty() {
-            let names: Vec<String> =
-                schema.checks.iter().map(|c| format!("{} on {}: {}", c.name, c.table, c.definition)).collect();
-            return Err(Error::refused(format!(
-                "CHECK constraints mention the key column or a column referencing it, and would not hold once the \
-                 column holds 16 bytes: {}; drop them first",
-                names.join("; ")
-            )));
-        }
+        readers_refusal(schema)?;
         if let Some(d) = &column.default
             && backend == Backend::Postgres
         {
@@ -726,6 +699,62 @@ pub(crate) fn build(
 }
 
 /// A short tag for this plan's guard triggers.
+/// Refuses, naming them, what reads the key column or a referencing column and would break
+/// or silently compute something else once the column holds 16 bytes: views, policies,
+/// triggers and expression indexes, generated columns, `CHECK`s.
+fn readers_refusal(schema: &Schema) -> Result<(), Error> {
+    if !schema.views.is_empty() {
+        let names: Vec<String> = schema.views.iter().map(|(v, t, c)| format!("{v} (reads {t}.{c})")).collect();
+        return Err(Error::refused(format!(
+            "views, policies, triggers or indexes read the key column or a column referencing it, and would fail or \
+             give other results once the column holds 16 bytes: {}; drop them first and create them again afterwards",
+            names.join(", ")
+        )));
+    }
+    let columns: Vec<&str> = std::iter::once(schema.column.name.as_str())
+        .chain(schema.child_columns.iter().map(|c| c.name.as_str()))
+        .collect();
+    let triggers: Vec<String> = schema
+        .triggers
+        .iter()
+        .filter(|t| columns.iter().any(|c| crate::schema::mentions(&t.definition, c)))
+        .map(|t| format!("{} on {} ({})", t.name, t.table, t.events))
+        .collect();
+    if !triggers.is_empty() {
+        return Err(Error::refused(format!(
+            "triggers name the key column or a column referencing it, and would write or compare text where 16 bytes \
+             are held: {}; drop them first and create them again afterwards",
+            triggers.join(", ")
+        )));
+    }
+    if !schema.computed.is_empty() {
+        let names: Vec<String> = schema
+            .computed
+            .iter()
+            .map(|(t, c, e)| match e {
+                Some(e) => format!("{t}.{c} AS ({e})"),
+                None => format!("{t}.{c} (SQLite does not tell its expression)"),
+            })
+            .collect();
+        return Err(Error::refused(format!(
+            "generated columns are computed from the key column or a column referencing it, and would compute \
+             something else once the column holds 16 bytes (or stop the type change half-way): {}; drop or rewrite \
+             them first",
+            names.join("; ")
+        )));
+    }
+    if !schema.checks.is_empty() {
+        let names: Vec<String> =
+            schema.checks.iter().map(|c| format!("{} on {}: {}", c.name, c.table, c.definition)).collect();
+        return Err(Error::refused(format!(
+            "CHECK constraints mention the key column or a column referencing it, and would not hold once the \
+             column holds 16 bytes: {}; drop them first",
+            names.join("; ")
+        )));
+    }
+    Ok(())
+}
+
 /// The plain index of a MySQL table definition (`SHOW CREATE TABLE`) on exactly `columns`:
 /// its quoted name and its definition line (`KEY `pid` (`pid`)`).
 fn mysql_fk_index(definition: &str, columns: &[String]) -> Option<(String, String)> {

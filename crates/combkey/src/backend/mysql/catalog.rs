@@ -288,6 +288,17 @@ impl Catalog for MySql {
         })
     }
 
+    fn views_reading(&self, table: &Name, column: &str) -> Option<Query<Vec<Name>>> {
+        // MariaDB keeps a view's text with every column qualified: `db`.`table`.`column`.
+        Some(Query {
+            sql: "SELECT CAST(CONCAT(TABLE_SCHEMA, '.', TABLE_NAME) AS CHAR) FROM information_schema.VIEWS \
+                  WHERE VIEW_DEFINITION LIKE CONCAT('%`', ?, '`.`', ?, '`%') ORDER BY 1"
+                .into(),
+            params: vec![table.name.clone(), column.to_string()],
+            parse: |rows| rows.iter().map(|r| Ok(Name { schema: None, name: format!("view {}", text(r, 0)?) })).collect(),
+        })
+    }
+
     fn run_lock(&self, table: &Name) -> Option<Query<bool>> {
         // A lock name is at most 64 characters: the table's name goes in as its SHA-1.
         Some(Query {

@@ -308,18 +308,27 @@ impl Catalog for Postgres {
     fn views_reading(&self, table: &Name, column: &str) -> Option<Query<Vec<Name>>> {
         let mut params = params(table);
         params.push(column.to_string());
+        // Views and rules (pg_rewrite), row security policies, triggers (WHEN, UPDATE OF) and
+        // expression or partial indexes: what pg_depend records as reading the column, each of
+        // which keeps ALTER COLUMN ... TYPE from running (or fails it).
         Some(Query {
             sql: format!(
-                "SELECT DISTINCT vn.nspname::text, v.relname::text FROM pg_depend d \
-                 JOIN pg_rewrite r ON r.oid = d.objid JOIN pg_class v ON v.oid = r.ev_class \
-                 JOIN pg_namespace vn ON vn.oid = v.relnamespace \
-                 WHERE d.classid = 'pg_rewrite'::regclass AND d.refclassid = 'pg_class'::regclass \
-                 AND d.refobjid = {OID} AND v.oid <> {OID} \
-                 AND d.refobjsubid = (SELECT attnum FROM pg_attribute WHERE attrelid = {OID} AND attname = $3) \
+                "WITH col AS (SELECT attnum FROM pg_attribute WHERE attrelid = {OID} AND attname = $3), \
+                 dep AS (SELECT classid, objid FROM pg_depend WHERE refclassid = 'pg_class'::regclass \
+                   AND refobjid = {OID} AND refobjsubid = (SELECT attnum FROM col)) \
+                 SELECT DISTINCT 'view', vn.nspname || '.' || v.relname FROM dep d JOIN pg_rewrite r ON r.oid = d.objid \
+                   JOIN pg_class v ON v.oid = r.ev_class JOIN pg_namespace vn ON vn.oid = v.relnamespace \
+                   WHERE d.classid = 'pg_rewrite'::regclass AND v.oid <> {OID} \
+                 UNION SELECT 'policy', p.polname || ' on ' || p.polrelid::regclass::text FROM dep d \
+                   JOIN pg_policy p ON p.oid = d.objid WHERE d.classid = 'pg_policy'::regclass \
+                 UNION SELECT 'trigger', t.tgname || ' on ' || t.tgrelid::regclass::text FROM dep d \
+                   JOIN pg_trigger t ON t.oid = d.objid WHERE d.classid = 'pg_trigger'::regclass \
+                 UNION SELECT 'index', i.indexrelid::regclass::text FROM dep d JOIN pg_index i ON i.indexrelid = d.objid \
+                   WHERE d.classid = 'pg_class'::regclass AND (i.indexprs IS NOT NULL OR i.indpred IS NOT NULL) \
                  ORDER BY 1, 2"
             ),
             params,
-            parse: names,
+            parse: |rows| rows.iter().map(|r| Ok(Name { schema: None, name: format!("{} {}", text(r, 0)?, text(r, 1)?) })).collect(),
         })
     }
 

@@ -119,6 +119,18 @@ impl Catalog for Sqlite {
         })
     }
 
+    fn views_reading(&self, table: &Name, column: &str) -> Option<Query<Vec<Name>>> {
+        // SQLite keeps each view's and trigger's text as written: those that name the table
+        // and the column (a text search, so it may name more than read it).
+        Some(Query {
+            sql: "SELECT type || ' ' || name FROM sqlite_master WHERE type IN ('view', 'trigger') \
+                  AND instr(lower(sql), lower(?)) > 0 AND instr(lower(sql), lower(?)) > 0 ORDER BY 1"
+                .into(),
+            params: vec![table.name.clone(), column.to_string()],
+            parse: |rows| rows.iter().map(|r| Ok(Name { schema: None, name: text(r, 0)? })).collect(),
+        })
+    }
+
     fn columns(&self, table: &Name) -> Query<Vec<Column>> {
         Query {
             sql: "SELECT name, lower(type), CAST(NOT \"notnull\" AS TEXT), dflt_value, CAST(hidden IN (2, 3) AS TEXT) \
