@@ -316,6 +316,11 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, combkey
              step reached; after a crash, run the same command again to finish. Other sessions' writes to these tables \
              are refused while the foreign keys are dropped.",
         );
+    } else if args.online {
+        header.push_str(
+            "\n--   --online: in batches, each one short transaction that commits whole (parents and their children \
+             together); the journal keeps the position, so a stopped run goes on from it",
+        );
     } else {
         header.push_str("\n--   one transaction: it commits whole, or nothing changes");
     }

@@ -1002,7 +1002,11 @@ mod mariadb {
         )
         .await;
         for id in rtcomb_sql(30, 86) {
-            exec(&mut c, &format!("INSERT INTO doctor_ix VALUES ('{id}'); INSERT INTO doctor_ix_c (pid) VALUES ('{id}')")).await;
+            exec(
+                &mut c,
+                &format!("INSERT INTO doctor_ix VALUES ('{id}'); INSERT INTO doctor_ix_c (pid) VALUES ('{id}')"),
+            )
+            .await;
         }
         let before = show(&mut c, "doctor_ix_c").await;
         assert!(before.contains("KEY `pid` (`pid`)"), "{before}");
@@ -1039,8 +1043,10 @@ mod mariadb {
                 exec(&mut c, &format!("INSERT INTO {t} VALUES ({v}); INSERT INTO {t}_c VALUES ({v}); INSERT INTO {t}_g (cpid) VALUES ({v})"))
                     .await;
             }
-            let before = (show(&mut c, t).await, show(&mut c, &format!("{t}_c")).await, show(&mut c, &format!("{t}_g")).await);
-            let keys = format!("SELECT COUNT(*) FROM {t}_g g JOIN {t}_c c ON c.pid = g.cpid JOIN {t} p ON p.id = c.pid");
+            let before =
+                (show(&mut c, t).await, show(&mut c, &format!("{t}_c")).await, show(&mut c, &format!("{t}_g")).await);
+            let keys =
+                format!("SELECT COUNT(*) FROM {t}_g g JOIN {t}_c c ON c.pid = g.cpid JOIN {t} p ON p.id = c.pid");
             assert_eq!(scalar(&mut c, &keys).await, 40);
             let r = report(&url, t, &[]);
             assert!(r["refusal"].as_str().is_some_and(|m| m.contains(&format!("{t}_g"))), "{ty}: {r}");
@@ -1052,7 +1058,8 @@ mod mariadb {
                 assert!(stderr(&out).contains("chain"), "{}", stderr(&out));
             }
             assert_eq!(scalar(&mut c, &keys).await, 40, "{ty}: every grandchild still joins");
-            let after = (show(&mut c, t).await, show(&mut c, &format!("{t}_c")).await, show(&mut c, &format!("{t}_g")).await);
+            let after =
+                (show(&mut c, t).await, show(&mut c, &format!("{t}_c")).await, show(&mut c, &format!("{t}_g")).await);
             assert_eq!(after, before, "{ty}: nothing changed");
         }
     }
@@ -1276,23 +1283,38 @@ mod sqlite {
         let mut c = SqliteConnection::connect(&url).await.unwrap();
         for (child, says) in [
             ("CREATE TABLE g (n INTEGER PRIMARY KEY, pid TEXT REFERENCES p (id) CHECK (length(pid) = 36))", "CHECK"),
-            ("CREATE TABLE g (n INTEGER PRIMARY KEY, pid TEXT REFERENCES p (id), h TEXT GENERATED ALWAYS AS (substr(pid, 1, 8)) STORED)", "generated"),
+            (
+                "CREATE TABLE g (n INTEGER PRIMARY KEY, pid TEXT REFERENCES p (id), h TEXT GENERATED ALWAYS AS (substr(pid, 1, 8)) STORED)",
+                "generated",
+            ),
         ] {
-            sqlx::raw_sql(AssertSqlSafe(format!("DROP TABLE IF EXISTS g; DROP TABLE IF EXISTS p; CREATE TABLE p (id TEXT PRIMARY KEY); {child}")))
-                .execute(&mut c)
-                .await
-                .unwrap();
+            sqlx::raw_sql(AssertSqlSafe(format!(
+                "DROP TABLE IF EXISTS g; DROP TABLE IF EXISTS p; CREATE TABLE p (id TEXT PRIMARY KEY); {child}"
+            )))
+            .execute(&mut c)
+            .await
+            .unwrap();
             for id in rtcomb_sql(20, 90) {
-                sqlx::query("INSERT INTO p VALUES (?1); INSERT INTO g (pid) VALUES (?1)").bind(id.to_string()).execute(&mut c).await.unwrap();
+                sqlx::query("INSERT INTO p VALUES (?1); INSERT INTO g (pid) VALUES (?1)")
+                    .bind(id.to_string())
+                    .execute(&mut c)
+                    .await
+                    .unwrap();
             }
             let before: Vec<(String, String)> =
-                sqlx::query_as("SELECT typeof(p.id), typeof(g.pid) FROM p JOIN g ON g.pid = p.id").fetch_all(&mut c).await.unwrap();
+                sqlx::query_as("SELECT typeof(p.id), typeof(g.pid) FROM p JOIN g ON g.pid = p.id")
+                    .fetch_all(&mut c)
+                    .await
+                    .unwrap();
             assert_eq!(before.len(), 20);
             let out = combkey(&["doctor", "--url", &url, "--table", "p", "--apply"], None);
             assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
             assert!(stderr(&out).contains(says), "{}", stderr(&out));
             let after: Vec<(String, String)> =
-                sqlx::query_as("SELECT typeof(p.id), typeof(g.pid) FROM p JOIN g ON g.pid = p.id").fetch_all(&mut c).await.unwrap();
+                sqlx::query_as("SELECT typeof(p.id), typeof(g.pid) FROM p JOIN g ON g.pid = p.id")
+                    .fetch_all(&mut c)
+                    .await
+                    .unwrap();
             assert_eq!(after, before, "nothing changed");
         }
     }

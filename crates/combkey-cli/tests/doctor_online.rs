@@ -237,6 +237,12 @@ mod postgres {
             &[("COMBKEY_DOCTOR_FAIL_AFTER_BATCH", "4")],
         );
         assert!(!out.status.success());
+        let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(
+            said.contains("in batches, each one short transaction")
+                && !said.contains("one transaction: it commits whole, or nothing"),
+            "{said}"
+        );
         let half = json(&combkey_env(&["doctor", "--url", &url, "--table", t, "--json"], &[]));
         let v7 = layouts(&half).iter().find(|(l, _)| l == "v7").map_or(0, |(_, n)| *n);
         assert!(v7 > 0 && v7 < 5000, "stopped half-way: {half}");
@@ -284,7 +290,8 @@ mod postgres {
         seed(&mut c, t, 0, 5).await;
         let insert = |ids: Vec<Comb>| {
             let texts: Vec<String> = ids.iter().map(ToString::to_string).collect();
-            sqlx::query(AssertSqlSafe(format!("INSERT INTO {t} (id) SELECT u::uuid FROM UNNEST($1::text[]) u"))).bind(texts)
+            sqlx::query(AssertSqlSafe(format!("INSERT INTO {t} (id) SELECT u::uuid FROM UNNEST($1::text[]) u")))
+                .bind(texts)
         };
         let start = Timestamp::now().saturating_add_ms(-3_000_000);
         insert(rtcomb_sql_from(start, 3000, 5)).execute(&mut c).await.unwrap();

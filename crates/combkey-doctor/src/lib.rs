@@ -83,6 +83,10 @@ fn shown(v: &Stored) -> String {
         Stored::Bytes(b) if b.len() == 16 => {
             format!("0x{}", b.iter().map(|x| format!("{x:02X}")).collect::<String>())
         }
+        // UUID text in a binary column (MySQL's text keys read as bytes): the text.
+        Stored::Bytes(b) if b.len() <= 64 && b.iter().all(|c| c.is_ascii_graphic()) => {
+            format!("{:?}", String::from_utf8_lossy(b))
+        }
         Stored::Bytes(b) => format!("{} bytes", b.len()),
     }
 }

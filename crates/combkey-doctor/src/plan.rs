@@ -345,7 +345,14 @@ pub(crate) fn build(
             .chained
             .iter()
             .map(|g| {
-                format!("{}.({}) -> {}.({}) ({})", g.child, g.child_columns.join(", "), g.parent, g.parent_columns.join(", "), g.name)
+                format!(
+                    "{}.({}) -> {}.({}) ({})",
+                    g.child,
+                    g.child_columns.join(", "),
+                    g.parent,
+                    g.parent_columns.join(", "),
+                    g.name
+                )
             })
             .collect();
         return Err(Error::refused(format!(

@@ -31,7 +31,8 @@ async fn complete_todo(pool: &SqlitePool, id: Uuid) -> Result<bool, sqlx::Error>
 }
 
 async fn list_todos(pool: &SqlitePool) -> Result<(), sqlx::Error> {
-    let todos: Vec<Todo> = sqlx::query_as("SELECT id, description, done FROM todos ORDER BY id").fetch_all(pool).await?;
+    let todos: Vec<Todo> =
+        sqlx::query_as("SELECT id, description, done FROM todos ORDER BY id").fetch_all(pool).await?;
     for todo in todos {
         println!("- [{}] {}: {}", if todo.done { "x" } else { " " }, todo.id, &todo.description);
     }

@@ -295,7 +295,9 @@ impl Catalog for MySql {
                   WHERE VIEW_DEFINITION LIKE CONCAT('%`', ?, '`.`', ?, '`%') ORDER BY 1"
                 .into(),
             params: vec![table.name.clone(), column.to_string()],
-            parse: |rows| rows.iter().map(|r| Ok(Name { schema: None, name: format!("view {}", text(r, 0)?) })).collect(),
+            parse: |rows| {
+                rows.iter().map(|r| Ok(Name { schema: None, name: format!("view {}", text(r, 0)?) })).collect()
+            },
         })
     }
 

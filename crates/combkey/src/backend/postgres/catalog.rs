@@ -328,7 +328,11 @@ impl Catalog for Postgres {
                  ORDER BY 1, 2"
             ),
             params,
-            parse: |rows| rows.iter().map(|r| Ok(Name { schema: None, name: format!("{} {}", text(r, 0)?, text(r, 1)?) })).collect(),
+            parse: |rows| {
+                rows.iter()
+                    .map(|r| Ok(Name { schema: None, name: format!("{} {}", text(r, 0)?, text(r, 1)?) }))
+                    .collect()
+            },
         })
     }
 
