@@ -8,6 +8,7 @@
 //! combkey validate [--now RFC3339] [--past DUR] [--future DUR] [--layout v7|short-prefix] ID...
 //! combkey sql postgres|mysql|sqlite|sqlserver [--up|--down]
 //! combkey sql postgres|mysql|sqlserver partitions --table NAME --interval day|week|month|year
+//! combkey sql mysql shards --table NAME --servers b1,b2,b3 [--interval month] (--from D --to D | --hash | ...)
 //!     (--from DATE --to DATE [--default] | --from DATE --drop-before DATE | --add N --after DATE [--default])
 //! combkey doctor --url URL --table NAME [--column id] [--sample N] [--json] [--migration-sql | --apply]
 //! ```
@@ -20,7 +21,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use combkey::layouts::{Layout, LocalityFields};
-use combkey::sql::{Interval, Partitioning};
+use combkey::sql::{Interval, Partitioning, Sharding};
 use combkey::{Backend, Comb, Expected, ShortPrefix, ShortPrefixGenerator, Timestamp, V7Generator, Validator};
 
 #[cfg(feature = "doctor")]
@@ -127,6 +128,65 @@ enum SqlCommand {
     /// Partition DDL for a table keyed by COMB ids: one partition per interval (PostgreSQL,
     /// MySQL/MariaDB, SQL Server), or the statements that drop old partitions or add new ones.
     Partitions(PartitionArgs),
+    /// MariaDB Spider: the head's DDL that shards a table across backend servers by its COMB
+    /// key, by time (one partition per interval, the servers in turn) or by hash (--hash);
+    /// the statements that add the next intervals or drop old ones.
+    Shards(ShardArgs),
+}
+
+/// `combkey sql mysql shards`.
+#[derive(Args, Debug)]
+struct ShardArgs {
+    /// The table (a plain identifier); each backend holds a table of this name.
+    #[arg(long)]
+    table: String,
+    /// The COMB key column (a plain identifier).
+    #[arg(long, default_value = "id")]
+    key: String,
+    /// The head's server names for the backends (CREATE SERVER), comma separated.
+    #[arg(long, value_delimiter = ',', required = true)]
+    servers: Vec<String>,
+    /// How long one shard's interval lasts: day, week, month or year.
+    #[arg(long, value_parser = parse_interval, default_value = "month")]
+    interval: Interval,
+    /// Shard by a hash of the key (PARTITION BY KEY), one partition per server.
+    #[arg(long, conflicts_with_all = ["from", "to", "drop_before", "add"])]
+    hash: bool,
+    /// The first interval: the one holding this date.
+    #[arg(long, value_parser = parse_date)]
+    from: Option<Timestamp>,
+    /// Intervals up to the one before this date (later ids go to pmax).
+    #[arg(long, value_parser = parse_date, requires = "from")]
+    to: Option<Timestamp>,
+    /// Retention: the statements that delete the rows of the intervals older than this date
+    /// on their backends and drop their partitions on the head (of a table made --from DATE).
+    #[arg(long, value_parser = parse_date, requires = "from", conflicts_with_all = ["to", "add"])]
+    drop_before: Option<Timestamp>,
+    /// Add this many intervals, split off pmax, from the interval holding --after.
+    #[arg(long, requires = "after", conflicts_with_all = ["from", "to"])]
+    add: Option<usize>,
+    /// With --add: the date whose interval is the first new one.
+    #[arg(long, value_parser = parse_date, requires = "add")]
+    after: Option<Timestamp>,
+}
+
+/// The text `combkey sql mysql shards ...` prints.
+fn shards(backend: Backend, args: &ShardArgs) -> Result<String, String> {
+    if backend != Backend::MySql {
+        return Err("shards are MariaDB Spider tables: use `combkey sql mysql shards`".into());
+    }
+    let servers: Vec<&str> = args.servers.iter().map(String::as_str).collect();
+    let s = Sharding::new(&args.table, args.interval, &servers)
+        .and_then(|s| s.with_key(&args.key))
+        .map_err(|e| e.to_string())?;
+    let text = match (args.hash, args.from, args.to, args.drop_before, args.add, args.after) {
+        (true, None, None, None, None, _) => Ok(s.hash()),
+        (false, Some(from), Some(to), None, None, _) => s.range(from, to),
+        (false, Some(from), None, Some(before), None, _) => s.drop_before(from, before),
+        (false, None, None, None, Some(count), Some(after)) => s.add(after, count),
+        _ => return Err("give --hash, or --from and --to, or --from and --drop-before, or --add and --after".into()),
+    };
+    text.map_err(|e| e.to_string())
 }
 
 /// `combkey sql BACKEND partitions`.
@@ -340,6 +400,13 @@ fn run(command: Command, out: &mut impl Write) -> Result<bool, String> {
                 return Err("--up/--down do not go with partitions".into());
             }
             out.write_all(partitions(backend, &args)?.as_bytes()).map_err(io_err)?;
+            Ok(true)
+        }
+        Command::Sql { backend, part, what: Some(SqlCommand::Shards(args)) } => {
+            if part.up || part.down {
+                return Err("--up/--down do not go with shards".into());
+            }
+            out.write_all(shards(backend, &args)?.as_bytes()).map_err(io_err)?;
             Ok(true)
         }
         Command::Sql { backend, part, what: None } => {

@@ -15,8 +15,10 @@
 //! ```
 
 pub(crate) mod partitions;
+mod shards;
 
 pub use partitions::{Interval, Partitioning};
+pub use shards::Sharding;
 
 /// The batches of an SQL text, split at lines that read `GO` (SQL Server); trimmed, empty
 /// ones dropped. SQL Server needs each `CREATE FUNCTION` in a batch of its own, and its texts

@@ -73,6 +73,18 @@ impl Interval {
         next.unwrap_or(start)
     }
 
+    /// The interval's number counted from 1970 (days, weeks from a Monday, months, years),
+    /// for assigning intervals to servers in turn.
+    pub fn ordinal(self, start: Timestamp) -> i64 {
+        let (y, m, _) = start.date();
+        match self {
+            Interval::Day => start.days(),
+            Interval::Week => (start.days() + 3).div_euclid(7),
+            Interval::Month => (y - 1970) * 12 + i64::from(m) - 1,
+            Interval::Year => y - 1970,
+        }
+    }
+
     /// The suffix that names the interval starting at `start`: `2026_01_31`, `2026_w05`,
     /// `2026_01`, `2026`.
     pub fn suffix(self, start: Timestamp) -> String {
@@ -135,7 +147,7 @@ pub struct Partitioning {
 }
 
 /// `name` if it is a plain SQL identifier that stays one with a partition suffix.
-fn identifier(what: &'static str, name: &str) -> Result<String, Error> {
+pub(crate) fn identifier(what: &'static str, name: &str) -> Result<String, Error> {
     let ok = !name.is_empty()
         && name.len() <= 48
         && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
