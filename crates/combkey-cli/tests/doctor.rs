@@ -408,7 +408,8 @@ mod postgres {
             &mut c,
             "DROP TABLE IF EXISTS doctor_text_items; DROP TABLE IF EXISTS doctor_text;
              CREATE TABLE doctor_text (id text PRIMARY KEY, expect uuid NOT NULL);
-             CREATE TABLE doctor_text_items (n serial PRIMARY KEY, parent text REFERENCES doctor_text (id) ON UPDATE CASCADE)",
+             CREATE TABLE doctor_text_items (n serial PRIMARY KEY, parent text REFERENCES doctor_text (id) ON UPDATE CASCADE);
+             COMMENT ON CONSTRAINT doctor_text_items_parent_fkey ON doctor_text_items IS 'each item''s order'",
         )
         .await;
         let g = V7Generator::new();
@@ -436,6 +437,14 @@ mod postgres {
                 .unwrap();
         assert_eq!(joined, 50);
         assert_eq!(after["referenced_by"], serde_json::json!(["doctor_text_items.parent"]));
+        // The foreign key came back with its comment.
+        let comment: Option<String> = sqlx::query_scalar(
+            "SELECT obj_description(oid, 'pg_constraint') FROM pg_constraint WHERE conname = 'doctor_text_items_parent_fkey'",
+        )
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+        assert_eq!(comment.as_deref(), Some("each item's order"));
     }
 
     /// User triggers are named and refused unless `--triggers fire`; inheriting tables are
@@ -630,6 +639,20 @@ mod postgres {
         assert!(stderr(&out).contains("rows already reference no row"), "{}", stderr(&out));
         assert_eq!(pairs(&mut c, "doctor_nv").await, before, "nothing changed");
 
+        // A rule that rewrites UPDATEs of the table: PostgreSQL would run it for every key
+        // changed (or refuse the UPDATE inside WITH).
+        seed(&mut c, "doctor_rule", &ids).await;
+        exec(
+            &mut c,
+            "DROP TABLE IF EXISTS doctor_rule_log; CREATE TABLE doctor_rule_log (x uuid);
+             CREATE RULE doctor_rule_r AS ON UPDATE TO doctor_rule DO ALSO INSERT INTO doctor_rule_log VALUES (NEW.id)",
+        )
+        .await;
+        let before = pairs(&mut c, "doctor_rule").await;
+        refused(&url, "doctor_rule", &[], "doctor_rule_r (ON UPDATE) on public.doctor_rule");
+        assert_eq!(pairs(&mut c, "doctor_rule").await, before, "nothing changed");
+        exec(&mut c, "DROP RULE doctor_rule_r ON doctor_rule").await;
+
         exec(&mut c, "DROP TABLE IF EXISTS doctor_bytea; CREATE TABLE doctor_bytea (id bytea PRIMARY KEY)").await;
         for id in &ids {
             exec(&mut c, &format!("INSERT INTO doctor_bytea VALUES ('\\x{}')", combkey_testutil::hex(*id))).await;
@@ -671,7 +694,7 @@ mod postgres {
         let lock = "hashtextextended('combkey_doctor:public.doctor_twice', 0)";
         exec(&mut holder, &format!("SELECT pg_advisory_lock({lock})")).await;
         for extra in [&[][..], &["--online"][..]] {
-            let mut args = vec!["doctor", "--url", &url, "--table", "doctor_twice", "--apply"];
+            let mut args = vec!["doctor", "--url", &url, "--table", "doctor_twice", "--apply", "--lock-timeout", "1s"];
             args.extend_from_slice(extra);
             let out = combkey(&args, None);
             assert_eq!(out.status.code(), Some(1), "{extra:?}");
@@ -968,7 +991,8 @@ mod mariadb {
         let mut holder = connect().await;
         let name = "CONCAT('combkey_doctor:', SHA1('test.doctor_twice_p'))";
         assert_eq!(scalar(&mut holder, &format!("SELECT GET_LOCK({name}, 0)")).await, 1);
-        let out = combkey(&["doctor", "--url", &url, "--table", "doctor_twice_p", "--apply"], None);
+        let out =
+            combkey(&["doctor", "--url", &url, "--table", "doctor_twice_p", "--apply", "--lock-timeout", "1s"], None);
         assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
         assert!(stderr(&out).contains("another combkey doctor is converting test.doctor_twice_p"), "{}", stderr(&out));
         assert_eq!(show(&mut c, "doctor_twice_p").await, before, "nothing changed");
@@ -977,7 +1001,8 @@ mod mariadb {
         // too: this one waits its turn.
         let child = "CONCAT('combkey_doctor:', SHA1('doctor_twice_other.lines'))";
         assert_eq!(scalar(&mut holder, &format!("SELECT GET_LOCK({child}, 0)")).await, 1);
-        let out = combkey(&["doctor", "--url", &url, "--table", "doctor_twice_p", "--apply"], None);
+        let out =
+            combkey(&["doctor", "--url", &url, "--table", "doctor_twice_p", "--apply", "--lock-timeout", "1s"], None);
         assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
         assert!(stderr(&out).contains("is converting doctor_twice_other.lines"), "{}", stderr(&out));
         assert_eq!(show(&mut c, "doctor_twice_p").await, before, "nothing changed");
@@ -1096,6 +1121,40 @@ mod mariadb {
         assert_eq!(show(&mut c, "doctor_vw").await, before, "nothing changed");
         exec(&mut c, "DROP TRIGGER doctor_vw_t").await;
         assert_eq!(report(&url, "doctor_vw", &["--apply"])["column_type"], "binary(16)");
+    }
+
+    /// A journaled run stopped with its guards up, then the tables re-created (a restore from
+    /// a backup): the next run refuses, changing nothing, and says how to let go of the old
+    /// journal; without it the tables convert as new.
+    #[tokio::test]
+    async fn a_journal_that_no_longer_matches_the_tables_is_refused() {
+        let url = combkey_testutil::mysql_url();
+        let mut c = connect().await;
+        let ids = rtcomb_sql(30, 91);
+        seed_text(&mut c, "doctor_stale", &ids).await;
+        let n = steps(&url, "doctor_stale_p", &[]);
+        // Stopped after the foreign key was dropped (guards up).
+        let plan = ok(&combkey(&["doctor", "--url", &url, "--table", "doctor_stale_p", "--migration-sql"], None));
+        let dropped =
+            plan.lines().filter(|l| l.starts_with("-- step ")).position(|l| l.contains("drop foreign key")).unwrap();
+        assert!(dropped < n);
+        let out = apply_stopped_after(&url, "doctor_stale_p", dropped, &[]);
+        assert!(!out.status.success());
+        // Restored from a backup: the tables as they were, no guards.
+        seed_text(&mut c, "doctor_stale", &ids).await;
+        let before = show(&mut c, "doctor_stale_p").await;
+        let out = combkey(&["doctor", "--url", &url, "--table", "doctor_stale_p", "--apply"], None);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("does not match the tables") && stderr(&out).contains("DELETE FROM"),
+            "{}",
+            stderr(&out)
+        );
+        assert_eq!(show(&mut c, "doctor_stale_p").await, before, "nothing changed");
+        exec(&mut c, "DELETE FROM combkey_doctor_journal WHERE target = 'test.doctor_stale_p.id'").await;
+        let after = report(&url, "doctor_stale_p", &["--apply"]);
+        assert_eq!(after["column_type"], "binary(16)", "{after}");
+        assert_eq!(text_state(&mut c, "doctor_stale").await, (15, 15, 30));
     }
 
     /// `BINARY(16)` keys (values only): one transaction with the session's foreign key checks

@@ -52,7 +52,7 @@ mod schema;
 use std::time::Instant;
 
 use combkey::Backend;
-use combkey::backend::catalog::{Name, Stored};
+use combkey::backend::catalog::{Name, Query, Stored};
 
 pub use apply::{Progress, Quiet};
 pub use audit::{Audit, Classifier, Kind, Rule};
@@ -239,7 +239,10 @@ impl Doctor {
     /// session, held until the connection ends, so that two doctors never plan or change the
     /// same table at once (also two parents that share a referencing table); the second is
     /// told and changes nothing.
-    async fn lock(&mut self, tables: &[Name]) -> Result<(), Error> {
+    /// A lock still held is waited for up to `wait_ms` (the lock timeout): a doctor that was
+    /// just killed holds its locks until the server has noticed its connection is gone.
+    async fn lock(&mut self, tables: &[Name], wait_ms: u64) -> Result<(), Error> {
+        let deadline = Instant::now() + std::time::Duration::from_millis(wait_ms);
         let cat = self.db.catalog()?;
         if let Some(first) = tables.first()
             && !self.locked.contains(first)
@@ -255,9 +258,18 @@ impl Doctor {
             if self.locked.contains(table) {
                 continue;
             }
-            if let Some(q) = cat.run_lock(table)
-                && !self.db.query(q).await?
-            {
+            let mut taken = true;
+            if let Some(q) = cat.run_lock(table) {
+                loop {
+                    taken =
+                        self.db.query(Query { sql: q.sql.clone(), params: q.params.clone(), parse: q.parse }).await?;
+                    if taken || Instant::now() >= deadline {
+                        break;
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                }
+            }
+            if !taken {
                 return Err(Error::new(
                     ErrorKind::Conflict,
                     format!(
@@ -330,12 +342,12 @@ impl Doctor {
         let cat = self.db.catalog()?;
         // An unknown table is told by the read below, with its hint.
         if let Some(name) = self.db.query(cat.resolve(table)?).await? {
-            self.lock(&[name]).await?;
+            self.lock(&[name], options.lock_timeout_ms).await?;
         }
         let read = self.read(table, column, None, options).await?;
         let mut tables = vec![read.schema.table.clone()];
         tables.extend(read.schema.references.iter().map(|fk| fk.child.clone()));
-        self.lock(&tables).await?;
+        self.lock(&tables, options.lock_timeout_ms).await?;
         if let Some((plan, _)) = self.unfinished(&read.schema.table, &read.schema.column.name).await? {
             return Ok((plan, Vec::new()));
         }
@@ -370,11 +382,40 @@ impl Doctor {
     /// journaled run of it after the last step it finished.
     pub async fn apply(&mut self, plan: &Plan, values: &[Stored], progress: &mut dyn Progress) -> Result<(), Error> {
         let table: Name = (&plan.table).into();
-        self.lock(&plan_tables(plan)).await?;
+        self.lock(&plan_tables(plan), plan.options.lock_timeout_ms).await?;
         let from = match self.unfinished(&table, &plan.column).await? {
             Some((journaled, step)) if journaled == *plan => usize::try_from(step + 1).unwrap_or(0),
             _ => 0,
         };
+        // A journaled run stopped while its guards were up: they must still be there, or the
+        // tables were re-created (a restore) or changed by hand since, and the journal's plan
+        // no longer describes them.
+        let guard = plan.steps.iter().position(|s| s.kind == StepKind::Guard);
+        let unguard = plan.steps.iter().position(|s| s.kind == StepKind::Unguard);
+        if let (Some(g), Some(u)) = (guard, unguard)
+            && from > g
+            && from <= u
+        {
+            let tag = plan::guard_tag(plan);
+            let n = self
+                .db
+                .count(&format!(
+                    "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_NAME LIKE 'combkey_guard_{tag}_%'"
+                ))
+                .await?;
+            if n == 0 {
+                let cat = self.db.catalog()?;
+                let (_, journal) = cat.journal_table(table.schema.as_deref());
+                return Err(Error::refused(format!(
+                    "the journal of an earlier run on {table}.{column} (stopped after step {from} of {steps}) does not \
+                     match the tables: the triggers it put up are gone, so the tables were re-created or changed since. \
+                     Nothing was changed. If the tables are as they should be, remove the journal's row and run again: \
+                     DELETE FROM {journal} WHERE target = '{table}.{column}'",
+                    column = plan.column,
+                    steps = plan.steps.len(),
+                )));
+            }
+        }
         let values = if from == 0 && !values.is_empty() { Some(values) } else { None };
         apply::run(&mut self.db, plan, from, values, progress).await
     }
@@ -389,7 +430,7 @@ impl Doctor {
         online: &Online,
         progress: &mut dyn Progress,
     ) -> Result<OnlineOutcome, Error> {
-        self.lock(&plan_tables(plan)).await?;
+        self.lock(&plan_tables(plan), plan.options.lock_timeout_ms).await?;
         online::run(&mut self.db, plan, online, progress).await
     }
 

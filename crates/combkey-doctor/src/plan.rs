@@ -340,6 +340,14 @@ pub(crate) fn build(
     if schema.column.generated {
         return Err(Error::refused(format!("{}.{} is a generated column", schema.table, column.name)));
     }
+    if !schema.rules.is_empty() {
+        let names: Vec<String> = schema.rules.iter().map(|(t, r)| format!("{r} on {t}")).collect();
+        return Err(Error::refused(format!(
+            "rules rewrite writes to the tables whose keys change: {}; PostgreSQL runs the conversion's UPDATE \
+             through them (or refuses it inside WITH); drop them first and create them again afterwards",
+            names.join(", ")
+        )));
+    }
     if !schema.chained.is_empty() {
         let names: Vec<String> = schema
             .chained
@@ -582,8 +590,19 @@ pub(crate) fn build(
                 1,
             );
         }
+        let mut sqls = vec![sql];
+        if let Some(comment) = &fk.comment
+            && backend == Backend::Postgres
+        {
+            sqls.push(format!(
+                "COMMENT ON CONSTRAINT {} ON {} IS '{}'",
+                backend.quote(&fk.name),
+                fk.child.quoted(backend),
+                comment.replace('\'', "''")
+            ));
+        }
         let mut s =
-            Step::new(StepKind::AddForeignKey, format!("add back foreign key {} of {}", fk.name, fk.child), vec![sql]);
+            Step::new(StepKind::AddForeignKey, format!("add back foreign key {} of {}", fk.name, fk.child), sqls);
         s.restores = Some(Object {
             kind: "foreign key".into(),
             name: fk.name.clone(),
@@ -775,7 +794,7 @@ fn mysql_fk_index(definition: &str, columns: &[String]) -> Option<(String, Strin
     })
 }
 
-fn guard_tag(plan: &Plan) -> String {
+pub(crate) fn guard_tag(plan: &Plan) -> String {
     let mut h: u32 = 2_166_136_261;
     for b in plan.target().bytes() {
         h = (h ^ u32::from(b)).wrapping_mul(16_777_619);
@@ -830,6 +849,7 @@ mod tests {
                 "CONSTRAINT `lines_fk` FOREIGN KEY (`parent_id`, `tenant`) REFERENCES `shop`.`orders` (`id`, `tenant`)"
                     .into(),
             on_update: "NO ACTION".into(),
+            comment: None,
         };
         let mut definitions = BTreeMap::new();
         definitions.insert(parent.clone(), show_create.replace("`k`", "`id`"));
@@ -848,6 +868,7 @@ mod tests {
             definitions,
             computed: Vec::new(),
             views: Vec::new(),
+            rules: Vec::new(),
             chained: Vec::new(),
             orphans: Vec::new(),
             same_id: (0, Vec::new()),

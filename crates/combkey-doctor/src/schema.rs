@@ -40,6 +40,8 @@ pub struct Schema {
     /// Views that read the key column or a referencing column (PostgreSQL, whose column type
     /// change they block): view, and the table and column it reads.
     pub views: Vec<(Name, Name, String)>,
+    /// Rules that rewrite writes to the table or a referencing table (PostgreSQL): table, rule.
+    pub rules: Vec<(Name, String)>,
     /// Foreign keys that reference a *referencing* column (a grandchild: `g.cpid -> c.pid`
     /// where `c.pid -> table.id`): converting would have to follow the chain.
     pub chained: Vec<ForeignKey>,
@@ -146,6 +148,10 @@ impl Schema {
         let mut computed = computed_from(&name, &columns, &column.name);
         let mut views = Vec::new();
         let mut chained: Vec<ForeignKey> = Vec::new();
+        let mut rules: Vec<(Name, String)> = Vec::new();
+        if let Some(q) = catalog.rules(&name) {
+            rules.extend(db.query(q).await?.into_iter().map(|r| (name.clone(), r)));
+        }
         if let Some(q) = catalog.views_reading(&name, &column.name) {
             views.extend(db.query(q).await?.into_iter().map(|v| (v, name.clone(), column.name.clone())));
         }
@@ -170,6 +176,12 @@ impl Schema {
                 if !computed.contains(&c) {
                     computed.push(c);
                 }
+            }
+            if fk.child != name
+                && !rules.iter().any(|(t, _)| *t == fk.child)
+                && let Some(q) = catalog.rules(&fk.child)
+            {
+                rules.extend(db.query(q).await?.into_iter().map(|r| (fk.child.clone(), r)));
             }
             for g in db.query(catalog.references(&fk.child, &col.name)).await? {
                 let already = g.child == name && g.child_columns.iter().any(|c| c.eq_ignore_ascii_case(&column.name));
@@ -221,6 +233,7 @@ impl Schema {
             definitions,
             computed,
             views,
+            rules,
             chained,
             orphans: Vec::new(),
             same_id: (0, Vec::new()),

@@ -77,6 +77,8 @@ pub struct ForeignKey {
     pub definition: String,
     /// Its `ON UPDATE` action, upper case (`NO ACTION`, `CASCADE`, `RESTRICT`, ...).
     pub on_update: String,
+    /// Its comment (PostgreSQL `COMMENT ON CONSTRAINT`), which a re-created key must get back.
+    pub comment: Option<String>,
 }
 
 impl ForeignKey {
@@ -248,6 +250,11 @@ pub trait Catalog: Sync {
     fn rebuild_primary_key(&self, table: &Name, index: Option<&str>) -> Vec<String>;
     /// The primary key index's name, quoted and schema-qualified (PostgreSQL).
     fn primary_key_index(&self, _table: &Name) -> Option<Query<Option<String>>> {
+        None
+    }
+    /// The rules that rewrite an `INSERT`, `UPDATE` or `DELETE` of `table` (PostgreSQL's
+    /// `CREATE RULE`), each as `name (ON UPDATE)`; `None` where there are none.
+    fn rules(&self, _table: &Name) -> Option<Query<Vec<String>>> {
         None
     }
     /// The views that read `column` of `table`, where they keep its type from changing

@@ -156,6 +156,7 @@ impl Catalog for MySql {
                             // Filled from the child's SHOW CREATE TABLE (complete_foreign_key).
                             definition: String::new(),
                             on_update: text(r, 7)?.to_uppercase(),
+                            comment: None,
                         })
                     })
                     .collect()

@@ -106,7 +106,7 @@ impl Catalog for Postgres {
                  pn.nspname::text, pc.relname::text, \
                  (SELECT array_agg(a.attname::text ORDER BY u.i) FROM unnest(k.confkey) WITH ORDINALITY u(n, i) \
                     JOIN pg_attribute a ON a.attrelid = k.confrelid AND a.attnum = u.n)::text, \
-                 pg_get_constraintdef(k.oid), k.confupdtype::text \
+                 pg_get_constraintdef(k.oid), k.confupdtype::text, obj_description(k.oid, 'pg_constraint') \
                  FROM pg_constraint k \
                  JOIN pg_class cc ON cc.oid = k.conrelid JOIN pg_namespace cn ON cn.oid = cc.relnamespace \
                  JOIN pg_class pc ON pc.oid = k.confrelid JOIN pg_namespace pn ON pn.oid = pc.relnamespace \
@@ -135,6 +135,7 @@ impl Catalog for Postgres {
                             parent_columns: array(&text(r, 6)?),
                             definition: text(r, 7)?,
                             on_update: action.into(),
+                            comment: cell(r, 9)?,
                         })
                     })
                     .collect()
@@ -302,6 +303,17 @@ impl Catalog for Postgres {
             parse: |rows| {
                 Ok(rows.first().and_then(|r| cell(r, 0).ok().flatten()).and_then(|n| n.parse().ok()).unwrap_or(0))
             },
+        })
+    }
+
+    fn rules(&self, table: &Name) -> Option<Query<Vec<String>>> {
+        Some(Query {
+            sql: format!(
+                "SELECT rulename::text || ' (ON ' || CASE ev_type WHEN '2' THEN 'UPDATE' WHEN '3' THEN 'INSERT' \
+                 ELSE 'DELETE' END || ')' FROM pg_rewrite WHERE ev_class = {OID} AND ev_type <> '1' ORDER BY 1"
+            ),
+            params: params(table),
+            parse: |rows| rows.iter().map(|r| text(r, 0)).collect(),
         })
     }
 

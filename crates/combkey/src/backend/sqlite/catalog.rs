@@ -200,6 +200,7 @@ impl Catalog for Sqlite {
                                 parent_columns: vec![cell(r, 3)?.unwrap_or_default()],
                                 definition: cell(r, 5)?.unwrap_or_default(),
                                 on_update: text(r, 4)?.to_uppercase(),
+                                comment: None,
                             },
                         )),
                     }
