@@ -8,6 +8,7 @@
 //! combkey validate [--now RFC3339] [--past DUR] [--future DUR] [--layout v7|short-prefix] ID...
 //! combkey sql postgres|mysql|sqlite|sqlserver [--up|--down]
 //! combkey sql postgres|mysql|sqlserver partitions --table NAME --interval day|week|month|year
+//! combkey sql sqlserver convert --table dbo.T --from public|rtcomb-sql|newsequentialid [--ref dbo.C.col:fk]
 //! combkey sql mysql shards --table NAME --servers b1,b2,b3 [--interval month] (--from D --to D | --hash | ...)
 //!     (--from DATE --to DATE [--default] | --from DATE --drop-before DATE | --add N --after DATE [--default])
 //! combkey doctor --url URL --table NAME [--column id] [--sample N] [--json] [--migration-sql | --apply]
@@ -132,6 +133,42 @@ enum SqlCommand {
     /// key, by time (one partition per interval, the servers in turn) or by hash (--hash);
     /// the statements that add the next intervals or drop old ones.
     Shards(ShardArgs),
+    /// SQL Server: the T-SQL that moves an existing uniqueidentifier key column, and every
+    /// column referencing it, to combkey's stored form in one transaction (run once: a second
+    /// run changes nothing).
+    Convert(ConvertArgs),
+}
+
+/// `combkey sql sqlserver convert`.
+#[derive(Args, Debug)]
+struct ConvertArgs {
+    /// The table (`dbo.orders`), as written into the T-SQL.
+    #[arg(long)]
+    table: String,
+    /// The key column.
+    #[arg(long, default_value = "id")]
+    column: String,
+    /// What the column holds: public (ids as uuid::Uuid, .NET or NEWID() wrote them; they
+    /// keep their ids), rtcomb-sql (RT.Comb's Sql provider; to v7), newsequentialid (to v6).
+    #[arg(long, value_parser = parse_existing)]
+    from: combkey::backend::sqlserver::ExistingKeys,
+    /// A referencing column and its foreign key: TABLE.COLUMN:CONSTRAINT (dbo.items.order_id:fk_items_orders);
+    /// once per referencing column.
+    #[arg(long = "ref", value_parser = parse_referencing)]
+    references: Vec<combkey::backend::sqlserver::Referencing>,
+}
+
+fn parse_existing(s: &str) -> Result<combkey::backend::sqlserver::ExistingKeys, String> {
+    s.parse().map_err(|e: combkey::Error| e.to_string())
+}
+
+fn parse_referencing(s: &str) -> Result<combkey::backend::sqlserver::Referencing, String> {
+    let (column, fk) = s.rsplit_once(':').ok_or_else(|| format!("{s:?}: expected TABLE.COLUMN:CONSTRAINT"))?;
+    let (table, column) = column.rsplit_once('.').ok_or_else(|| format!("{s:?}: expected TABLE.COLUMN:CONSTRAINT"))?;
+    if table.is_empty() || column.is_empty() || fk.is_empty() {
+        return Err(format!("{s:?}: expected TABLE.COLUMN:CONSTRAINT"));
+    }
+    Ok(combkey::backend::sqlserver::Referencing { table: table.into(), column: column.into(), foreign_key: fk.into() })
 }
 
 /// `combkey sql mysql shards`.
@@ -400,6 +437,15 @@ fn run(command: Command, out: &mut impl Write) -> Result<bool, String> {
                 return Err("--up/--down do not go with partitions".into());
             }
             out.write_all(partitions(backend, &args)?.as_bytes()).map_err(io_err)?;
+            Ok(true)
+        }
+        Command::Sql { backend, part, what: Some(SqlCommand::Convert(args)) } => {
+            if backend != Backend::SqlServer || part.up || part.down {
+                return Err("convert is `combkey sql sqlserver convert` (without --up/--down)".into());
+            }
+            let sql =
+                combkey::backend::sqlserver::convert_table(&args.table, &args.column, args.from, &args.references);
+            out.write_all(sql.as_bytes()).map_err(io_err)?;
             Ok(true)
         }
         Command::Sql { backend, part, what: Some(SqlCommand::Shards(args)) } => {

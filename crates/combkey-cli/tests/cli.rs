@@ -374,7 +374,7 @@ fn sql_for_sql_server_is_in_batches() {
     let out = combkey(&["sql", "sqlserver", "--up"], None);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(text.lines().filter(|l| l.trim() == "GO").count(), 7, "{text}");
+    assert_eq!(text.lines().filter(|l| l.trim() == "GO").count(), 8, "{text}");
     assert!(text.contains("CREATE OR ALTER FUNCTION dbo.combkey_v7() RETURNS uniqueidentifier"));
     // `mssql` is the old spelling of `sqlserver`, kept for existing scripts.
     let old = combkey(&["sql", "mssql", "--up"], None);
@@ -581,4 +581,78 @@ fn sql_partitions() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+}
+
+#[test]
+fn sql_mysql_shards() {
+    let run = |args: &[&str]| {
+        let mut all = vec!["sql", "mysql", "shards", "--table", "orders", "--servers", "b1,b2,b3"];
+        all.extend_from_slice(args);
+        combkey(&all, None)
+    };
+    let out = run(&["--interval", "month", "--from", "2026-01-01", "--to", "2026-04-01"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("ALTER TABLE orders ENGINE = SPIDER"), "{text}");
+    assert!(
+        text.contains(
+            "PARTITION p2026_02 VALUES LESS THAN (0x019CA6B1DC0070008000000000000000) COMMENT = 'srv \"b2\", table \"orders_2026_02\"'"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("-- on server b3:\n--   CREATE TABLE IF NOT EXISTS orders_2026_03 LIKE orders;"), "{text}");
+    let out = run(&["--hash"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("PARTITION BY KEY(id) (") && text.matches("PARTITION p").count() == 3, "{text}");
+    let out = run(&["--add", "2", "--after", "2026-04-01"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("REORGANIZE PARTITION pmax INTO") && text.contains("p2026_05"), "{text}");
+    let out = run(&["--from", "2026-01-01", "--drop-before", "2026-03-01"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("DROP PARTITION IF EXISTS p2026_02;") && !text.contains("p2026_03"), "{text}");
+    // Errors: another backend, a bad server name.
+    let out = combkey(&["sql", "postgres", "shards", "--table", "t", "--servers", "b1", "--hash"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("combkey sql mysql shards"));
+    let out = combkey(&["sql", "mysql", "shards", "--table", "t", "--servers", "b1;x", "--hash"], None);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}
+
+#[test]
+fn sql_sqlserver_convert() {
+    let out = combkey(
+        &[
+            "sql",
+            "sqlserver",
+            "convert",
+            "--table",
+            "dbo.orders",
+            "--from",
+            "public",
+            "--ref",
+            "dbo.items.order_id:fk_items",
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("SET XACT_ABORT ON;\nBEGIN TRANSACTION;"), "{text}");
+    assert!(text.contains("ALTER TABLE dbo.items NOCHECK CONSTRAINT [fk_items];"), "{text}");
+    assert!(text.contains("UPDATE dbo.orders SET [id] = dbo.combkey_stored([id]);"), "{text}");
+    assert!(
+        text.contains("UPDATE dbo.items SET [order_id] = dbo.combkey_stored([order_id]) WHERE [order_id] IS NOT NULL;")
+    );
+    assert!(text.contains("ALTER TABLE dbo.items WITH CHECK CHECK CONSTRAINT [fk_items];"), "{text}");
+    assert!(text.contains("WHERE target = N'dbo.orders.id'") && text.ends_with("COMMIT TRANSACTION;\n"), "{text}");
+    for (from, f) in
+        [("rtcomb-sql", "dbo.combkey_from_rtcomb_sql"), ("newsequentialid", "dbo.combkey_from_newsequentialid")]
+    {
+        let out = combkey(&["sql", "sqlserver", "convert", "--table", "dbo.t", "--from", from], None);
+        assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("SET [id] = {f}([id])")), "{from}");
+    }
+    let out = combkey(&["sql", "sqlserver", "convert", "--table", "dbo.t", "--from", "public", "--ref", "items"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("TABLE.COLUMN:CONSTRAINT"));
+    let out = combkey(&["sql", "mysql", "convert", "--table", "t", "--from", "public"], None);
+    assert_eq!(out.status.code(), Some(2));
 }

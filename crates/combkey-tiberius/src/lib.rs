@@ -43,10 +43,13 @@
 //! | `nvarchar(36)`/`char(36)` UUID text | [`CombText`] | creation order for v7 text (with a binary collation) |
 //!
 //! To move an existing `uniqueidentifier` column to [`Comb`]'s stored form, convert every
-//! value and every referencing column in one transaction: RT.Comb `Sql` keys with
-//! [`combkey::backend::sqlserver::convert_rtcomb_sql`] (`combkey sql sqlserver` prints it);
-//! for other keys, read them with [`CombPublic`] and write them back with [`Comb`] (same
-//! public ids, new stored form).
+//! value and every referencing column in one transaction:
+//! [`combkey::backend::sqlserver::convert_table`] (`combkey sql sqlserver convert --table
+//! dbo.orders --from public --ref dbo.items.order_id:fk_items_orders` prints it) does, for
+//! ids as `uuid::Uuid` wrote them (`public`: they keep their ids), RT.Comb `Sql` keys (to
+//! v7) and `NEWSEQUENTIALID()` values (to v6), and records the conversion so that a second run
+//! changes nothing. The T-SQL's byte arithmetic is checked against combkey's conversions and
+//! the result's order against .NET's `SqlGuid` in this crate's tests.
 //!
 //! NULL: bind [`OptionalComb`] (and [`OptionalCombPublic`], [`OptionalCombBinary`],
 //! [`OptionalCombText`] for the other column types) (tiberius takes no foreign `Option<T>` impl); read with

@@ -149,3 +149,57 @@ async fn order_by_id_bulk_insert_and_tsql_default() {
     assert_eq!(made.to_comb().version(), 7);
     assert!(made > *ids.last().unwrap());
 }
+
+/// An existing table written the way `uuid::Uuid` writes (public ids), with a referencing
+/// table: read with `CombPublic`, converted by `combkey sql sqlserver convert --from public`,
+/// then read with `Comb` as the same ids, in creation order by `ORDER BY id`; the script run
+/// again changes nothing.
+#[tokio::test]
+#[ignore = "needs a SQL Server: set COMBKEY_SQLSERVER_URL and run with --ignored (scripts/test does)"]
+async fn an_existing_table_converted_to_the_stored_form_keeps_its_ids() {
+    use combkey::backend::sqlserver::{ExistingKeys, Referencing, convert_table};
+    use combkey_tiberius::CombPublic;
+    let mut c = connect().await;
+    for batch in batches(Backend::SqlServer.install_functions()) {
+        c.simple_query(batch).await.unwrap().into_results().await.unwrap();
+    }
+    c.simple_query(
+        "IF OBJECT_ID('dbo.conv_items') IS NOT NULL DROP TABLE dbo.conv_items;
+         IF OBJECT_ID('dbo.conv_orders') IS NOT NULL DROP TABLE dbo.conv_orders;
+         IF OBJECT_ID('dbo.combkey_converted') IS NOT NULL DELETE FROM dbo.combkey_converted WHERE target = N'dbo.conv_orders.id';
+         CREATE TABLE dbo.conv_orders (id uniqueidentifier NOT NULL PRIMARY KEY, n int NOT NULL);
+         CREATE TABLE dbo.conv_items (k int IDENTITY PRIMARY KEY, order_id uniqueidentifier NULL
+           CONSTRAINT fk_conv_items FOREIGN KEY REFERENCES dbo.conv_orders (id));",
+    )
+    .await
+    .unwrap()
+    .into_results()
+    .await
+    .unwrap();
+    let made: Vec<CombPublic> = (0..50).map(|_| CombPublic::new()).collect();
+    for (n, id) in made.iter().enumerate() {
+        let n = i32::try_from(n).unwrap();
+        c.execute(
+            "INSERT INTO dbo.conv_orders VALUES (@P1, @P2); INSERT INTO dbo.conv_items (order_id) VALUES (@P1)",
+            &[id, &n],
+        )
+        .await
+        .unwrap();
+    }
+    let items =
+        Referencing { table: "dbo.conv_items".into(), column: "order_id".into(), foreign_key: "fk_conv_items".into() };
+    let script = convert_table("dbo.conv_orders", "id", ExistingKeys::Public, &[items]);
+    for _ in 0..2 {
+        c.simple_query(script.clone()).await.unwrap().into_results().await.unwrap();
+    }
+    let rows = c
+        .query("SELECT o.id, o.n, i.order_id FROM dbo.conv_orders o JOIN dbo.conv_items i ON i.order_id = o.id ORDER BY o.id", &[])
+        .await
+        .unwrap()
+        .into_first_result()
+        .await
+        .unwrap();
+    let ids: Vec<Comb> = rows.iter().map(|r| r.try_get::<Comb, _>(0).unwrap().unwrap()).collect();
+    let expected: Vec<Comb> = made.iter().map(|id| Comb::from(id.to_comb())).collect();
+    assert_eq!(ids, expected, "the same public ids, in creation order, every item still joined");
+}

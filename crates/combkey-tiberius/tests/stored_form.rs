@@ -160,6 +160,78 @@ fn tsql_public(stored_le: [u8; 16]) -> [u8; 16] {
     )
 }
 
+/// `dbo.combkey_from_newsequentialid`, transcribed: BIGINT arithmetic on the v1 bytes (SQL
+/// Server's own bytes of a NEWSEQUENTIALID value), then the SUBSTRING list.
+fn tsql_from_newsequentialid(b: [u8; 16]) -> [u8; 16] {
+    let big = |start: usize, len: usize| -> i64 {
+        b[start - 1..start - 1 + len].iter().fold(0i64, |acc, &x| acc * 256 + i64::from(x))
+    };
+    let t = (big(7, 2) & 4095) * 281_474_976_710_656 + big(5, 2) * 4_294_967_296 + big(1, 4);
+    // CAST(bigint AS BINARY(n)): the last n bytes of its 8 big-endian bytes.
+    let mut q = [0u8; 16];
+    q[..6].copy_from_slice(&(t / 4096).to_be_bytes()[2..]);
+    q[6..8].copy_from_slice(&(24576 | (t % 4096)).to_be_bytes()[6..]);
+    q[8..].copy_from_slice(&b[8..]);
+    substrings(q, &[(13, 4), (11, 2), (9, 2), (7, 2), (1, 6)])
+}
+
+/// NEWSEQUENTIALID values (v1 ids: SQL Server's own bytes of one are the v1 bytes), converted
+/// by the T-SQL, are combkey's stored form of the v6 id of the same instant; and in SQL
+/// Server's order (SqlGuid) the converted values keep creation order.
+#[test]
+fn tsql_newsequentialid_to_v6_stored_form() {
+    let clock = Arc::new(combkey::FixedClock::new(combkey::Timestamp::from_unix_ms(1_700_000_000_000)));
+    let g = combkey::layouts::V1Generator::with_clock_and_random(Arc::clone(&clock), SeededRandom::new(12));
+    let mut made = Vec::new();
+    for i in 0..3000u64 {
+        clock.advance(std::time::Duration::from_micros(1 + (i * 7919) % 5000));
+        let v1 = g.generate();
+        let nsid = Layout::convert(&v1, Layout::V1, Layout::NewSequentialId).unwrap();
+        // SQL Server's own bytes of the value it shows as `nsid`.
+        let own = nsid.to_sqlserver_bytes_le_of_display();
+        assert_eq!(own, v1.into_bytes(), "NEWSEQUENTIALID's own bytes are the v1 id's");
+        let v6 = Layout::convert(&v1, Layout::V1, Layout::V6).unwrap();
+        assert_eq!(tsql_from_newsequentialid(own), v6.to_sqlserver_bytes_le(), "{nsid}");
+        made.push(v6);
+    }
+    let shown: Vec<String> =
+        made.iter().rev().map(|v6| Comb::from(*v6).to_stored_uuid().to_string().to_uppercase()).collect();
+    let by_server = combkey_testutil::sqlserver_sort(&shown);
+    let back: Vec<combkey::Comb> =
+        by_server.iter().map(|s| Comb::from_stored_uuid(s.parse().unwrap()).to_comb()).collect();
+    assert_eq!(back, made, "SQL Server's order of the converted values is creation order");
+    let text = combkey::Backend::SqlServer.install_functions();
+    assert!(text.contains("+ CAST(SUBSTRING(@b, 5, 2) AS BIGINT) * 4294967296"), "{text}");
+    assert!(text.contains(
+        "SUBSTRING(@q, 13, 4) + SUBSTRING(@q, 11, 2) + SUBSTRING(@q, 9, 2) + SUBSTRING(@q, 7, 2) + SUBSTRING(@q, 1, 6)"
+    ));
+}
+
+/// Existing public ids (v7 written as `uuid::Uuid` would), converted by `dbo.combkey_stored`
+/// as `convert_table` runs it, keep their public ids and sort in creation order in SQL Server.
+#[test]
+fn converted_public_ids_sort_in_creation_order() {
+    let made: Vec<combkey::Comb> = (0..3000).map(|_| combkey::Comb::new()).collect();
+    let converted: Vec<[u8; 16]> = made.iter().map(|id| tsql_stored(id.to_sqlserver_bytes_le_of_display())).collect();
+    for (id, own) in made.iter().zip(&converted) {
+        assert_eq!(*own, id.to_sqlserver_bytes_le());
+    }
+    let shown: Vec<String> =
+        made.iter().rev().map(|id| Comb::from(*id).to_stored_uuid().to_string().to_uppercase()).collect();
+    let back: Vec<combkey::Comb> = combkey_testutil::sqlserver_sort(&shown)
+        .iter()
+        .map(|s| Comb::from_stored_uuid(s.parse().unwrap()).to_comb())
+        .collect();
+    assert_eq!(back, made);
+    let sql = combkey::backend::sqlserver::convert_table(
+        "dbo.t",
+        "id",
+        combkey::backend::sqlserver::ExistingKeys::Public,
+        &[],
+    );
+    assert!(sql.contains("UPDATE dbo.t SET [id] = dbo.combkey_stored([id]);"), "{sql}");
+}
+
 #[test]
 fn tsql_conversions_between_public_and_stored() {
     let r = SeededRandom::new(9);

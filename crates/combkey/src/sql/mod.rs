@@ -28,7 +28,7 @@ pub use shards::Sharding;
 /// ```
 /// use combkey::{Backend, sql::batches};
 ///
-/// assert_eq!(batches(Backend::SqlServer.install_functions()).count(), 7);
+/// assert_eq!(batches(Backend::SqlServer.install_functions()).count(), 8);
 /// assert_eq!(batches(Backend::Postgres.install_functions()).count(), 1);
 /// assert_eq!(batches("SELECT 1\nGO\n\nSELECT 2\ngo\n").collect::<Vec<_>>(), ["SELECT 1", "SELECT 2"]);
 /// ```

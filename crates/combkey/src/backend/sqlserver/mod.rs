@@ -121,6 +121,109 @@ pub fn convert_rtcomb_sql(table: &str, column: &str) -> String {
     )
 }
 
+/// What an existing `uniqueidentifier` column holds, for [`convert_table`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExistingKeys {
+    /// Ids as `uuid::Uuid`, .NET's `Guid` and `NEWID()` write them (random or not): they keep
+    /// their public ids, now in combkey's stored form (`dbo.combkey_stored`).
+    Public,
+    /// RT.Comb's `Sql` provider: each becomes the v7 id of the same instant and random bits
+    /// (`dbo.combkey_from_rtcomb_sql`; public ids change, `layouts::KeyMigration` maps them).
+    RtCombSql,
+    /// `NEWSEQUENTIALID()`: each becomes the v6 id of the same instant, clock sequence and node
+    /// (`dbo.combkey_from_newsequentialid`; public ids change).
+    NewSequentialId,
+}
+
+impl ExistingKeys {
+    fn function(self) -> &'static str {
+        match self {
+            ExistingKeys::Public => "dbo.combkey_stored",
+            ExistingKeys::RtCombSql => "dbo.combkey_from_rtcomb_sql",
+            ExistingKeys::NewSequentialId => "dbo.combkey_from_newsequentialid",
+        }
+    }
+}
+
+impl core::str::FromStr for ExistingKeys {
+    type Err = Error;
+
+    /// `public` (also `random`, `newid`), `rtcomb-sql`, `newsequentialid`.
+    fn from_str(s: &str) -> Result<Self, Error> {
+        match s {
+            "public" | "random" | "newid" | "uuid" => Ok(ExistingKeys::Public),
+            "rtcomb-sql" => Ok(ExistingKeys::RtCombSql),
+            "newsequentialid" => Ok(ExistingKeys::NewSequentialId),
+            _ => Err(Error::config("existing keys", format!("{s:?}"), "public, rtcomb-sql or newsequentialid")),
+        }
+    }
+}
+
+/// A column that references the converted key: its table, column and foreign key's name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Referencing {
+    /// The referencing table (`dbo.items`).
+    pub table: String,
+    /// Its column holding the key.
+    pub column: String,
+    /// The foreign key constraint's name.
+    pub foreign_key: String,
+}
+
+/// The T-SQL that moves an existing `uniqueidentifier` key column, and every column that
+/// references it, to combkey's stored form in one transaction (`SET XACT_ABORT ON`: any error
+/// rolls it all back): the foreign keys stop being checked, every value is converted by the
+/// function for `from`, the foreign keys are checked again over every row (`WITH CHECK`), and
+/// a row in `dbo.combkey_converted` records the conversion, so that running the script again
+/// changes nothing (a conversion applied twice would change the ids again). Needs the
+/// functions of [`Backend::install_functions`].
+///
+/// ```
+/// use combkey::backend::sqlserver::{ExistingKeys, Referencing, convert_table};
+///
+/// let items = Referencing { table: "dbo.items".into(), column: "order_id".into(), foreign_key: "fk_items_orders".into() };
+/// let sql = convert_table("dbo.orders", "id", ExistingKeys::Public, &[items]);
+/// assert!(sql.contains("UPDATE dbo.orders SET [id] = dbo.combkey_stored([id]);"));
+/// assert!(sql.contains("UPDATE dbo.items SET [order_id] = dbo.combkey_stored([order_id]) WHERE [order_id] IS NOT NULL;"));
+/// assert!(sql.contains("ALTER TABLE dbo.items WITH CHECK CHECK CONSTRAINT [fk_items_orders];"));
+/// ```
+pub fn convert_table(table: &str, column: &str, from: ExistingKeys, references: &[Referencing]) -> String {
+    let c = quote_with(column, '[', ']');
+    let f = from.function();
+    let target = format!("{table}.{column}").replace('\'', "''");
+    let mut s = format!(
+        "-- combkey: convert {table}.{column} ({from:?} keys) and every column referencing it to combkey's stored form.\n\
+         -- One transaction; recorded in dbo.combkey_converted, so that a second run changes nothing.\n\
+         SET XACT_ABORT ON;\nBEGIN TRANSACTION;\n\
+         IF OBJECT_ID(N'dbo.combkey_converted') IS NULL\n  \
+         CREATE TABLE dbo.combkey_converted (target NVARCHAR(400) NOT NULL PRIMARY KEY, converted_at DATETIME2 NOT NULL DEFAULT SYSUTCDATETIME());\n\
+         IF NOT EXISTS (SELECT 1 FROM dbo.combkey_converted WITH (UPDLOCK, HOLDLOCK) WHERE target = N'{target}')\nBEGIN\n"
+    );
+    for r in references {
+        s.push_str(&format!(
+            "  ALTER TABLE {} NOCHECK CONSTRAINT {};\n",
+            r.table,
+            quote_with(&r.foreign_key, '[', ']')
+        ));
+    }
+    s.push_str(&format!("  UPDATE {table} SET {c} = {f}({c});\n"));
+    for r in references {
+        let rc = quote_with(&r.column, '[', ']');
+        s.push_str(&format!("  UPDATE {} SET {rc} = {f}({rc}) WHERE {rc} IS NOT NULL;\n", r.table));
+    }
+    for r in references {
+        s.push_str(&format!(
+            "  ALTER TABLE {} WITH CHECK CHECK CONSTRAINT {};\n",
+            r.table,
+            quote_with(&r.foreign_key, '[', ']')
+        ));
+    }
+    s.push_str(&format!(
+        "  INSERT INTO dbo.combkey_converted (target) VALUES (N'{target}');\nEND\nCOMMIT TRANSACTION;\n"
+    ));
+    s
+}
+
 impl Comb {
     /// The SQL Server stored form, in display byte order (the bytes of the GUID string SQL
     /// Server shows, and of the `uuid::Uuid` to hand to tiberius).

@@ -4,6 +4,8 @@ DROP FUNCTION IF EXISTS dbo.combkey_stored;
 GO
 DROP FUNCTION IF EXISTS dbo.combkey_from_rtcomb_sql;
 GO
+DROP FUNCTION IF EXISTS dbo.combkey_from_newsequentialid;
+GO
 DROP FUNCTION IF EXISTS dbo.combkey_time;
 GO
 DROP FUNCTION IF EXISTS dbo.combkey_unix_ms;

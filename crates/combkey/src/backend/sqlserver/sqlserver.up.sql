@@ -49,6 +49,24 @@ BEGIN
     AS uniqueidentifier);
 END;
 GO
+CREATE OR ALTER FUNCTION dbo.combkey_from_newsequentialid(@id uniqueidentifier) RETURNS uniqueidentifier AS
+BEGIN
+  -- A NEWSEQUENTIALID() value to combkey's stored form of the same instant as a v6 id (RFC
+  -- 9562's re-ordered v1). SQL Server's own bytes of the value are the v1 id's bytes in order:
+  -- time_low, time_mid, version and time_hi, clock sequence, node.
+  DECLARE @b BINARY(16) = CAST(@id AS BINARY(16));
+  DECLARE @t BIGINT = (CAST(SUBSTRING(@b, 7, 2) AS BIGINT) & 4095) * 281474976710656
+    + CAST(SUBSTRING(@b, 5, 2) AS BIGINT) * 4294967296
+    + CAST(SUBSTRING(@b, 1, 4) AS BIGINT);
+  -- The v6 id q0..q15: the 60-bit time's high 48 bits, version 6 and its low 12 bits, then
+  -- the clock sequence and node as they were.
+  DECLARE @q BINARY(16) = CAST(@t / 4096 AS BINARY(6)) + CAST(24576 | (@t % 4096) AS BINARY(2)) + SUBSTRING(@b, 9, 8);
+  -- Its stored form's own bytes: q12..q15, q10 q11, q8 q9, q6 q7, q0..q5.
+  RETURN CAST(
+      SUBSTRING(@q, 13, 4) + SUBSTRING(@q, 11, 2) + SUBSTRING(@q, 9, 2) + SUBSTRING(@q, 7, 2) + SUBSTRING(@q, 1, 6)
+    AS uniqueidentifier);
+END;
+GO
 CREATE OR ALTER FUNCTION dbo.combkey_stored(@public uniqueidentifier) RETURNS uniqueidentifier AS
 BEGIN
   -- The stored form of a public id, for ad-hoc queries: WHERE id = dbo.combkey_stored('017f22e2-...').
