@@ -17,6 +17,7 @@ mod query;
 mod report;
 mod servers;
 mod shards;
+mod spider;
 
 use std::time::{Duration, Instant};
 
@@ -54,6 +55,10 @@ enum Bench {
     /// Three writers at once, one per node of the MariaDB Galera cluster in
     /// COMBKEY_GALERA_URLS (`scripts/galera.sh start`): AUTO_INCREMENT, v4 and the prefix COMB.
     Galera(GaleraArgs),
+    /// A real sharded MariaDB: a Spider head over three backends (COMBKEY_SPIDER_URL,
+    /// COMBKEY_SPIDER_BACKEND_URLS, COMBKEY_SPIDER_SERVERS: `scripts/spider.sh start`), writers
+    /// through the head, per key kind under key RANGE and KEY (hash) sharding.
+    Spider(SpiderArgs),
     /// The range-sharding simulation (no database): a key space split into ranges at
     /// --max-range-rows; how hot the busiest range gets per key kind and write rate.
     Shards(ShardsArgs),
@@ -142,6 +147,20 @@ struct GaleraArgs {
     galera_rows: usize,
     /// Rows per INSERT.
     #[arg(long, default_value_t = 1_000)]
+    batch: usize,
+}
+
+/// `spider`.
+#[derive(clap::Args, Debug)]
+struct SpiderArgs {
+    /// Rows per run (one run per key kind and sharding).
+    #[arg(long, default_value_t = 40_000)]
+    rows: usize,
+    /// Writers through the head at once.
+    #[arg(long, default_value_t = 4)]
+    writers: usize,
+    /// Rows per INSERT.
+    #[arg(long, default_value_t = 100)]
     batch: usize,
 }
 
@@ -463,6 +482,34 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             std::fs::write(out.join("shards-summary.txt"), t)?;
         }
         Bench::Galera(args) => galera_bench(&args, out).await?,
+        Bench::Spider(args) => {
+            let var =
+                |v: &str| std::env::var(v).map_err(|_| format!("spider needs {v}: `source scripts/spider.sh start`"));
+            let head = var("COMBKEY_SPIDER_URL")?;
+            let backends: Vec<String> = var("COMBKEY_SPIDER_BACKEND_URLS")?.split(',').map(str::to_string).collect();
+            let servers: Vec<String> = var("COMBKEY_SPIDER_SERVERS")?.split(',').map(str::to_string).collect();
+            let mut c = sqlx::MySqlConnection::connect(&head).await?;
+            let version: String = sqlx::query_scalar("SELECT VERSION()").fetch_one(&mut c).await?;
+            let settings = format!(
+                "MariaDB {version} Spider, a head and {} backends on one machine; {} rows per run from {} writers, batches of {}",
+                backends.len(),
+                args.rows,
+                args.writers,
+                args.batch
+            );
+            let runs = spider::run(
+                &head,
+                &backends,
+                &servers,
+                &[Strategy::Bigint, Strategy::V4, Strategy::Comb, Strategy::Short],
+                args.rows,
+                args.writers,
+                args.batch,
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+            spider::write_all(&runs, &settings, out)?;
+        }
         Bench::Doctor(args) => doctor_bench(&args, cli.own_servers, out).await?,
         Bench::Insert(args) => insert_bench(&args, cli.own_servers, out).await?,
     }

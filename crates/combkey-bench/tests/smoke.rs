@@ -125,6 +125,43 @@ fn small_galera_run_writes_the_report() {
 }
 
 #[test]
+#[ignore = "needs the Spider servers: `source scripts/servers.sh spider`, then --ignored (scripts/test does both)"]
+fn small_spider_run_writes_the_report() {
+    assert!(std::env::var("COMBKEY_SPIDER_URL").is_ok(), "COMBKEY_SPIDER_URL: `source scripts/spider.sh start`");
+    let out = std::env::temp_dir().join(format!("combkey-bench-spider-smoke-{}", std::process::id()));
+    let status = Command::new(env!("CARGO_BIN_EXE_combkey-bench"))
+        .args(["spider", "--rows", "20000", "--writers", "2", "--batch", "100", "--out"])
+        .arg(&out)
+        .output()
+        .expect("run combkey-bench spider");
+    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+    let csv = std::fs::read_to_string(out.join("spider.csv")).expect("spider.csv");
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 9, "two shardings by four key kinds: {csv}");
+    let cols = |prefix: &str| -> Vec<String> {
+        lines
+            .iter()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("{prefix}: {csv}"))
+            .split(',')
+            .map(str::to_string)
+            .collect()
+    };
+    // Under key ranges the prefix COMB's rows are all on one backend and its time query
+    // reaches that one only; under the hash they spread and the query reaches all three.
+    let range = cols("RANGE,combkey prefix COMB,");
+    assert_eq!(range[2], "20000");
+    assert_eq!(range[5].split(' ').filter(|n| *n != "0").count(), 1, "{range:?}");
+    assert_eq!(range[8], "1", "{range:?}");
+    let hash = cols("KEY (hash),combkey prefix COMB,");
+    assert_eq!(hash[5].split(' ').filter(|n| *n != "0").count(), 3, "{hash:?}");
+    assert_eq!(hash[8], "3", "{hash:?}");
+    let svg = std::fs::read_to_string(out.join("spider-rows-per-backend.svg")).expect("the chart");
+    assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
 fn the_old_mode_flags_are_refused_not_mixed() {
     // Modes are subcommands: one run does one benchmark, and a flag of another mode is an
     // error instead of silently winning over the others.

@@ -9,6 +9,7 @@
 //! Every test is `#[ignore]`d with the reason, so a plain `cargo test` lists them as ignored
 //! rather than passed; `scripts/test` starts the servers and runs them with `--ignored`, and
 //! then a missing Spider is a failure.
+#![allow(missing_docs)] // `table!` and the sea-orm derives declare public items without docs.
 
 use std::process::Command;
 use std::sync::Arc;
@@ -83,6 +84,19 @@ async fn sharded(head: &mut MySqlConnection, t: &str) {
     }
     exec(head, &format!("DROP TABLE IF EXISTS {t}; CREATE TABLE {t} {DDL}")).await;
     exec(head, &sharding.range(from, to).unwrap()).await;
+}
+
+/// Drops `t` on the head, then its tables on every backend.
+async fn unshard(head: &mut MySqlConnection, t: &str) {
+    exec(head, &format!("DROP TABLE IF EXISTS {t}")).await;
+    for url in backends() {
+        let mut b = connect(&url).await;
+        let mut drops = String::new();
+        for table in ["before", "max", "2026_01", "2026_02", "2026_03"] {
+            drops.push_str(&format!("DROP TABLE IF EXISTS {t}_{table}; "));
+        }
+        exec(&mut b, &format!("{drops} DROP TABLE IF EXISTS {t}")).await;
+    }
 }
 
 /// Rows in the table of partition `part` on backend `i` (0-based).
@@ -164,7 +178,7 @@ async fn shards_by_time_order_and_pruning() {
         .await
         .unwrap();
     assert_eq!(found, 5);
-    exec(&mut head, &format!("DROP TABLE {t}")).await;
+    unshard(&mut head, t).await;
 }
 
 #[derive(Clone, Debug, PartialEq, sqlx::FromRow)]
@@ -229,5 +243,86 @@ async fn a_stopped_backend_is_a_clear_error_and_the_batch_is_retried_whole() {
         .await
         .unwrap();
     assert_eq!(back, rows, "every row as written, in creation order");
-    exec(&mut head, &format!("DROP TABLE {t}")).await;
+    unshard(&mut head, t).await;
+}
+
+diesel::table! {
+    spider_orm (id) {
+        id -> Binary,
+        n -> Integer,
+    }
+}
+
+#[derive(diesel::Queryable, diesel::Insertable, diesel::Selectable, Debug, PartialEq)]
+#[diesel(table_name = spider_orm)]
+#[diesel(check_for_backend(diesel::mysql::Mysql))]
+struct OrmRow {
+    id: combkey_diesel::Comb,
+    n: i32,
+}
+
+mod orm {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "spider_orm")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: combkey_sea_orm::CombUuid,
+        pub n: i32,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+/// diesel and sea-orm through the head, as their users write: inserts (diesel), reads by key
+/// and in key order (both), across the three shards.
+#[tokio::test]
+#[ignore = "needs the Spider servers: scripts/test starts them and runs this with --ignored"]
+async fn diesel_and_sea_orm_through_the_head() {
+    use diesel::prelude::*;
+    use sea_orm::{ActiveModelTrait, EntityTrait, QueryOrder, Set};
+    let _one = SHARDS.lock().await;
+    let t = "spider_orm";
+    let mut head = connect(&env("COMBKEY_SPIDER_URL")).await;
+    sharded(&mut head, t).await;
+    let made = ids("2026-01-15T00:00:00Z", 60); // January to mid-March: all three shards
+    // diesel writes the first half.
+    let url = env("COMBKEY_SPIDER_URL");
+    let first: Vec<OrmRow> = made[..30]
+        .iter()
+        .enumerate()
+        .map(|(n, id)| OrmRow { id: (*id).to_comb().into(), n: i32::try_from(n).unwrap() })
+        .collect();
+    let back: Vec<OrmRow> = tokio::task::spawn_blocking(move || {
+        let mut c = diesel::MysqlConnection::establish(&url).expect("diesel connects to the head");
+        diesel::insert_into(spider_orm::table).values(&first).execute(&mut c).expect("diesel insert");
+        spider_orm::table.order(spider_orm::id).select(OrmRow::as_select()).load(&mut c).expect("diesel load")
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        back.iter().map(|r| r.id.to_comb()).collect::<Vec<_>>(),
+        made[..30].iter().map(|c| c.to_comb()).collect::<Vec<_>>()
+    );
+    // sea-orm writes the second half, finds one by key, and reads all in key order.
+    let db = sea_orm::Database::connect(env("COMBKEY_SPIDER_URL")).await.expect("sea-orm connects to the head");
+    for (n, id) in made[30..].iter().enumerate() {
+        orm::ActiveModel { id: Set((*id).to_comb().into()), n: Set(i32::try_from(n + 30).unwrap()) }
+            .insert(&db)
+            .await
+            .unwrap();
+    }
+    let found = orm::Entity::find_by_id(combkey_sea_orm::CombUuid::from(made[45].to_comb())).one(&db).await.unwrap();
+    assert_eq!(found.map(|m| m.n), Some(45));
+    let all = orm::Entity::find().order_by_asc(orm::Column::Id).all(&db).await.unwrap();
+    assert_eq!(
+        all.iter().map(|m| m.id.to_comb()).collect::<Vec<_>>(),
+        made.iter().map(|c| c.to_comb()).collect::<Vec<_>>()
+    );
+    assert_eq!(all.iter().map(|m| m.n).collect::<Vec<_>>(), (0..60).collect::<Vec<_>>());
+    unshard(&mut head, t).await;
 }
