@@ -283,6 +283,21 @@ macro_rules! __uuid_code {
         let set: BTreeSet<Id> = [Id::max(), id, Id::nil()].into_iter().collect();
         out.push(format!("{set:?}"));
         out.push(format!("{:?}", Some(id)));
+        #[derive(Debug)]
+        #[allow(dead_code)]
+        struct Row {
+            id: Id,
+            parent: Option<Id>,
+        }
+        out.push(format!("{:#?}", Row { id, parent: Some(id) }));
+        out.push(format!("[{id:>40}] [{id:.8}] [{id:<40?}]"));
+        let s: String = id.into();
+        out.push(s);
+        out.push(format!("{} {} {}", id < u, u > id, Id::nil() < u));
+        let by_uuid: HashMap<Id, &str> = [(id, "found")].into_iter().collect();
+        out.push(format!("{:?}", by_uuid.get(&u)));
+        let as_uuid: &Uuid = id.as_ref();
+        out.push(as_uuid.to_string());
         let fresh = Id::now_v7();
         let random = Id::new_v4();
         out.push(format!("{} {} {}", fresh.get_version_num(), random.get_version_num(), fresh != random));

@@ -40,8 +40,15 @@ use crate::time::Timestamp;
 /// # Ok::<(), combkey::Error>(())
 /// ```
 #[repr(transparent)]
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub struct Comb([u8; 16]);
+
+/// Hashes as `uuid::Uuid` does, so a map keyed by ids is looked up by either type.
+impl core::hash::Hash for Comb {
+    fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
+        uuid::Uuid::from_bytes_ref(&self.0).hash(state);
+    }
+}
 
 impl Comb {
     /// The nil id, all zeros.
@@ -202,17 +209,19 @@ impl Comb {
 
 impl fmt::Display for Comb {
     /// The canonical form: lowercase, hyphenated (`017f22e2-79b0-7cc3-98c4-dc0c0c07398f`).
-    /// With `{:#}`, uppercase.
+    /// With `{:#}`, uppercase. Width and precision are ignored, as `uuid::Uuid` ignores them.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
         let text = uuid::Uuid::from_bytes(self.0).hyphenated();
-        f.pad(if f.alternate() { text.encode_upper(&mut buf) } else { text.encode_lower(&mut buf) })
+        f.write_str(if f.alternate() { text.encode_upper(&mut buf) } else { text.encode_lower(&mut buf) })
     }
 }
 
 impl fmt::Debug for Comb {
+    /// As `uuid::Uuid` prints in `Debug`: lowercase, hyphenated, also with `{:#?}`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(self, f)
+        let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
+        f.write_str(uuid::Uuid::from_bytes(self.0).hyphenated().encode_lower(&mut buf))
     }
 }
 
@@ -275,6 +284,38 @@ impl AsRef<uuid::Uuid> for Comb {
     }
 }
 
+impl PartialOrd<uuid::Uuid> for Comb {
+    fn partial_cmp(&self, other: &uuid::Uuid) -> Option<core::cmp::Ordering> {
+        Some(self.0.cmp(other.as_bytes()))
+    }
+}
+
+impl PartialOrd<Comb> for uuid::Uuid {
+    fn partial_cmp(&self, other: &Comb) -> Option<core::cmp::Ordering> {
+        Some(self.as_bytes().cmp(&other.0))
+    }
+}
+
+/// A map keyed by `Comb` is looked up by a `uuid::Uuid` too: both hash and compare their 16
+/// bytes the same way.
+impl core::borrow::Borrow<uuid::Uuid> for Comb {
+    fn borrow(&self) -> &uuid::Uuid {
+        self
+    }
+}
+
+impl From<Comb> for String {
+    fn from(id: Comb) -> Self {
+        id.to_string()
+    }
+}
+
+impl From<Comb> for Vec<u8> {
+    fn from(id: Comb) -> Self {
+        id.0.to_vec()
+    }
+}
+
 impl PartialEq<uuid::Uuid> for Comb {
     fn eq(&self, other: &uuid::Uuid) -> bool {
         self.0 == *other.as_bytes()
@@ -316,10 +357,13 @@ impl Comb {
         Comb::MAX
     }
 
-    /// A fresh UUIDv7 COMB: the same as [`Comb::new`] (`uuid::Uuid::now_v7`, with combkey's
-    /// generator: strictly increasing in the process).
+    /// A fresh UUIDv7 COMB on the exact clock, as `uuid::Uuid::now_v7` reads it: strictly
+    /// increasing among the ids this function makes in the process. [`Comb::new`] reads the
+    /// kernel's coarse clock instead (faster, up to one tick, 1-10 ms, behind), so where
+    /// other writers make v7 ids for the same table (a service still on `uuid::Uuid`, a
+    /// database's `uuidv7()`), `now_v7` keeps `ORDER BY id` closest to their order.
     pub fn now_v7() -> Self {
-        Comb::new()
+        crate::v7::exact_generator().generate()
     }
 
     /// A random (version 4) UUID, as `uuid::Uuid::new_v4` makes: 122 random bits from the
@@ -411,7 +455,10 @@ mod tests {
         assert_eq!(format!("{id:x}"), "017f22e279b07cc398c4dc0c0c07398f");
         assert_eq!(format!("{id:X}"), "017F22E279B07CC398C4DC0C0C07398F");
         assert_eq!(id.to_string(), uuid::Uuid::from(id).to_string());
-        assert_eq!(format!("[{id:>38}]"), "[  017f22e2-79b0-7cc3-98c4-dc0c0c07398f]", "width pads");
+        // As uuid::Uuid: width and precision ignored, Debug lower case also with {:#?}.
+        let u = uuid::Uuid::from(id);
+        assert_eq!(format!("[{id:>38}] [{id:.8}] [{id:#?}]"), format!("[{u:>38}] [{u:.8}] [{u:#?}]"));
+        assert_eq!(format!("{id:#?}"), "017f22e2-79b0-7cc3-98c4-dc0c0c07398f");
     }
 
     #[test]

@@ -41,6 +41,51 @@ macro_rules! __column_newtype {
             }
         }
 
+        /// 32 lowercase hex digits, as [`Comb`]'s.
+        impl ::core::fmt::LowerHex for $name {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                ::core::fmt::LowerHex::fmt(&self.0, f)
+            }
+        }
+
+        /// 32 uppercase hex digits, as [`Comb`]'s.
+        impl ::core::fmt::UpperHex for $name {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                ::core::fmt::UpperHex::fmt(&self.0, f)
+            }
+        }
+
+        impl ::core::convert::AsRef<$crate::__private::uuid::Uuid> for $name {
+            fn as_ref(&self) -> &$crate::__private::uuid::Uuid {
+                &self.0
+            }
+        }
+
+        /// A map keyed by this type is looked up by a `uuid::Uuid` too (same hash, same order).
+        impl ::core::borrow::Borrow<$crate::__private::uuid::Uuid> for $name {
+            fn borrow(&self) -> &$crate::__private::uuid::Uuid {
+                &self.0
+            }
+        }
+
+        impl ::core::cmp::PartialOrd<$crate::__private::uuid::Uuid> for $name {
+            fn partial_cmp(&self, other: &$crate::__private::uuid::Uuid) -> ::core::option::Option<::core::cmp::Ordering> {
+                self.0.partial_cmp(other)
+            }
+        }
+
+        impl ::core::cmp::PartialOrd<$name> for $crate::__private::uuid::Uuid {
+            fn partial_cmp(&self, other: &$name) -> ::core::option::Option<::core::cmp::Ordering> {
+                self.partial_cmp(&other.0)
+            }
+        }
+
+        impl ::core::convert::From<$name> for ::std::string::String {
+            fn from(id: $name) -> Self {
+                id.to_string()
+            }
+        }
+
         /// The core id's methods, and through it every method of `uuid::Uuid`.
         impl ::core::ops::Deref for $name {
             type Target = $crate::Comb;
@@ -126,9 +171,10 @@ macro_rules! __column_newtype {
                 $name($crate::Comb::MAX)
             }
 
-            /// A fresh UUIDv7 COMB, the same as `new()` (`uuid::Uuid::now_v7`).
+            /// A fresh UUIDv7 COMB on the exact clock, as `uuid::Uuid::now_v7` reads it
+            /// (`combkey::Comb::now_v7`; `new()` reads the coarse clock).
             pub fn now_v7() -> Self {
-                $name($crate::Comb::new())
+                $name($crate::Comb::now_v7())
             }
 
             /// A random (version 4) UUID (`uuid::Uuid::new_v4`); it does not sort by time:

@@ -86,6 +86,15 @@ pub(crate) fn default_generator() -> &'static V7Generator {
     &DEFAULT
 }
 
+/// The process-wide generator on the exact clock (`Comb::now_v7`: the time as
+/// `uuid::Uuid::now_v7` reads it, not up to a tick behind).
+static EXACT: V7Generator<crate::clock::SystemClock> =
+    V7Generator::with_clock_and_random(crate::clock::SystemClock, ThreadRandom);
+
+pub(crate) fn exact_generator() -> &'static V7Generator<crate::clock::SystemClock> {
+    &EXACT
+}
+
 impl V7Generator {
     /// A generator on the [`CoarseClock`] and the thread-local CSPRNG.
     pub const fn new() -> Self {
