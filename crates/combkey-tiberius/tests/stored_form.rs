@@ -394,17 +394,23 @@ impl AsyncWrite for FakeServer {
     }
 }
 
-#[tokio::test]
-async fn bytes_on_the_wire_are_sql_servers_own_bytes_of_the_stored_form() {
-    let peer = Arc::new(Mutex::new(Peer {
-        replies: vec![prelogin_reply(), login_reply(), packet(0x04, &done_token())],
-        ..Peer::default()
-    }));
+/// A tiberius client logged in to the fake peer, which then answers with `replies`, one
+/// per message.
+async fn fake_client(answers: Vec<Vec<u8>>) -> (Arc<Mutex<Peer>>, tiberius::Client<FakeServer>) {
+    let mut replies = vec![prelogin_reply(), login_reply()];
+    replies.extend(answers);
+    let peer = Arc::new(Mutex::new(Peer { replies, ..Peer::default() }));
     let mut config = tiberius::Config::new();
     config.encryption(tiberius::EncryptionLevel::NotSupported);
     config.authentication(tiberius::AuthMethod::sql_server("sa", "x"));
-    let mut client =
+    let client =
         tiberius::Client::connect(config, FakeServer(Arc::clone(&peer))).await.expect("handshake with the fake peer");
+    (peer, client)
+}
+
+#[tokio::test]
+async fn bytes_on_the_wire_are_sql_servers_own_bytes_of_the_stored_form() {
+    let (peer, mut client) = fake_client(vec![packet(0x04, &done_token())]).await;
     let id: Comb = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f".parse().unwrap();
     client.execute("INSERT INTO t (id) VALUES (@P1)", &[&id]).await.expect("the fake peer's DONE");
 
@@ -449,15 +455,7 @@ async fn existing_uniqueidentifier_ids_read_and_write_unchanged() {
     assert_eq!(OptionalCombPublic(None).to_sql(), tiberius::ColumnData::Guid(None));
 
     // On the wire: the same 16 bytes as uuid::Uuid's parameter.
-    let peer = Arc::new(Mutex::new(Peer {
-        replies: vec![prelogin_reply(), login_reply(), packet(0x04, &done_token()), packet(0x04, &done_token())],
-        ..Peer::default()
-    }));
-    let mut config = tiberius::Config::new();
-    config.encryption(tiberius::EncryptionLevel::NotSupported);
-    config.authentication(tiberius::AuthMethod::sql_server("sa", "x"));
-    let mut client =
-        tiberius::Client::connect(config, FakeServer(Arc::clone(&peer))).await.expect("handshake with the fake peer");
+    let (peer, mut client) = fake_client(vec![packet(0x04, &done_token()); 2]).await;
     client.execute("INSERT INTO t (id) VALUES (@P1)", &[&known]).await.expect("DONE");
     client.execute("INSERT INTO t (id) VALUES (@P1)", &[&public]).await.expect("DONE");
     let params = guid_params(&peer.lock().unwrap().written);
@@ -614,21 +612,12 @@ fn guid_column_metadata() -> Vec<u8> {
 async fn bulk_insert_rows_carry_the_stored_form() {
     let mut metadata = guid_column_metadata();
     metadata.extend_from_slice(&done_token());
-    let peer = Arc::new(Mutex::new(Peer {
-        replies: vec![
-            prelogin_reply(),
-            login_reply(),
-            packet(0x04, &metadata),     // SELECT TOP 0 id FROM t
-            packet(0x04, &done_token()), // INSERT BULK t (id uniqueidentifier)
-            packet(0x04, &done_token()), // the rows
-        ],
-        ..Peer::default()
-    }));
-    let mut config = tiberius::Config::new();
-    config.encryption(tiberius::EncryptionLevel::NotSupported);
-    config.authentication(tiberius::AuthMethod::sql_server("sa", "x"));
-    let mut client =
-        tiberius::Client::connect(config, FakeServer(Arc::clone(&peer))).await.expect("handshake with the fake peer");
+    let (peer, mut client) = fake_client(vec![
+        packet(0x04, &metadata),     // SELECT TOP 0 id FROM t
+        packet(0x04, &done_token()), // INSERT BULK t (id uniqueidentifier)
+        packet(0x04, &done_token()), // the rows
+    ])
+    .await;
     let ids: Vec<Comb> = (0..3).map(|_| Comb::new()).collect();
     let mut bulk = client.bulk_insert_columns("t", &["id"]).await.expect("column metadata from the fake peer");
     for id in &ids {
