@@ -12,6 +12,7 @@ fn one_id(c: &mut Criterion) {
     g.bench_function("combkey Comb::new (v7, coarse clock)", |b| b.iter(|| black_box(Comb::new())));
     let precise = V7Generator::with_clock(SystemClock);
     g.bench_function("combkey v7, SystemClock", |b| b.iter(|| black_box(precise.generate())));
+    g.bench_function("combkey Comb::now_v7 (v7, exact clock)", |b| b.iter(|| black_box(Comb::now_v7())));
     let short = ShortPrefixGenerator::new(ShortPrefix::default());
     g.bench_function("combkey short prefix", |b| b.iter(|| black_box(short.generate())));
     g.bench_function("uuid Uuid::now_v7", |b| b.iter(|| black_box(uuid::Uuid::now_v7())));
@@ -72,5 +73,52 @@ fn convert(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, one_id, batch, convert);
+/// Ids per second from one thread and from one thread per core, all drawing from the one
+/// process-wide generator (`Comb::new` keeps ids increasing across threads with one shared
+/// atomic), against `uuid::Uuid::now_v7` driven the same way. Criterion's time per element is
+/// the wall time divided by the ids all threads made.
+fn threads(c: &mut Criterion) {
+    use std::sync::{Arc, Barrier};
+    use std::time::{Duration, Instant};
+
+    fn run(threads: usize, iters: u64, make: fn() -> [u8; 16]) -> Duration {
+        let start = Arc::new(Barrier::new(threads + 1));
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                let start = Arc::clone(&start);
+                std::thread::spawn(move || {
+                    start.wait();
+                    for _ in 0..iters {
+                        black_box(make());
+                    }
+                })
+            })
+            .collect();
+        start.wait();
+        let t = Instant::now();
+        for w in workers {
+            w.join().expect("a bench thread panicked");
+        }
+        t.elapsed()
+    }
+
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut counts = vec![1];
+    if cores > 1 {
+        counts.push(cores);
+    }
+    let mut g = c.benchmark_group("threads");
+    for &n in &counts {
+        g.throughput(Throughput::Elements(n as u64));
+        g.bench_function(format!("combkey Comb::new, {n} thread(s)"), |b| {
+            b.iter_custom(|iters| run(n, iters, || *Comb::new().as_bytes()))
+        });
+        g.bench_function(format!("uuid Uuid::now_v7, {n} thread(s)"), |b| {
+            b.iter_custom(|iters| run(n, iters, || *uuid::Uuid::now_v7().as_bytes()))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, one_id, batch, convert, threads);
 criterion_main!(benches);

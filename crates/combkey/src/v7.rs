@@ -13,6 +13,12 @@ const COUNTER_BITS: u32 = 16;
 /// 2^16 - 2^12 = 61,440 increments before the counter carries into the timestamp
 /// (RFC 9562 section 6.2, "counter rollover guards").
 const COUNTER_INIT_MASK: u64 = 0x0fff;
+/// The counting fast path (`fetch_add`) is taken only while the last tick is below this: far
+/// enough from `u64::MAX` that no number of threads adding at most `MAX_FETCH_ADD` each can
+/// wrap it. Above it (a clock at year 10889) the compare-and-swap path saturates instead.
+const FETCH_ADD_BELOW: u64 = u64::MAX - (1 << 62);
+/// The largest batch reserved by `fetch_add`; larger ones take the compare-and-swap path.
+const MAX_FETCH_ADD: u64 = 1 << 32;
 /// How many random tails a batch draws at once.
 const BATCH_CHUNK: usize = 64;
 
@@ -52,7 +58,7 @@ const BATCH_CHUNK: usize = 64;
 ///   readings before 1970 to 1970.
 ///
 /// The default clock is [`CoarseClock`]: ids carry a time up to one kernel tick (1-10 ms)
-/// late in exchange for a 4x cheaper clock read. Pass [`SystemClock`](crate::SystemClock) for
+/// late in exchange for a clock read that costs an eighth. Pass [`SystemClock`](crate::SystemClock) for
 /// exact milliseconds.
 ///
 /// ```
@@ -80,19 +86,28 @@ pub struct V7Generator<C = CoarseClock, R = ThreadRandom> {
     random: R,
 }
 
-static DEFAULT: V7Generator = V7Generator::new();
+/// A shared generator on a cache line of its own. Every id takes its atomic's line in
+/// exclusive state; a read-mostly neighbour (the fork epoch the random source checks on every
+/// draw sat 8 bytes away) would be pulled away from the other cores each time, and the two
+/// process-wide generators would take each other's line.
+#[repr(align(128))]
+struct OwnLine<T>(T);
 
+static DEFAULT: OwnLine<V7Generator> = OwnLine(V7Generator::new());
+
+#[inline]
 pub(crate) fn default_generator() -> &'static V7Generator {
-    &DEFAULT
+    &DEFAULT.0
 }
 
 /// The process-wide generator on the exact clock (`Comb::now_v7`: the time as
 /// `uuid::Uuid::now_v7` reads it, not up to a tick behind).
-static EXACT: V7Generator<crate::clock::SystemClock> =
-    V7Generator::with_clock_and_random(crate::clock::SystemClock, ThreadRandom);
+static EXACT: OwnLine<V7Generator<crate::clock::SystemClock>> =
+    OwnLine(V7Generator::with_clock_and_random(crate::clock::SystemClock, ThreadRandom));
 
+#[inline]
 pub(crate) fn exact_generator() -> &'static V7Generator<crate::clock::SystemClock> {
-    &EXACT
+    &EXACT.0
 }
 
 impl V7Generator {
@@ -124,7 +139,11 @@ impl<C: Clock, R: RandomSource> V7Generator<C, R> {
     /// The next id, stamped with the clock's current time.
     #[inline]
     pub fn generate(&self) -> Comb {
-        self.generate_at(self.clock.now())
+        // The random word first: it does not depend on the tick, and drawing it before the
+        // clock read and the atomic lets the CPU overlap them.
+        let random = self.random.next_u64();
+        let tick = self.reserve(bits::clamp_unix_ms48(self.clock.now()), 1);
+        tick_to_comb(tick, random)
     }
 
     /// The next id, stamped with `t` instead of the clock's time: for a job that brings its
@@ -140,8 +159,9 @@ impl<C: Clock, R: RandomSource> V7Generator<C, R> {
     /// ```
     #[inline]
     pub fn generate_at(&self, t: Timestamp) -> Comb {
+        let random = self.random.next_u64();
         let tick = self.reserve(bits::clamp_unix_ms48(t), 1);
-        tick_to_comb(tick, self.random.next_u64())
+        tick_to_comb(tick, random)
     }
 
     /// Fills `out` with consecutive ids, as if by `generate` in a loop but with one clock
@@ -175,6 +195,13 @@ impl<C: Clock, R: RandomSource> V7Generator<C, R> {
     #[inline]
     fn reserve(&self, now_ms: u64, n: u64) -> u64 {
         let mut cur = self.last.load(Ordering::Relaxed);
+        if now_ms <= cur >> COUNTER_BITS && cur < FETCH_ADD_BELOW && n <= MAX_FETCH_ADD {
+            // The generator's millisecond is the clock's (or ahead of it): count on. One
+            // `fetch_add` instead of a load-compare-exchange chain, about half the cost. The
+            // result is above everything handed out before even if another thread moved on to
+            // a new millisecond in between: additions and exchanges on one atomic are ordered.
+            return self.last.fetch_add(n, Ordering::Relaxed) + 1;
+        }
         loop {
             let first = if now_ms > cur >> COUNTER_BITS {
                 // A millisecond the generator has not used yet: start its counter low.
