@@ -15,6 +15,10 @@
 #                         which scripts/galera.sh kill-node/start-node use)
 #   COMBKEY_SPIDER_URL    the Spider head (plus COMBKEY_SPIDER_BACKEND_URLS)
 #
+# MariaDB's InnoDB reads its files past the OS cache (O_DIRECT): its buffer pool is all the
+# cache it has. The tests' small one (64M, redo log 48M) can be set for a benchmark:
+#   COMBKEY_MYSQL_BUFFER_POOL=1G COMBKEY_MYSQL_LOG_FILE_SIZE=512M source scripts/servers.sh mysql
+#
 # Server binaries come from Debian's packages: where one is missing this installs it when it
 # can (root or sudo; it says so) and otherwise stops with the command to run. Installing a
 # package never starts or configures a service here: PostgreSQL's and MariaDB's server
@@ -135,7 +139,8 @@ _combkey_mariadbd() {
     || { cat "$dir/install.log" >&2; return 1; }
   setsid mariadbd --no-defaults --datadir="$dir/data" --port="$port" --bind-address=127.0.0.1 \
     --socket="$dir/mysqld.sock" --pid-file="$dir/mysqld.pid" --log-error="$dir/error.log" \
-    ${my_user:+--user=$my_user} --innodb-buffer-pool-size=64M --innodb-log-file-size=48M \
+    ${my_user:+--user=$my_user} --innodb-buffer-pool-size="${COMBKEY_MYSQL_BUFFER_POOL:-64M}" \
+    --innodb-log-file-size="${COMBKEY_MYSQL_LOG_FILE_SIZE:-48M}" \
     --innodb-flush-log-at-trx-commit=2 --max-connections=500 --performance-schema=OFF \
     --skip-name-resolve "$@" >"$dir/console.log" 2>&1 </dev/null &
   _combkey_wait_for "MariaDB on $port" mariadb-admin --protocol=tcp -h 127.0.0.1 -P "$port" -uroot ping \

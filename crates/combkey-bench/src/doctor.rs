@@ -4,10 +4,11 @@
 //! A parent of `--rows` rows keyed by RT.Comb `Sql` ids (as a .NET service made them) and a
 //! child of `--child-rows` rows referencing it (indexed, `ON DELETE CASCADE`). `--writers`
 //! tasks each loop as an application does: a new parent with a child (v7 keys: the application
-//! uses combkey), an update of an existing row found by a key, a delete of one of its own
-//! parents; each statement timed. They run alone first (the baseline), then while the online
-//! conversion runs. Then the same table is made again and converted offline with no writer, for
-//! the time. Afterwards: lost rows (the writers' own bookkeeping against the counts), orphans,
+//! uses combkey), an update of a loaded row by the id a client holds (and, once the conversion
+//! has moved it, by its new key through `KeyMigration`, as an application does), a delete of
+//! one of its own parents; each statement timed. They run alone first (the baseline), then
+//! while the online conversion runs. Then the same table is made again and converted offline
+//! with no writer, for the time. Afterwards: lost rows (the writers' own bookkeeping against the counts), orphans,
 //! keys left unconverted.
 
 use std::fmt::Write as _;
@@ -17,7 +18,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 
-use combkey::layouts::RtCombLayout;
+use combkey::layouts::{KeyMigration, RtCombLayout};
 use combkey::{Backend, Comb, RandomSource, SeededRandom, Timestamp};
 use combkey_doctor::{Doctor, Online, Options, Quiet};
 use sqlx::any::AnyPoolOptions;
@@ -88,11 +89,21 @@ fn ddl(backend: Backend, t: &str) -> Vec<String> {
     ]
 }
 
-/// The table: `rows` RT.Comb `Sql` keys a second apart, `child_rows` children.
-async fn load(pool: &AnyPool, backend: Backend, t: &str, rows: usize, child_rows: usize) -> Result<(), BoxError> {
+/// The table: `rows` RT.Comb `Sql` keys a second apart, `child_rows` children; the keys.
+async fn load(
+    pool: &AnyPool,
+    backend: Backend,
+    t: &str,
+    rows: usize,
+    child_rows: usize,
+) -> Result<Vec<Comb>, BoxError> {
     for s in ddl(backend, t) {
         sqlx::raw_sql(AssertSqlSafe(s)).execute(pool).await?;
     }
+    // A stopped run's journal of the table dropped above would be taken up by the next run.
+    let _ = sqlx::raw_sql(AssertSqlSafe(format!("DELETE FROM combkey_doctor_journal WHERE target LIKE '%{t}%'")))
+        .execute(pool)
+        .await;
     let r = SeededRandom::new(77);
     let t0: Timestamp = "2026-01-01T00:00:00Z".parse()?;
     let mut ids = Vec::with_capacity(rows);
@@ -118,12 +129,16 @@ async fn load(pool: &AnyPool, backend: Backend, t: &str, rows: usize, child_rows
             .execute(pool)
             .await?;
     }
+    // As a table that has lived a while: PostgreSQL's autovacuum has been through it (its
+    // visibility map lets a scan of the keys read the index alone).
     let analyze = match backend {
-        Backend::Postgres => format!("ANALYZE {t}; ANALYZE {t}_items"),
-        _ => format!("ANALYZE TABLE {t}, {t}_items"),
+        Backend::Postgres => vec![format!("VACUUM (ANALYZE) {t}"), format!("VACUUM (ANALYZE) {t}_items")],
+        _ => vec![format!("ANALYZE TABLE {t}, {t}_items")],
     };
-    sqlx::raw_sql(AssertSqlSafe(analyze)).execute(pool).await?;
-    Ok(())
+    for s in analyze {
+        sqlx::raw_sql(AssertSqlSafe(s)).execute(pool).await?;
+    }
+    Ok(ids)
 }
 
 /// Runs a statement, retrying a deadlock as an application on InnoDB does; its time.
@@ -140,6 +155,7 @@ async fn timed(pool: &AnyPool, sql: &str) -> Result<(u64, f64), sqlx::Error> {
     Err(last.unwrap_or(sqlx::Error::PoolTimedOut))
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn writer(
     pool: AnyPool,
     backend: Backend,
@@ -148,7 +164,11 @@ async fn writer(
     book: Arc<Book>,
     samples: Arc<Mutex<Vec<Sample>>>,
     zero: Instant,
+    loaded: Arc<Vec<Comb>>,
 ) {
+    let Ok(migration) = "rtcomb-sql -> v7".parse::<KeyMigration>() else {
+        return;
+    };
     let mut mine = Vec::new();
     let mut i = 0u64;
     let record = |ms: f64| {
@@ -179,16 +199,24 @@ async fn writer(
             }
         }
         if i.is_multiple_of(2) {
-            let near = literal(backend, Comb::from_bytes(rand::random()));
-            let sql = match backend {
-                Backend::Postgres => format!(
-                    "UPDATE {t} SET n = n + 1 WHERE id = (SELECT id FROM {t} WHERE id >= {near} ORDER BY id LIMIT 1)"
-                ),
-                _ => format!("UPDATE {t} SET n = n + 1 WHERE id >= {near} ORDER BY id LIMIT 1"),
+            // A row by the id a client holds (pgbench's accounts by aid), any of the loaded
+            // ones; where the conversion has moved it, by its new key, as an application
+            // does with `KeyMigration` (docs/doctor.md). (Not the first key after a random
+            // one: once the keys before the cursor have moved, that is the cursor's row for
+            // every writer.)
+            let old = loaded[rand::random_range(0..loaded.len())];
+            let by = |id: Comb| format!("UPDATE {t} SET n = n + 1 WHERE id = {}", literal(backend, id));
+            let started = Instant::now();
+            let done = match timed(&pool, &by(old)).await {
+                Ok((0, _)) => match migration.new_key(&old) {
+                    Some(new) => timed(&pool, &by(new)).await.map(|(n, _)| n),
+                    None => Ok(0),
+                },
+                other => other.map(|(n, _)| n),
             };
-            match timed(&pool, &sql).await {
-                Ok((_, ms)) => record(ms),
-                Err(_) => {
+            match done {
+                Ok(1) => record(started.elapsed().as_secs_f64() * 1000.0),
+                _ => {
                     book.failures.fetch_add(1, Ordering::Relaxed);
                 }
             }
@@ -242,7 +270,7 @@ pub(crate) async fn run(
     let t = "combkey_doctor_bench";
     let pool = AnyPoolOptions::new().max_connections(u32::try_from(writers + 2)?).connect(url).await?;
     eprintln!("doctor bench, {}: loading {rows} rows and {child_rows} children", backend.name());
-    load(&pool, backend, t, rows, child_rows).await?;
+    let loaded = Arc::new(load(&pool, backend, t, rows, child_rows).await?);
     let p0 = count(&pool, &format!("SELECT count(*) FROM {t}")).await?;
     let c0 = count(&pool, &format!("SELECT count(*) FROM {t}_items")).await?;
     let zero = Instant::now();
@@ -259,6 +287,7 @@ pub(crate) async fn run(
                 Arc::clone(&book),
                 Arc::clone(&samples),
                 zero,
+                Arc::clone(&loaded),
             ))
         })
         .collect();
@@ -269,6 +298,15 @@ pub(crate) async fn run(
     let (plan, _) = doctor.plan(t, "id", Options::default()).await?;
     let online = Online { batch_size, ..Online::default() };
     let outcome = doctor.apply_online(&plan, &online, &mut Quiet).await?;
+    eprintln!(
+        "doctor bench, {}: online {:.1} s, {} converted in {} batches, {} retries, {} passes",
+        backend.name(),
+        outcome.seconds,
+        outcome.converted,
+        outcome.batches,
+        outcome.retries,
+        outcome.passes
+    );
     let end = zero.elapsed().as_secs_f64();
     // The writers write on a little after, for the chart.
     tokio::time::sleep(Duration::from_secs(baseline_s.min(5))).await;
@@ -288,6 +326,8 @@ pub(crate) async fn run(
     .await?;
     let report = doctor.audit(t, "id", None, Options::default()).await?;
     let unconverted = i64::try_from(report.audit.layouts.get("rtcomb-sql").copied().unwrap_or(0))?;
+    // Its run lock is held while its connection lives.
+    drop(doctor);
     // The offline run of the same table, no writer.
     eprintln!("doctor bench, {}: the same table offline", backend.name());
     load(&pool, backend, t, rows, child_rows).await?;

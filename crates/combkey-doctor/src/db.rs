@@ -16,6 +16,8 @@ pub(crate) struct Db {
     backend: Backend,
     /// The password from the URL, to strip from every message.
     secret: Option<String>,
+    /// The URL connected to, for a second session ([`Db::another`]); never shown.
+    url: String,
 }
 
 /// `url` with its password replaced by `***`, and the password: the one in the user info
@@ -96,7 +98,12 @@ impl Db {
             }
             Error::usage(format!("connecting to {shown}: {message}"))
         })?;
-        Ok(Db { conn, backend, secret })
+        Ok(Db { conn, backend, secret, url: url.to_string() })
+    }
+
+    /// A second session to the same database.
+    pub(crate) async fn another(&self) -> Result<Db, Error> {
+        Db::connect(&self.url).await
     }
 
     pub(crate) fn backend(&self) -> Backend {
@@ -131,7 +138,7 @@ impl Db {
         } else {
             ErrorKind::Database
         };
-        Error::new(kind, format!("{what}: {message}"))
+        Error::new(kind, format!("{what}: {message}")).with_code(code)
     }
 
     /// Runs a statement (any SQL the database takes as one).
@@ -164,6 +171,32 @@ impl Db {
         };
         let rows = rows.map_err(|e| self.error(&short(sql), &e))?;
         Ok(rows.iter().map(text_row).collect())
+    }
+
+    /// Runs a statement without parameters and hands each row to `each` as it arrives (a
+    /// table's keys, without holding them all).
+    pub(crate) async fn each_row(
+        &mut self,
+        sql: &str,
+        mut each: impl FnMut(Vec<Option<String>>) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        use futures_util::StreamExt;
+        let mut stream = sqlx::raw_sql(AssertSqlSafe(sql.to_string())).fetch(&mut self.conn);
+        let mut failed = None;
+        while let Some(row) = stream.next().await {
+            match row {
+                Ok(row) => each(text_row(&row))?,
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        drop(stream);
+        match failed {
+            Some(e) => Err(self.error(&short(sql), &e)),
+            None => Ok(()),
+        }
     }
 
     /// The column names and rows of a statement without parameters (`SHOW ...`).

@@ -30,11 +30,24 @@ pub enum ErrorKind {
 pub struct Error {
     kind: ErrorKind,
     message: String,
+    /// The database's error code (SQLSTATE, or MySQL's number), where a statement failed.
+    code: Option<String>,
 }
 
 impl Error {
     pub(crate) fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error { kind, message: message.into() }
+        Error { kind, message: message.into(), code: None }
+    }
+
+    /// The same error with the database's error code.
+    pub(crate) fn with_code(mut self, code: String) -> Self {
+        self.code = (!code.is_empty()).then_some(code);
+        self
+    }
+
+    /// The database's error code, where a statement failed.
+    pub(crate) fn code(&self) -> Option<&str> {
+        self.code.as_deref()
     }
 
     pub(crate) fn usage(message: impl Into<String>) -> Self {

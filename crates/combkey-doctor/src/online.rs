@@ -1,16 +1,20 @@
 //! `--online`: the keys change in small batches, each a short transaction that moves a batch of
 //! parents and their children together, while the application keeps reading and writing.
 //!
-//! Each batch locks its parent rows first (so a concurrent insert of a child that references
-//! one of them waits, and then finds the key gone, instead of slipping in between), rewrites
-//! the parents and every referencing column through the mapping table, checks that no child
-//! still references an old key of the batch, advances the journal's cursor, and commits.
-//! Foreign keys are never dropped: PostgreSQL checks them at the end of each batch's statement;
-//! MySQL's session has its checks off while it moves parent and children together, and the
-//! batch's own count of leftover children stands in for them. A batch that loses a lock race
-//! (a lock wait past the timeout, a deadlock) is rolled back and retried with a backoff.
+//! Each batch rewrites the parents and every referencing column from the batch's mapping,
+//! checks that no child still references an old key of the batch, advances the journal's
+//! cursor, and commits. Foreign keys are never dropped. PostgreSQL checks them at the end of
+//! the batch's one statement (a child another session committed after the statement began
+//! fails the check, and the batch is tried again); the batch's transaction keeps the planner to
+//! index probes, so a batch's work is bounded by the batch whatever the table's size. On
+//! MySQL the session's checks are off while it moves parent and children together: the batch
+//! locks its parent rows first (so a concurrent insert of a child that references one of them
+//! waits, and then finds the key gone, instead of slipping in between), and its own count of
+//! leftover children stands in for the checks. A batch that loses a lock race (a lock wait
+//! past the timeout, a deadlock) is rolled back and retried with a backoff.
 //!
-//! The scan goes through the keys in key order from the journal's cursor, so a killed run
+//! The scan goes through the keys in key order from the journal's cursor, on a second session
+//! that only reads (the next batch's keys while this batch's transaction runs), so a killed run
 //! resumes where it was; when it reaches the end, it goes through again for keys that arrived
 //! meanwhile with an old layout, until a pass finds none.
 
@@ -201,9 +205,15 @@ pub(crate) async fn run(
     };
     db.exec_all(&cat.session(plan.options.lock_timeout_ms)).await?;
     let fk = cat.fk_checks_off();
+    // Where the session's foreign key checks are off (MySQL), the batch locks its parents
+    // before it moves them, so no child can be added to one in between; where the database
+    // checks them (PostgreSQL, at the end of the batch's one statement), such a child fails
+    // the check and the batch is tried again.
+    let lock_first = fk.is_some();
     if let Some((off, _)) = &fk {
         db.exec_all(off).await?;
     }
+    let begin = cat.begin_batch();
     // The table's size for progress: the statistics' estimate, or a count where there is none.
     let total = match db.query(cat.row_estimate(&table)).await? {
         Some(n) if n > 0 => n,
@@ -218,43 +228,73 @@ pub(crate) async fn run(
         // the run by itself.
         let mut pass_from_start = cursor.is_none();
         let mut live = plan.clone();
-        loop {
-            out.paused += throttle(db, online).await?;
-            let filter = match &cursor {
+        // The keys are read on a second session: the next batch's while this one's
+        // transaction runs (reads only, no transaction: they take no lock).
+        let mut scanner = db.another().await?;
+        let scan = async |scanner: &mut Db, cursor: Option<&Stored>| -> Result<Vec<Stored>, Error> {
+            let filter = match cursor {
                 Some(c) => format!(" AND {} > {}", q(&plan.column), cat.key_literal(c)),
                 None => String::new(),
             };
             let sql = format!("{} LIMIT {}", cat.select_keys(&table, &column, only, &filter), online.batch_size);
-            let rows = db.rows(&sql, &[]).await?;
-            let values: Vec<Stored> = rows.iter().map(|r| cat.parse_key(r)).collect::<Result<_, _>>()?;
-            out.scanned += values.len();
-            let last = values.last().cloned();
-            // Keys the application made since the audit, in a layout it still makes, count too.
-            live.classifier = plan.classifier.extended_to(combkey::Timestamp::now().unix_ms());
-            let batch = changes(&live, &values)?;
-            if !batch.is_empty() {
+            let rows = scanner.rows(&sql, &[]).await?;
+            Ok(rows.iter().map(|r| cat.parse_key(r)).collect::<Result<_, _>>()?)
+        };
+        // The catch-up passes after a pass from the start: every key read once, in the order
+        // that reads the table fastest, the ones to convert kept and converted in batches.
+        // (On PostgreSQL a pass in key order visits the heap at random for every key: most of
+        // a run's reading, for a pass that usually finds nothing.)
+        let sweep = async |scanner: &mut Db, live: &Plan, scanned: &mut usize| -> Result<Vec<Vec<Stored>>, Error> {
+            let mut found = Vec::new();
+            let mut chunk: Vec<Stored> = Vec::new();
+            scanner
+                .each_row(&cat.sweep_keys(&table, &column, only), |row| {
+                    chunk.push(cat.parse_key(&row)?);
+                    *scanned += 1;
+                    if chunk.len() == 10_000 {
+                        found.extend(changes(live, &chunk)?.into_iter().map(|c| c.old));
+                        chunk.clear();
+                    }
+                    Ok(())
+                })
+                .await?;
+            found.extend(changes(live, &chunk)?.into_iter().map(|c| c.old));
+            found.sort();
+            Ok(found.chunks(online.batch_size).rev().map(<[Stored]>::to_vec).collect())
+        };
+        // One batch's transaction on `db`, retried when it loses a race; the keys it changed.
+        let run_batch =
+            async |db: &mut Db, values: &[Stored], live: &Plan, passes: usize| -> Result<(usize, usize), Error> {
+                let last = values.last();
+                let batch = changes(live, values)?;
+                if batch.is_empty() {
+                    if let Some(l) = last {
+                        journal.set_cursor(db, Some(&cursor_text(l)), passes).await?;
+                    }
+                    return Ok((0, 0));
+                }
                 let olds: Vec<String> = batch.iter().map(|c| cat.key_literal(&c.old)).collect();
                 let in_olds = olds.join(", ");
+                let rows: Vec<(Stored, Stored)> = batch.iter().map(|c| (c.old.clone(), c.new.clone())).collect();
+                let rewrite = cat.rewrite_batch(&targets, only, &rows, &plan.column_type);
                 let mut attempt = 0;
                 loop {
                     let tx: Result<(), Error> = async {
-                        db.exec(&cat.begin()).await?;
-                        // Parents first: a concurrent child insert that references one waits,
-                        // then finds it gone, instead of slipping in between.
-                        db.rows(
-                            &format!(
-                                "SELECT 1 FROM {} WHERE {} IN ({in_olds}) FOR UPDATE",
-                                table.quoted(backend),
-                                q(&plan.column)
-                            ),
-                            &[],
-                        )
-                        .await?;
-                        db.exec_all(&cat.map_table(&plan.column_type)).await?;
-                        let rows: Vec<(Stored, Stored)> =
-                            batch.iter().map(|c| (c.old.clone(), c.new.clone())).collect();
-                        db.exec(&cat.insert_map(&rows)).await?;
-                        db.exec_all(&cat.rewrite_from_map(&targets, only)).await?;
+                        db.exec_all(&begin).await?;
+                        if lock_first {
+                            // Parents first: a concurrent child insert that references one waits,
+                            // then finds it gone, instead of slipping in between.
+                            db.rows(
+                                &format!(
+                                    "SELECT 1 FROM {} WHERE {} IN ({in_olds}) FOR UPDATE",
+                                    table.quoted(backend),
+                                    q(&plan.column)
+                                ),
+                                &[],
+                            )
+                            .await?;
+                        }
+                        db.exec_all(&rewrite).await?;
                         for r in &plan.references {
                             if let Some(i) = r.parent_columns.iter().position(|c| *c == plan.column) {
                                 let left = db
@@ -275,20 +315,23 @@ pub(crate) async fn run(
                                 }
                             }
                         }
-                        journal.set_cursor(db, last.as_ref().map(cursor_text).as_deref(), out.passes).await?;
+                        journal.set_cursor(db, last.map(cursor_text).as_deref(), passes).await?;
                         db.exec("COMMIT").await?;
                         Ok(())
                     }
                     .await;
                     match tx {
-                        Ok(()) => break,
+                        Ok(()) => return Ok((batch.len(), usize::try_from(attempt).unwrap_or(usize::MAX))),
                         Err(e) => {
                             let _ = db.exec("ROLLBACK").await;
-                            if matches!(e.kind(), ErrorKind::LockTimeout | ErrorKind::Conflict)
+                            // PostgreSQL's foreign key check at the end of the statement (23503):
+                            // a child of a batch key committed after the statement began; the
+                            // next attempt sees it and moves it too.
+                            if (matches!(e.kind(), ErrorKind::LockTimeout | ErrorKind::Conflict)
+                                || e.code() == Some("23503"))
                                 && attempt < online.max_retries
                             {
                                 attempt += 1;
-                                out.retries += 1;
                                 tokio::time::sleep(Duration::from_millis(20 << attempt.min(7))).await;
                                 continue;
                             }
@@ -296,32 +339,113 @@ pub(crate) async fn run(
                         }
                     }
                 }
-                out.converted += batch.len();
-                converted_this_pass += batch.len();
-                out.batches += 1;
-                if fail_after == Some(out.batches) {
-                    eprintln!("combkey doctor: stopping after batch {} (COMBKEY_DOCTOR_FAIL_AFTER_BATCH)", out.batches);
-                    std::process::abort();
+            };
+        // On PostgreSQL two batches at a time, each on a session of its own: consecutive ranges
+        // of keys, so they change different rows; each commits on its own (a batch that is
+        // retried while the next one committed leaves its keys to the pass from the start that
+        // ends every run, should the run be killed meanwhile). On MySQL one: with two, the
+        // benchmark's writers had statements fail on InnoDB's locks (docs/doctor.md).
+        let lanes = if lock_first { 1 } else { 2 };
+        let mut second = db.another().await?;
+        second.exec_all(&cat.session(plan.options.lock_timeout_ms)).await?;
+        if let Some((off, _)) = &fk {
+            second.exec_all(off).await?;
+        }
+        // Keys read ahead, the next round's.
+        let mut prefetched: std::collections::VecDeque<Vec<Stored>> = std::collections::VecDeque::new();
+        // Batches a sweep found, last first.
+        let mut swept: Vec<Vec<Stored>> = Vec::new();
+        let mut sweeping = false;
+        loop {
+            out.paused += throttle(db, online).await?;
+            // This round's keys: up to `lanes` batches, in key order.
+            let mut round: Vec<Vec<Stored>> = Vec::new();
+            let mut pass_ended = false;
+            while round.len() < lanes && !pass_ended {
+                if sweeping {
+                    match swept.pop() {
+                        Some(v) => round.push(v),
+                        None => pass_ended = true,
+                    }
+                    pass_ended |= swept.is_empty();
+                } else {
+                    let v = match prefetched.pop_front() {
+                        Some(v) => v,
+                        None => scan(&mut scanner, cursor.as_ref()).await?,
+                    };
+                    out.scanned += v.len();
+                    if v.len() == online.batch_size {
+                        cursor = v.last().cloned();
+                    } else {
+                        pass_ended = true;
+                    }
+                    round.push(v);
                 }
-                if !online.sleep.is_zero() {
-                    tokio::time::sleep(online.sleep).await;
+            }
+            // Keys the application made since the audit, in a layout it still makes, count too.
+            live.classifier = plan.classifier.extended_to(combkey::Timestamp::now().unix_ms());
+            let passes = out.passes;
+            let empty: Vec<Stored> = Vec::new();
+            let (a, b) = (round.first().unwrap_or(&empty), round.get(1).unwrap_or(&empty));
+            // The next round's keys are read meanwhile.
+            let read_next = async {
+                let mut ahead = std::collections::VecDeque::new();
+                if let (Some(c), false) = (&cursor, sweeping || pass_ended) {
+                    let first = scan(&mut scanner, Some(c)).await?;
+                    if lanes == 2
+                        && first.len() == online.batch_size
+                        && let Some(l) = first.last().cloned()
+                    {
+                        ahead.push_back(first);
+                        ahead.push_back(scan(&mut scanner, Some(&l)).await?);
+                    } else {
+                        ahead.push_back(first);
+                    }
                 }
-            } else if let Some(l) = &last {
-                journal.set_cursor(db, Some(&cursor_text(l)), out.passes).await?;
+                Ok::<_, Error>(ahead)
+            };
+            let (done_a, done_b, read) =
+                tokio::join!(run_batch(db, a, &live, passes), run_batch(&mut second, b, &live, passes), read_next);
+            let mut round_converted = 0;
+            for (converted, retried) in [done_a?, done_b?] {
+                out.retries += retried;
+                if converted > 0 {
+                    round_converted += converted;
+                    out.batches += 1;
+                }
+            }
+            out.converted += round_converted;
+            converted_this_pass += round_converted;
+            prefetched = read?;
+            if fail_after.is_some_and(|n| out.batches >= n) {
+                eprintln!("combkey doctor: stopping after batch {} (COMBKEY_DOCTOR_FAIL_AFTER_BATCH)", out.batches);
+                std::process::abort();
+            }
+            if !online.sleep.is_zero() && round_converted > 0 {
+                tokio::time::sleep(online.sleep).await;
             }
             progress.batch(out.scanned, out.converted, total);
-            match last {
-                Some(l) if values.len() == online.batch_size => cursor = Some(l),
-                _ => {
-                    // The end of a pass: again from the start while keys arrived meanwhile.
-                    out.passes += 1;
-                    if (converted_this_pass == 0 && pass_from_start) || out.passes >= 20 {
+            if pass_ended {
+                // The end of a pass: again while keys arrived meanwhile, until a pass that read
+                // the whole table found none.
+                out.passes += 1;
+                if (converted_this_pass == 0 && (pass_from_start || sweeping)) || out.passes >= 20 {
+                    break;
+                }
+                converted_this_pass = 0;
+                // Killed from here on, the next run starts with a pass from the start.
+                journal.set_cursor(db, None, out.passes).await?;
+                if pass_from_start || sweeping {
+                    sweeping = true;
+                    swept = sweep(&mut scanner, &live, &mut out.scanned).await?;
+                    if swept.is_empty() {
+                        out.passes += 1;
                         break;
                     }
-                    converted_this_pass = 0;
+                } else {
+                    // The pass began at a resumed run's cursor: one from the start.
                     pass_from_start = true;
                     cursor = None;
-                    journal.set_cursor(db, None, out.passes).await?;
                 }
             }
         }

@@ -303,6 +303,14 @@ pub trait Catalog: Sync {
     fn begin(&self) -> String {
         "BEGIN".into()
     }
+    /// The statements that start one batch of an online conversion: a transaction whose work
+    /// is bounded by the batch, whatever the table's size (PostgreSQL: the planner may not
+    /// scan a whole table or hash it where an index finds the batch's rows; its estimates for
+    /// the mapping table of a thousand rows would choose that for a table of a hundred
+    /// thousand).
+    fn begin_batch(&self) -> Vec<String> {
+        vec![self.begin()]
+    }
     /// The `n`-th (from 1) bound parameter in a statement: `$n` or `?`.
     fn param(&self, n: usize) -> String {
         let _ = n;
@@ -322,6 +330,13 @@ pub trait Catalog: Sync {
     /// value's text, MySQL and SQLite `hex()` of its bytes with SQLite's `typeof()`), in the
     /// database's key order, `ONLY` this table's rows when `only` (PostgreSQL inheritance).
     fn select_keys(&self, table: &Name, column: &Column, only: bool, filter: &str) -> String;
+    /// The `SELECT` of every value of a key column as [`select_keys`](Self::select_keys) gives
+    /// them, in whatever order reads the table fastest (PostgreSQL: the heap's, one sequential
+    /// read, where the key order would visit the heap at random; MySQL: the key's, which is
+    /// the table's own).
+    fn sweep_keys(&self, table: &Name, column: &Column, only: bool) -> String {
+        self.select_keys(table, column, only, "")
+    }
     /// The statement that adds back a foreign key from its [`ForeignKey::definition`]; `None`
     /// where the database cannot add one to an existing table (SQLite).
     fn add_foreign_key(&self, fk: &ForeignKey) -> Option<String>;
@@ -344,6 +359,23 @@ pub trait Catalog: Sync {
     /// their foreign key checks off for the session ([`fk_checks_off`](Self::fk_checks_off)).
     /// `only`: PostgreSQL's `ONLY` (not the tables that inherit).
     fn rewrite_from_map(&self, targets: &[Rewrite], only: bool) -> Vec<String>;
+    /// The statements that rewrite every listed column for one batch of `(old, new)` pairs of
+    /// an online conversion, as [`rewrite_from_map`](Self::rewrite_from_map) does, the pairs
+    /// included: by default the session's mapping table emptied, filled and joined;
+    /// PostgreSQL one statement whose mapping is a `VALUES` list (no temporary table to
+    /// truncate per batch).
+    fn rewrite_batch(
+        &self,
+        targets: &[Rewrite],
+        only: bool,
+        rows: &[(Stored, Stored)],
+        column_type: &str,
+    ) -> Vec<String> {
+        let mut out = self.map_table(column_type);
+        out.push(self.insert_map(rows));
+        out.extend(self.rewrite_from_map(targets, only));
+        out
+    }
     /// The statements that change a text key column to the stored form's type, given the
     /// table's [`definition`](Self::definition); an error naming what would be lost where the
     /// column cannot change type in place.
