@@ -40,6 +40,17 @@ struct Book {
     children_in: AtomicI64,
     children_out: AtomicI64,
     failures: AtomicI64,
+    /// Why writer statements failed, and how often (printed after the run).
+    reasons: Mutex<std::collections::BTreeMap<String, i64>>,
+}
+
+impl Book {
+    fn fail(&self, reason: String) {
+        self.failures.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut r) = self.reasons.lock() {
+            *r.entry(reason).or_default() += 1;
+        }
+    }
 }
 
 /// The results of one backend's run.
@@ -194,9 +205,7 @@ async fn writer(
                 book.children_in.fetch_add(1, Ordering::Relaxed);
                 mine.push(id);
             }
-            Err(_) => {
-                book.failures.fetch_add(1, Ordering::Relaxed);
-            }
+            Err(e) => book.fail(format!("insert: {e}")),
         }
         if i.is_multiple_of(2) {
             // A row by the id a client holds (pgbench's accounts by aid), any of the loaded
@@ -216,9 +225,8 @@ async fn writer(
             };
             match done {
                 Ok(1) => record(started.elapsed().as_secs_f64() * 1000.0),
-                _ => {
-                    book.failures.fetch_add(1, Ordering::Relaxed);
-                }
+                Ok(n) => book.fail(format!("update by a loaded id changed {n} rows")),
+                Err(e) => book.fail(format!("update: {e}")),
             }
         }
         if i.is_multiple_of(4)
@@ -230,9 +238,8 @@ async fn writer(
                     book.parents_out.fetch_add(1, Ordering::Relaxed);
                     book.children_out.fetch_add(1, Ordering::Relaxed);
                 }
-                _ => {
-                    book.failures.fetch_add(1, Ordering::Relaxed);
-                }
+                Ok((n, _)) => book.fail(format!("delete of an own parent changed {n} rows")),
+                Err(e) => book.fail(format!("delete: {e}")),
             }
         }
     }
@@ -315,6 +322,11 @@ pub(crate) async fn run(
         h.await?;
     }
     let samples = samples.lock().map(|s| s.clone()).unwrap_or_default();
+    if let Ok(reasons) = book.reasons.lock() {
+        for (reason, n) in reasons.iter() {
+            eprintln!("doctor bench, {}: {n} writer statements failed: {reason}", backend.name());
+        }
+    }
     let expect_p = p0 + book.parents_in.load(Ordering::Relaxed) - book.parents_out.load(Ordering::Relaxed);
     let expect_c = c0 + book.children_in.load(Ordering::Relaxed) - book.children_out.load(Ordering::Relaxed);
     let lost = (expect_p - count(&pool, &format!("SELECT count(*) FROM {t}")).await?)

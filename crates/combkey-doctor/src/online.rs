@@ -8,10 +8,11 @@
 //! fails the check, and the batch is tried again); the batch's transaction keeps the planner to
 //! index probes, so a batch's work is bounded by the batch whatever the table's size. On
 //! MySQL the session's checks are off while it moves parent and children together: the batch
-//! locks its parent rows first (so a concurrent insert of a child that references one of them
-//! waits, and then finds the key gone, instead of slipping in between), and its own count of
-//! leftover children stands in for the checks. A batch that loses a lock race (a lock wait
-//! past the timeout, a deadlock) is rolled back and retried with a backoff.
+//! moves its parent rows first, which locks them (so a concurrent insert of a child that
+//! references one of them waits, and then finds the key gone, instead of slipping in between),
+//! reads each child table through its index, and its own count of leftover children stands in
+//! for the checks. A batch that loses a lock race (a lock wait past the timeout, a deadlock) is
+//! rolled back and retried with a backoff. Two batches run at a time, on two sessions.
 //!
 //! The scan goes through the keys in key order from the journal's cursor, on a second session
 //! that only reads (the next batch's keys while this batch's transaction runs), so a killed run
@@ -205,11 +206,11 @@ pub(crate) async fn run(
     };
     db.exec_all(&cat.session(plan.options.lock_timeout_ms)).await?;
     let fk = cat.fk_checks_off();
-    // Where the session's foreign key checks are off (MySQL), the batch locks its parents
-    // before it moves them, so no child can be added to one in between; where the database
-    // checks them (PostgreSQL, at the end of the batch's one statement), such a child fails
-    // the check and the batch is tried again.
-    let lock_first = fk.is_some();
+    // Where the session's foreign key checks are off (MySQL), the batch's rewrite of the
+    // parents locks them before the children move, so no child can be added to one in
+    // between; where the database checks them (PostgreSQL, at the end of the batch's one
+    // statement), such a child fails the check and the batch is tried again.
+    debug_assert!(targets.first().is_some_and(|t| t.table == table), "the parents are rewritten first");
     if let Some((off, _)) = &fk {
         db.exec_all(off).await?;
     }
@@ -276,25 +277,20 @@ pub(crate) async fn run(
                 let olds: Vec<String> = batch.iter().map(|c| cat.key_literal(&c.old)).collect();
                 let in_olds = olds.join(", ");
                 let rows: Vec<(Stored, Stored)> = batch.iter().map(|c| (c.old.clone(), c.new.clone())).collect();
-                let rewrite = cat.rewrite_batch(&targets, only, &rows, &plan.column_type);
+                // The parents' rewrite comes first (the plan's first target is the table): it
+                // locks each parent row it moves, so a concurrent child insert that references
+                // one waits for the batch, then finds the key gone, instead of slipping in
+                // between; a child inserted before it holds its parent's lock until it commits,
+                // and the children's rewrite that follows moves it.
+                let mut head = begin.clone();
+                head.extend(cat.rewrite_batch(&targets, only, &rows, &plan.column_type));
+                let head = head.join(";\n");
                 let mut attempt = 0;
                 loop {
                     let tx: Result<(), Error> = async {
-                        db.exec_all(&begin).await?;
-                        if lock_first {
-                            // Parents first: a concurrent child insert that references one waits,
-                            // then finds it gone, instead of slipping in between.
-                            db.rows(
-                                &format!(
-                                    "SELECT 1 FROM {} WHERE {} IN ({in_olds}) FOR UPDATE",
-                                    table.quoted(backend),
-                                    q(&plan.column)
-                                ),
-                                &[],
-                            )
-                            .await?;
-                        }
-                        db.exec_all(&rewrite).await?;
+                        // The transaction's start, the lock and the rewrite in one round trip: on a
+                        // busy server each round trip waits its turn for the CPU.
+                        db.exec(&head).await?;
                         for r in &plan.references {
                             if let Some(i) = r.parent_columns.iter().position(|c| *c == plan.column) {
                                 let left = db
@@ -340,12 +336,11 @@ pub(crate) async fn run(
                     }
                 }
             };
-        // On PostgreSQL two batches at a time, each on a session of its own: consecutive ranges
-        // of keys, so they change different rows; each commits on its own (a batch that is
-        // retried while the next one committed leaves its keys to the pass from the start that
-        // ends every run, should the run be killed meanwhile). On MySQL one: with two, the
-        // benchmark's writers had statements fail on InnoDB's locks (docs/doctor.md).
-        let lanes = if lock_first { 1 } else { 2 };
+        // Two batches at a time, each on a session of its own: consecutive ranges of keys, so
+        // they change different rows; each commits on its own (a batch that is retried while
+        // the next one committed leaves its keys to the pass from the start that ends every
+        // run, should the run be killed meanwhile).
+        let lanes = 2;
         let mut second = db.another().await?;
         second.exec_all(&cat.session(plan.options.lock_timeout_ms)).await?;
         if let Some((off, _)) = &fk {

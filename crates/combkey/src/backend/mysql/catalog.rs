@@ -59,6 +59,31 @@ pub fn column_clause(show_create: &str, name: &str) -> Option<String> {
     show_create.lines().map(str::trim).find(|l| l.starts_with(&head)).map(|l| l.trim_end_matches(',').to_string())
 }
 
+/// One `UPDATE ... JOIN combkey_doctor_map` per column of `targets` (a temporary table may
+/// appear once per statement). For one batch of an online run (`batch`) the mapping is read
+/// first (`STRAIGHT_JOIN`) and each table probed through its index on the column, whatever
+/// the optimizer estimates: reading a table whole would, under `REPEATABLE READ`, lock every
+/// row of it until the batch commits (seen when the mapping table's row estimate had grown
+/// past the child table's size). Offline, the mapping holds every key and the optimizer's
+/// choice stands.
+fn rewrite_joins(targets: &[Rewrite], batch: bool) -> Vec<String> {
+    let q = |n: &str| Backend::MySql.quote(n);
+    let mut out = Vec::new();
+    for t in targets {
+        let keep: String = t.keep.iter().map(|k| format!(", t.{k} = t.{k}", k = q(k))).collect();
+        let table = t.table.quoted(Backend::MySql);
+        for c in &t.columns {
+            let c = q(c);
+            out.push(if batch {
+                format!("UPDATE combkey_doctor_map m STRAIGHT_JOIN {table} t ON t.{c} = m.old SET t.{c} = m.new{keep}")
+            } else {
+                format!("UPDATE {table} t JOIN combkey_doctor_map m ON t.{c} = m.old SET t.{c} = m.new{keep}")
+            });
+        }
+    }
+    out
+}
+
 impl Catalog for MySql {
     fn resolve(&self, user_name: &str) -> Result<Query<Option<Name>>, Error> {
         let (schema, name) = parse_name(user_name)?;
@@ -422,19 +447,25 @@ impl Catalog for MySql {
     }
 
     fn rewrite_from_map(&self, targets: &[Rewrite], _only: bool) -> Vec<String> {
-        // One statement per column: a temporary table may appear once per statement.
-        let q = |n: &str| Backend::MySql.quote(n);
-        let mut out = Vec::new();
-        for t in targets {
-            let keep: String = t.keep.iter().map(|k| format!(", t.{k} = t.{k}", k = q(k))).collect();
-            for c in &t.columns {
-                out.push(format!(
-                    "UPDATE {} t JOIN combkey_doctor_map m ON t.{c} = m.old SET t.{c} = m.new{keep}",
-                    t.table.quoted(Backend::MySql),
-                    c = q(c)
-                ));
-            }
-        }
+        rewrite_joins(targets, false)
+    }
+
+    fn rewrite_batch(
+        &self,
+        targets: &[Rewrite],
+        _only: bool,
+        rows: &[(Stored, Stored)],
+        column_type: &str,
+    ) -> Vec<String> {
+        // A new mapping table per batch: InnoDB never frees the rows a `DELETE` removes from
+        // a temporary table, so emptying one table batch after batch costs a little more each
+        // time (measured: 1.5 ms at the first batch, 22 ms at the 350th) and its row estimate
+        // grows without end. Dropping and creating it takes 0.2 ms. (Temporary tables are the
+        // session's own, and neither statement ends the transaction.)
+        let mut out = vec!["DROP TEMPORARY TABLE IF EXISTS combkey_doctor_map".to_string()];
+        out.extend(self.map_table(column_type));
+        out.push(self.insert_map(rows));
+        out.extend(rewrite_joins(targets, true));
         out
     }
 
