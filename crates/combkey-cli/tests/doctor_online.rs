@@ -392,6 +392,79 @@ mod postgres {
     /// An application that still makes old-style keys while a stopped online run waits: the
     /// resumed run converts them too (made after the audit, some of them the smallest keys,
     /// before the stopped run's position), and ends with none left.
+    /// Killed in the catch-up pass (which converts the keys the first pass could not see:
+    /// keys made behind its cursor while it ran), the run goes on when started again and ends
+    /// with every key converted and no orphan. A trigger on the journal makes the keys: three
+    /// old keys, each with a child, in every batch's transaction, sorting before every other.
+    #[tokio::test]
+    async fn a_run_killed_in_its_catch_up_pass_goes_on() {
+        let url = combkey_testutil::pg_url();
+        let mut c = connect().await;
+        exec(&mut c, "DROP SCHEMA IF EXISTS online_sweep CASCADE; CREATE SCHEMA online_sweep").await;
+        // The schema's journal, made by a run on another table.
+        seed(&mut c, "online_sweep.d", 10, 8).await;
+        ok(&combkey_env(&["doctor", "--url", &url, "--table", "online_sweep.d", "--apply", "--online"], &[]));
+        let t = "online_sweep.t";
+        seed(&mut c, t, 4000, 9).await;
+        let children = count(&mut c, &format!("SELECT count(*) FROM {t}_items")).await;
+        let pending: Vec<String> = rtcomb_sql(300, 10)
+            .into_iter()
+            .map(|id| {
+                let mut b = id.into_bytes();
+                (b[0], b[1]) = (0, 0);
+                Comb::from_bytes(b).to_string()
+            })
+            .collect();
+        assert!(
+            count(&mut c, &format!("SELECT count(*) FROM {t} WHERE id < '00010000-0000-0000-0000-000000000000'")).await
+                == 0
+        );
+        exec(&mut c, "CREATE TABLE online_sweep.pending (id uuid PRIMARY KEY)").await;
+        sqlx::query("INSERT INTO online_sweep.pending SELECT u::uuid FROM UNNEST($1::text[]) u")
+            .bind(&pending)
+            .execute(&mut c)
+            .await
+            .unwrap();
+        exec(
+            &mut c,
+            "CREATE FUNCTION online_sweep.more() RETURNS trigger LANGUAGE plpgsql AS $$
+             DECLARE k uuid;
+             BEGIN
+               FOR k IN DELETE FROM online_sweep.pending WHERE id IN (SELECT id FROM online_sweep.pending ORDER BY id LIMIT 3) RETURNING id LOOP
+                 INSERT INTO online_sweep.t (id) VALUES (k);
+                 INSERT INTO online_sweep.t_items (parent) VALUES (k);
+               END LOOP;
+               RETURN NULL;
+             END $$;
+             CREATE TRIGGER more AFTER UPDATE ON online_sweep.combkey_doctor_journal
+               FOR EACH ROW WHEN (NEW.cursor_value IS NOT NULL) EXECUTE FUNCTION online_sweep.more()",
+        )
+        .await;
+        // 80 batches of 50 in the first pass, which makes 240 keys behind its cursor; the
+        // catch-up pass converts them in 5 batches, two at a time: killed after its first two.
+        let args = ["doctor", "--url", &url, "--table", t, "--apply", "--online", "--batch-size", "50", "--json"];
+        let killed = combkey_env(&args, &[("COMBKEY_DOCTOR_FAIL_AFTER_BATCH", "82")]);
+        assert!(!killed.status.success());
+        assert!(String::from_utf8_lossy(&killed.stderr).contains("stopping after batch 82"), "{killed:?}");
+        let journal = "SELECT step::bigint FROM online_sweep.combkey_doctor_journal WHERE target LIKE '%online_sweep%t%' AND state = 'online'";
+        assert_eq!(count(&mut c, journal).await, 1, "killed after the first pass ended");
+        let left =
+            count(&mut c, &format!("SELECT count(*) FROM {t} WHERE id < '00010000-0000-0000-0000-000000000000'")).await;
+        assert!(left > 0, "the catch-up pass had keys left to convert");
+        let out = combkey_env(&args, &[]);
+        assert!(String::from_utf8_lossy(&out.stderr).contains("went on from where"), "{out:?}");
+        let added = 300 - count(&mut c, "SELECT count(*) FROM online_sweep.pending").await;
+        assert_eq!(layouts(&json(&out)), [("v7".to_string(), u64::try_from(4000 + added).unwrap())]);
+        assert_eq!(count(&mut c, &format!("SELECT count(*) FROM {t}_items")).await, children + added);
+        let orphans = count(
+            &mut c,
+            &format!("SELECT count(*) FROM {t}_items i WHERE NOT EXISTS (SELECT 1 FROM {t} p WHERE p.id = i.parent)"),
+        )
+        .await;
+        assert_eq!(orphans, 0);
+        exec(&mut c, "DROP SCHEMA online_sweep CASCADE").await;
+    }
+
     #[tokio::test]
     async fn keys_made_while_a_run_is_stopped_are_converted_when_it_goes_on() {
         let url = combkey_testutil::pg_url();
