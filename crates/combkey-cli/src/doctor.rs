@@ -345,6 +345,8 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, combkey
         eprintln!("{header}");
     }
     let mut progress = Reporter::new(args.progress);
+    // What the online run did, for --json.
+    let mut online_run = None;
     if args.online {
         let online = Online {
             batch_size: args.batch_size,
@@ -358,7 +360,7 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, combkey
         progress.finish();
         let done = done?;
         if done.resumed {
-            eprintln!("combkey doctor: went on from where the journal's killed run of {table} stopped");
+            eprintln!("combkey doctor: went on from where an earlier run of {table} stopped (its journal)");
         }
         eprintln!(
             "combkey doctor: {} keys converted in {} batches over {} passes ({} keys read, {} batches retried, {:.1} s paused), {:.1} s",
@@ -370,6 +372,16 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, combkey
             done.paused.as_secs_f64(),
             done.seconds
         );
+        online_run = Some(serde_json::json!({
+            "converted": done.converted,
+            "batches": done.batches,
+            "passes": done.passes,
+            "keys_read": done.scanned,
+            "batches_retried": done.retries,
+            "paused_seconds": done.paused.as_secs_f64(),
+            "seconds": done.seconds,
+            "resumed": done.resumed,
+        }));
     } else {
         let done = doctor.apply(&plan, &values, &mut progress).await;
         progress.finish();
@@ -378,7 +390,7 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, combkey
     let rebuilt = if args.rebuild_index { Some(doctor.rebuild_index(&args.table).await?) } else { None };
     let after = doctor.audit(&args.table, &args.column, None, options).await?;
     if args.json {
-        writeln!(out, "{}", with_rebuilt(&after.json(), rebuilt))?;
+        writeln!(out, "{}", with_extra(&with_rebuilt(&after.json(), rebuilt), "online", online_run))?;
     } else {
         writeln!(out, "{}", after.text().trim_end())?;
         if let Some((before, after_size)) = rebuilt {
@@ -403,12 +415,18 @@ fn rebuilt_text(before: Option<i64>, after: Option<i64>) -> String {
     format!("primary key rebuilt: {} before, {} after", mib(before), mib(after))
 }
 
-/// The report's JSON with the rebuild's sizes in `rebuilt_index`.
-fn with_rebuilt(report: &str, rebuilt: Option<(Option<i64>, Option<i64>)>) -> String {
-    let Some((before, after)) = rebuilt else { return report.to_string() };
+/// The report's JSON with `value` under `key` (nothing added for `None`).
+fn with_extra(report: &str, key: &str, value: Option<serde_json::Value>) -> String {
+    let Some(value) = value else { return report.to_string() };
     let mut json: serde_json::Value = serde_json::from_str(report).unwrap_or_default();
     if let Some(obj) = json.as_object_mut() {
-        obj.insert("rebuilt_index".into(), serde_json::json!({ "bytes_before": before, "bytes_after": after }));
+        obj.insert(key.into(), value);
     }
     json.to_string()
+}
+
+/// The report's JSON with the rebuild's sizes in `rebuilt_index`.
+fn with_rebuilt(report: &str, rebuilt: Option<(Option<i64>, Option<i64>)>) -> String {
+    let value = rebuilt.map(|(before, after)| serde_json::json!({ "bytes_before": before, "bytes_after": after }));
+    with_extra(report, "rebuilt_index", value)
 }

@@ -245,6 +245,25 @@ mod postgres {
         assert_eq!(convert(&new, "v6", "newsequentialid"), old);
     }
 
+    /// RT.Comb `Legacy` keys (SQL Server `datetime` ticks) carry a time no sorted layout holds
+    /// without loss: the audit says they stay and do not sort here, not "nothing to do".
+    #[tokio::test]
+    async fn legacy_keys_that_cannot_convert_are_named_not_passed_over() {
+        let url = combkey_testutil::pg_url();
+        let mut c = connect().await;
+        let r = SeededRandom::new(17);
+        let ids: Vec<Comb> = times(2000).into_iter().map(|t| RtCombLayout::Legacy.create(t, v4(&r)).unwrap()).collect();
+        seed(&mut c, "doctor_legacy", &ids).await;
+        let before = report(&url, "doctor_legacy", &[]);
+        assert_eq!(layouts(&before), [("rtcomb-legacy".to_string(), 2000)], "{before}");
+        let advice = before["recommendation"].as_str().unwrap();
+        assert!(
+            advice.contains("2000 rtcomb-legacy keys do not sort by creation time")
+                && !advice.contains("Nothing to do"),
+            "{advice}"
+        );
+    }
+
     /// The audit of a large table with `--sample` reads a sample in key order.
     #[tokio::test]
     async fn sampled_audit() {

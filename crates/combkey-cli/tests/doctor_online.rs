@@ -454,7 +454,12 @@ mod postgres {
         let out = combkey_env(&args, &[]);
         assert!(String::from_utf8_lossy(&out.stderr).contains("went on from where"), "{out:?}");
         let added = 300 - count(&mut c, "SELECT count(*) FROM online_sweep.pending").await;
-        assert_eq!(layouts(&json(&out)), [("v7".to_string(), u64::try_from(4000 + added).unwrap())]);
+        let report = json(&out);
+        assert_eq!(layouts(&report), [("v7".to_string(), u64::try_from(4000 + added).unwrap())]);
+        // The run's own numbers, beside the audit after it.
+        assert_eq!(report["online"]["resumed"], true, "{report}");
+        assert!(report["online"]["converted"].as_u64().is_some_and(|n| n > 0), "{report}");
+        assert!(report["online"]["passes"].as_u64().is_some_and(|n| n >= 2), "{report}");
         assert_eq!(count(&mut c, &format!("SELECT count(*) FROM {t}_items")).await, children + added);
         let orphans = count(
             &mut c,
@@ -463,6 +468,62 @@ mod postgres {
         .await;
         assert_eq!(orphans, 0);
         exec(&mut c, "DROP SCHEMA online_sweep CASCADE").await;
+    }
+
+    /// While the application still writes keys with an old layout, every pass finds more: the
+    /// run gives up after its passes with an error that says so, and the journal is not marked
+    /// done. Here a trigger on the journal writes ten old keys in every batch's transaction.
+    #[tokio::test]
+    async fn a_run_never_ends_done_while_old_keys_keep_coming() {
+        let url = combkey_testutil::pg_url();
+        let mut c = connect().await;
+        exec(&mut c, "DROP SCHEMA IF EXISTS online_endless CASCADE; CREATE SCHEMA online_endless").await;
+        seed(&mut c, "online_endless.d", 10, 8).await;
+        ok(&combkey_env(&["doctor", "--url", &url, "--table", "online_endless.d", "--apply", "--online"], &[]));
+        let t = "online_endless.t";
+        seed(&mut c, t, 0, 11).await;
+        // Keys of the last hour, as an application that still makes them writes them.
+        let start = Timestamp::now().saturating_add_ms(-3_600_000);
+        let keys: Vec<String> = rtcomb_sql_from(start, 100, 11).iter().map(ToString::to_string).collect();
+        sqlx::query(AssertSqlSafe(format!("INSERT INTO {t} (id) SELECT u::uuid FROM UNNEST($1::text[]) u")))
+            .bind(&keys)
+            .execute(&mut c)
+            .await
+            .unwrap();
+        let pending: Vec<String> =
+            rtcomb_sql_from(start.saturating_add_ms(200_000), 3000, 12).iter().map(ToString::to_string).collect();
+        exec(&mut c, "CREATE TABLE online_endless.pending (id uuid PRIMARY KEY)").await;
+        sqlx::query("INSERT INTO online_endless.pending SELECT u::uuid FROM UNNEST($1::text[]) u")
+            .bind(&pending)
+            .execute(&mut c)
+            .await
+            .unwrap();
+        exec(
+            &mut c,
+            "CREATE FUNCTION online_endless.more() RETURNS trigger LANGUAGE plpgsql AS $$
+             BEGIN
+               WITH k AS (DELETE FROM online_endless.pending WHERE id IN
+                   (SELECT id FROM online_endless.pending ORDER BY id LIMIT 10) RETURNING id)
+               INSERT INTO online_endless.t (id) SELECT id FROM k;
+               RETURN NULL;
+             END $$;
+             CREATE TRIGGER more AFTER UPDATE ON online_endless.combkey_doctor_journal
+               FOR EACH ROW WHEN (NEW.cursor_value IS NOT NULL) EXECUTE FUNCTION online_endless.more()",
+        )
+        .await;
+        let args = ["doctor", "--url", &url, "--table", t, "--apply", "--online", "--batch-size", "10"];
+        let out = combkey_env(&args, &[]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(e.contains("still writes such keys") && e.contains("10 passes"), "{e}");
+        let state = "SELECT count(*) FROM online_endless.combkey_doctor_journal WHERE target LIKE '%online_endless%t%' AND state = 'online'";
+        assert_eq!(count(&mut c, state).await, 1, "the journal is not done");
+        // Once the application writes sorted keys, a run ends done.
+        exec(&mut c, "DROP TRIGGER more ON online_endless.combkey_doctor_journal").await;
+        let again = combkey_env(&[&args[..], &["--json"]].concat(), &[]);
+        let rows = count(&mut c, &format!("SELECT count(*) FROM {t}")).await;
+        assert_eq!(layouts(&json(&again)), [("v7".to_string(), u64::try_from(rows).unwrap())]);
+        exec(&mut c, "DROP SCHEMA online_endless CASCADE").await;
     }
 
     #[tokio::test]
@@ -669,6 +730,32 @@ mod mariadb {
                 }
             }
         }
+    }
+
+    /// A referencing column without an index (MariaDB lets one drop a foreign key's index while
+    /// checks are off) is refused, named, with the statement that adds one without blocking
+    /// writes: each batch would read and lock that table whole.
+    #[tokio::test]
+    async fn a_referencing_column_without_an_index_is_refused() {
+        let url = combkey_testutil::mysql_url();
+        let t = "online_my_noidx";
+        let mut c = connect().await;
+        seed(&mut c, t, 200, 13).await;
+        let index: String = sqlx::query_scalar(AssertSqlSafe(format!(
+            "SELECT index_name FROM information_schema.statistics WHERE table_schema = DATABASE() \
+             AND table_name = '{t}_items' AND column_name = 'parent'"
+        )))
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+        exec(&mut c, &format!("SET SESSION foreign_key_checks = 0; ALTER TABLE {t}_items DROP INDEX `{index}`")).await;
+        let keys = format!("SELECT CAST(SUM(CRC32(id)) AS SIGNED) FROM {t}");
+        let before = count(&mut c, &keys).await;
+        let out = combkey_env(&["doctor", "--url", &url, "--table", t, "--apply", "--online"], &[]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(e.contains(&format!("{t}_items(parent)")) && e.contains("LOCK=NONE"), "{e}");
+        assert_eq!(count(&mut c, &keys).await, before, "no key changed");
     }
 
     /// Every batch reads the child table through its index on the referencing column, never

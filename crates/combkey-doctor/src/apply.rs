@@ -263,7 +263,7 @@ impl Journal {
             Some(c) => db
                 .rows(
                     &format!(
-                        "UPDATE {} SET cursor_value = {}, step = {pass} WHERE target = {}",
+                        "UPDATE {} SET cursor_value = {}, step = {pass}, updated_at = CURRENT_TIMESTAMP WHERE target = {}",
                         self.table,
                         cat.param(1),
                         cat.param(2)
@@ -275,7 +275,7 @@ impl Journal {
             None => db
                 .rows(
                     &format!(
-                        "UPDATE {} SET cursor_value = NULL, step = {pass} WHERE target = {}",
+                        "UPDATE {} SET cursor_value = NULL, step = {pass}, updated_at = CURRENT_TIMESTAMP WHERE target = {}",
                         self.table,
                         cat.param(1)
                     ),

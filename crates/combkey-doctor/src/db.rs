@@ -149,6 +149,14 @@ impl Db {
         }
     }
 
+    /// Runs `sql` (one statement or several), an error naming it `what` instead of its text.
+    pub(crate) async fn exec_as(&mut self, sql: &str, what: &str) -> Result<u64, Error> {
+        match sqlx::raw_sql(AssertSqlSafe(sql.to_string())).execute(&mut self.conn).await {
+            Ok(r) => Ok(r.rows_affected()),
+            Err(e) => Err(self.error(what, &e)),
+        }
+    }
+
     /// Runs statements in order.
     pub(crate) async fn exec_all(&mut self, sqls: &[String]) -> Result<(), Error> {
         for s in sqls {

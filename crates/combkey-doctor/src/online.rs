@@ -79,6 +79,10 @@ pub struct OnlineOutcome {
     pub resumed: bool,
 }
 
+/// Passes through the table before a run that still finds keys to convert gives up (each
+/// catch-up pass reads every key).
+const MAX_PASSES: usize = 10;
+
 /// For tests: stop the process (as a kill would) right after `n` batches committed, with
 /// `COMBKEY_DOCTOR_FAIL_AFTER_BATCH=n`.
 fn fail_after_batch() -> Option<usize> {
@@ -117,12 +121,20 @@ fn check(plan: &Plan) -> Result<(), Error> {
             plan.column_type, plan.final_type
         )));
     }
-    if backend == combkey::Backend::Postgres && !plan.unindexed.is_empty() {
+    // Without an index each batch reads the referencing table whole, and on MySQL/MariaDB
+    // (where a foreign key's index can be dropped while checks are off) locks every row of it
+    // until the batch commits: a writer waited 13 s in a break-test.
+    if !plan.unindexed.is_empty() {
         let names: Vec<String> =
             plan.unindexed.iter().map(|(t, c)| format!("{}({})", Name::from(t), c.join(", "))).collect();
+        let how = if backend == combkey::Backend::Postgres {
+            "CREATE INDEX CONCURRENTLY does not block writes"
+        } else {
+            "ALTER TABLE ... ADD INDEX (...), ALGORITHM=INPLACE, LOCK=NONE does not block writes"
+        };
         return Err(Error::refused(format!(
-            "referencing columns have no index, so checking each batch's keys would scan their tables: {}; create one \
-             first (CREATE INDEX CONCURRENTLY does not block writes)",
+            "referencing columns have no index, so each batch would read (and lock) their tables whole: {}; create one \
+             first ({how})",
             names.join(", ")
         )));
     }
@@ -286,11 +298,12 @@ pub(crate) async fn run(
                 head.extend(cat.rewrite_batch(&targets, only, &rows, &plan.column_type));
                 let head = head.join(";\n");
                 let mut attempt = 0;
+                let tried = Instant::now();
                 loop {
                     let tx: Result<(), Error> = async {
                         // The transaction's start, the lock and the rewrite in one round trip: on a
                         // busy server each round trip waits its turn for the CPU.
-                        db.exec(&head).await?;
+                        db.exec_as(&head, "the batch's rewrite").await?;
                         for r in &plan.references {
                             if let Some(i) = r.parent_columns.iter().position(|c| *c == plan.column) {
                                 let left = db
@@ -331,7 +344,23 @@ pub(crate) async fn run(
                                 tokio::time::sleep(Duration::from_millis(20 << attempt.min(7))).await;
                                 continue;
                             }
-                            return Err(e);
+                            if attempt == 0 {
+                                return Err(e);
+                            }
+                            let key = |c: Option<&crate::apply::KeyChange>| {
+                                c.map(|c| cat.key_literal(&c.old)).unwrap_or_default()
+                            };
+                            let (first, last) = (key(batch.first()), key(batch.last()));
+                            return Err(e.context(format!(
+                                "a batch of {} keys ({} to {}) did not commit in {} tries over {:.0} s (each waits for \
+                                 a lock at most --lock-timeout; another session holds one of its rows or their \
+                                 children's)",
+                                batch.len(),
+                                first,
+                                last,
+                                attempt + 1,
+                                tried.elapsed().as_secs_f64()
+                            )));
                         }
                     }
                 }
@@ -424,8 +453,21 @@ pub(crate) async fn run(
                 // The end of a pass: again while keys arrived meanwhile, until a pass that read
                 // the whole table found none.
                 out.passes += 1;
-                if (converted_this_pass == 0 && (pass_from_start || sweeping)) || out.passes >= 20 {
+                if converted_this_pass == 0 && (pass_from_start || sweeping) {
                     break;
+                }
+                if out.passes >= MAX_PASSES && converted_this_pass > 0 {
+                    // Never "done" while keys with an old layout are still being written: each
+                    // pass would find more.
+                    return Err(Error::new(
+                        ErrorKind::Conflict,
+                        format!(
+                            "{converted_this_pass} keys with an old layout were written while the last of {} passes \
+                             through the table ran (and converted): the application still writes such keys, so no \
+                             pass ends with none; make it write sorted keys (combkey's) first, then run again",
+                            out.passes
+                        ),
+                    ));
                 }
                 converted_this_pass = 0;
                 // Killed from here on, the next run starts with a pass from the start.

@@ -154,6 +154,18 @@ impl Report {
                      --convert-uncertain to convert them too.",
                     self.audit.uncertain
                 )
+            } else if let Some((name, (n, why))) = self
+                .plan
+                .as_ref()
+                .and_then(|p| p.kept.iter().find(|(k, (_, why))| k.as_str() != "v4" && !why.starts_with("uncertain")))
+            {
+                // Keys that carry a time but no sorted layout holds losslessly: they stay, and
+                // they do not sort by time here.
+                let order = self.audit.time_order.map_or_else(String::new, |o| format!(" (time_order {o:.3})"));
+                format!(
+                    "{n} {name} keys do not sort by creation time in this database{order} and cannot be converted: \
+                     {why}. They stay as they are; make new keys with combkey (v7), which sort among themselves."
+                )
             } else if random > 0 {
                 format!(
                     "Nothing to convert: the time-carrying keys already sort; the {random} v4 keys carry no time and stay. \
