@@ -21,6 +21,27 @@ fn one_id(c: &mut Criterion) {
     g.finish();
 }
 
+/// What one `Comb::new` is made of, each part alone: the floor under the generator. Every id
+/// needs one atomic read-modify-write on the one shared word (ids increase across threads), one
+/// clock read and 8 bytes from a CSPRNG; `Uuid::new_v4` needs 16 bytes from `rand`'s
+/// thread-local ChaCha12 and neither of the others.
+fn parts(c: &mut Criterion) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use combkey::{Clock, CoarseClock, RandomSource, ThreadRandom};
+
+    #[repr(align(128))]
+    struct OwnLine(AtomicU64);
+    static SHARED: OwnLine = OwnLine(AtomicU64::new(0));
+
+    let mut g = c.benchmark_group("one id, its parts");
+    g.bench_function("fetch_add on a shared atomic", |b| b.iter(|| SHARED.0.fetch_add(1, Ordering::Relaxed)));
+    g.bench_function("CoarseClock::now", |b| b.iter(|| CoarseClock.now()));
+    g.bench_function("ThreadRandom 8 bytes (ChaCha8)", |b| b.iter(|| ThreadRandom.next_u64()));
+    g.bench_function("rand::rng() 16 bytes (ChaCha12, as new_v4)", |b| b.iter(rand::random::<u128>));
+    g.finish();
+}
+
 fn batch(c: &mut Criterion) {
     const N: usize = 1000;
     let mut g = c.benchmark_group("batch of 1000");
@@ -120,5 +141,5 @@ fn threads(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, one_id, batch, convert, threads);
+criterion_group!(benches, one_id, parts, batch, convert, threads);
 criterion_main!(benches);

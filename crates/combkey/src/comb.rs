@@ -67,9 +67,11 @@ impl Comb {
     /// let b = combkey::Comb::new();
     /// assert!(a < b);
     /// ```
-    #[allow(clippy::new_without_default)] // `Default` is the nil id, as for `uuid::Uuid`.
+    #[allow(clippy::new_without_default)]
+    // `Default` is the nil id, as for `uuid::Uuid`.
     // Not `#[inline]`: compiled here, the thread-local random state is one address; inlined
     // into another crate it is reached through an accessor call.
+    #[inline(always)]
     pub fn new() -> Self {
         crate::v7::default_generator().generate()
     }
@@ -171,13 +173,7 @@ impl Comb {
     ///
     /// `unix_ms` above 48 bits is truncated to its low 48 bits.
     pub const fn from_v7_parts(unix_ms: u64, counter: u16, random: u64) -> Self {
-        // Two big-endian words, not sixteen byte stores: this is the generator's hot path.
-        // High word: unix_ms (low 48 bits), version 7, the counter's top 12 bits.
-        let high = (unix_ms << 16) | 0x7000 | (counter as u64 >> 4);
-        // Low word: variant 10, the counter's low 4 bits, then 58 random bits (the low 58 bits
-        // of `random`).
-        let low = (0b10 << 62) | ((counter as u64 & 0x0f) << 58) | (random & 0x03ff_ffff_ffff_ffff);
-        Comb((((high as u128) << 64) | low as u128).to_be_bytes())
+        Comb::from_u128(v7_u128(unix_ms, counter, random))
     }
 
     /// The 16-bit counter of a UUIDv7 made by this crate (see [`Comb::from_v7_parts`]).
@@ -192,6 +188,18 @@ impl Comb {
         self.0[8] = (self.0[8] & 0x3f) | 0x80;
         self
     }
+}
+
+/// [`Comb::from_v7_parts`] as a big-endian number: two 64-bit words, not sixteen byte stores
+/// (the generator's hot path).
+#[inline]
+pub(crate) const fn v7_u128(unix_ms: u64, counter: u16, random: u64) -> u128 {
+    // High word: unix_ms (low 48 bits), version 7, the counter's top 12 bits.
+    let high = (unix_ms << 16) | 0x7000 | (counter as u64 >> 4);
+    // Low word: variant 10, the counter's low 4 bits, then 58 random bits (the low 58 bits of
+    // `random`).
+    let low = (0b10 << 62) | ((counter as u64 & 0x0f) << 58) | (random & 0x03ff_ffff_ffff_ffff);
+    ((high as u128) << 64) | low as u128
 }
 
 impl fmt::Display for Comb {
@@ -349,6 +357,7 @@ impl Comb {
     /// kernel's coarse clock instead (faster, up to one tick, 1-10 ms, behind), so where
     /// other writers make v7 ids for the same table (a service still on `uuid::Uuid`, a
     /// database's `uuidv7()`), `now_v7` keeps `ORDER BY id` closest to their order.
+    #[inline(always)]
     pub fn now_v7() -> Self {
         crate::v7::exact_generator().generate()
     }
