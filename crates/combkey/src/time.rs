@@ -48,14 +48,15 @@ impl Timestamp {
         Self::saturating_from_system_time(SystemTime::now())
     }
 
-    /// Converts from [`SystemTime`], truncating to the millisecond.
+    /// Converts from [`SystemTime`] to the millisecond that holds it (rounding towards the
+    /// past, before 1970 as after: one nanosecond before 1970 is -1 ms).
     ///
     /// Fails only for instants more than 292 million years from 1970.
     pub fn from_system_time(t: SystemTime) -> Result<Self, Error> {
         let ms = match t.duration_since(UNIX_EPOCH) {
             Ok(d) => i64::try_from(d.as_millis()),
             // Before 1970: round towards negative infinity, so the instant is never moved later.
-            Err(e) => i64::try_from(e.duration().as_micros().div_ceil(1000)).map(|ms| -ms),
+            Err(e) => i64::try_from(e.duration().as_nanos().div_ceil(1_000_000)).map(|ms| -ms),
         };
         ms.map(Timestamp).map_err(|_| Error::out_of_range("time", format!("{t:?}"), "within 292 million years of 1970"))
     }
@@ -331,5 +332,19 @@ mod tests {
         assert_eq!(Timestamp::from_system_time(t.to_system_time()), Ok(t));
         let before = Timestamp::from_unix_ms(-1500);
         assert_eq!(Timestamp::from_system_time(before.to_system_time()), Ok(before));
+    }
+
+    #[test]
+    fn system_time_before_1970_rounds_towards_the_past() {
+        use std::time::Duration;
+        let at = |d: Duration| Timestamp::from_system_time(UNIX_EPOCH - d).map(Timestamp::unix_ms);
+        assert_eq!(at(Duration::from_nanos(1)), Ok(-1));
+        assert_eq!(at(Duration::from_nanos(999)), Ok(-1));
+        assert_eq!(at(Duration::from_millis(1)), Ok(-1));
+        assert_eq!(at(Duration::from_nanos(1_000_001)), Ok(-2));
+        assert_eq!(
+            Timestamp::from_system_time(UNIX_EPOCH + Duration::from_nanos(999_999)).map(Timestamp::unix_ms),
+            Ok(0)
+        );
     }
 }

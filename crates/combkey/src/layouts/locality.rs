@@ -38,7 +38,8 @@ pub enum LocalityMode {
 /// ```
 /// use combkey::layouts::variable_bytes;
 ///
-/// // Groupon's README: its variable-mode example sequence starts from count 0x9fec9c8c.
+/// // A count that regenerates Groupon's README's variable-mode example sequence (its README
+/// // names no count; bits 24-27 are lost here, so 0x9dec9c8c and 0x9eec9c8c do it too).
 /// assert_eq!(variable_bytes(0x9fec_9c8c), [0xc8, 0xc9, 0xce, 0xf9]); // c8c9cef9-...
 /// // Bit 31 clear: the plain nibble reversal.
 /// assert_eq!(variable_bytes(0x1234_5678), [0x87, 0x65, 0x43, 0x21]);

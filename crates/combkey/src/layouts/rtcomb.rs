@@ -41,7 +41,7 @@ use crate::time::Timestamp;
 pub enum RtCombLayout {
     /// `RT.Comb.Provider.Sql`: `SqlCombProvider` with `UnixDateTimeStrategy`.
     Sql,
-    /// `RT.Comb.Provider.Postgre`: `PostgreSqlCombProvider` with `UnixDateTimeStrategy`.
+    /// `RT.Comb.Provider.PostgreSql`: `PostgreSqlCombProvider` with `UnixDateTimeStrategy`.
     PostgreSql,
     /// `RT.Comb.Provider.Legacy`: `SqlCombProvider` with `SqlDateTimeStrategy`.
     Legacy,
