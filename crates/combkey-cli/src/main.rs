@@ -553,7 +553,16 @@ fn describe(
             let l = LocalityFields::parse(&id)?;
             let m = l.mac_fragment;
             f.push(("pid", Num(l.pid.into())));
-            f.push(("counter", Num(l.counter.into())));
+            // Where Groupon's library lost the counter's bits 24-27 (its second hex digit) no
+            // one counter can be named: `counter` is null and `counter_hex` shows the digit as `?`.
+            let hex = format!("{:08x}", l.counter);
+            if l.counter_lost_bits {
+                f.push(("counter", Null));
+                f.push(("counter_hex", Str(format!("{}?{}", &hex[..1], &hex[2..]))));
+            } else {
+                f.push(("counter", Num(l.counter.into())));
+                f.push(("counter_hex", Str(hex)));
+            }
             f.push(("counter_lost_bits", Bool(l.counter_lost_bits)));
             f.push(("counter_sequential", Num(l.counter_sequential.into())));
             f.push(("mac_fragment", Str(format!("__:__:_{:x}:{:02x}:{:02x}:{:02x}", m[2], m[3], m[4], m[5]))));

@@ -134,10 +134,27 @@ fn inspect_says_when_a_locality_counter_lost_bits() {
         lines(&out).iter().map(|l| serde_json::from_str(l).expect("json line")).collect();
     assert_eq!(rows[0]["layout"], "locality");
     assert_eq!(rows[0]["counter_lost_bits"], true);
+    // No one counter is named where bits were lost: any of 0x9_ec9c8c made this id.
+    assert_eq!(rows[0]["counter"], serde_json::Value::Null);
+    assert_eq!(rows[0]["counter_hex"], "9?ec9c8c");
     assert_eq!(rows[1]["counter_lost_bits"], true);
-    assert_eq!(rows[1]["counter"], 0xcff0_eb02u32);
+    assert_eq!(rows[1]["counter"], serde_json::Value::Null);
+    assert_eq!(rows[1]["counter_hex"], "c?f0eb02");
     assert_eq!(rows[2]["counter_lost_bits"], false);
     assert_eq!(rows[2]["counter"], 0x1234_5678u32);
+    assert_eq!(rows[2]["counter_hex"], "12345678");
+    // The text form says the same.
+    let out = combkey(&["inspect", "20be0ffc-314a-bd53-7a50-013a65ca76d2"], None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.trim().strip_prefix(name).and_then(|r| r.strip_prefix(':')).map(str::trim))
+            .map(str::to_string)
+    };
+    assert_eq!(field("counter_hex").as_deref(), Some("c?f0eb02"), "{text}");
+    assert_eq!(field("counter_lost_bits").as_deref(), Some("yes"), "{text}");
+    assert_eq!(field("counter"), None, "{text}");
 }
 
 #[test]
@@ -257,7 +274,10 @@ fn inspect_detects_every_layout() {
     let rows = json_lines(&out);
     assert_eq!(rows[0]["layout"], "locality");
     assert_eq!(rows[0]["pid"], 12_618);
-    assert_eq!(rows[0]["counter"], 3_488_672_514u64);
+    // Groupon's README names counter 3,488,672,514 (0xcff0eb02) for this id: bit 31 is set, so
+    // its second digit is not in the id, and any of 16 counters wrote it.
+    assert_eq!(rows[0]["counter"], serde_json::Value::Null);
+    assert_eq!(rows[0]["counter_hex"], format!("{:08x}", 3_488_672_514u32).replacen('f', "?", 1));
     assert_eq!(rows[0]["mac_fragment"], "__:__:_d:53:7a:50");
     assert_eq!(rows[0]["unix_ms"], 1_350_327_498_450u64);
     assert_eq!(rows[0]["time"], "2012-10-15T18:58:18.450Z");

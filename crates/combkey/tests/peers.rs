@@ -3,9 +3,22 @@
 //! in `tests/peers/` starts with comment lines naming the peer's version and the commands that
 //! made it; the peers' code and the drivers are not part of this repository.
 //!
-//! Each row is checked against combkey byte for byte. Where combkey refuses an input a peer
-//! accepts (RT.Comb writes a time before 1970 or past 2^48 ms as its low 48 bits, wrapping),
-//! the test checks that combkey says so with an error rather than writing another id.
+//! What each row checks:
+//!
+//! - RT.Comb: the id `Create` made, byte for byte, and the time `GetTimestamp` reads back
+//!   (Legacy's to the nearest millisecond, see `RtCombLayout::timestamp`).
+//! - Groupon: the counter's bytes in both modes, byte for byte, and what `LocalityFields`
+//!   reads back from them.
+//! - uuid-creator: v1 <-> v6 conversions byte for byte and v1 times to the tick. Its COMBs and
+//!   its v1 and v7 ids carry random bits no fixed input can set, so for those the row checks
+//!   what the input fixes: the time's bits in their place (writing our time into their id
+//!   changes no byte), the time read back (v1: to the millisecond its clock gives; the ticks
+//!   below one are the factory's own), the short COMBs' 16-bit prefix.
+//!
+//! Where combkey refuses an input a peer accepts (RT.Comb and uuid-creator write a time before
+//! 1970 or past 2^48 ms as its low 48 bits, wrapping), the row checks that combkey says so
+//! with an error rather than writing another id; where a generator of ours clamps such a time
+//! instead (v7, v1), that it stamps the nearest time its layout holds.
 
 use std::path::PathBuf;
 
@@ -241,4 +254,72 @@ fn groupon_counter_bytes_in_both_modes() {
     }
     // About half of all counts have bit 31 set.
     assert!(variable > 1000 && lost > variable / 3 && lost < variable * 2 / 3, "{lost} of {variable}");
+}
+
+/// 100-ns ticks from 1582-10-15 to 1970-01-01 (RFC 9562; CPython's and uuid6's constant).
+const GREGORIAN_OFFSET: i128 = 0x01B2_1DD2_1381_4000;
+
+#[test]
+fn python_uuid1_uuid6_and_uuid7() {
+    let (mut v1, mut v1_in_range, mut v7, mut v7_in_range) = (0, 0, 0, 0);
+    for r in rows("python.tsv") {
+        let ns: i128 = r[1].parse().unwrap_or_else(|e| panic!("{r:?}: {e}"));
+        match (r[0].as_str(), &r[2..]) {
+            ("v1", [node, seq, u1, u6_converted, u6_made]) => {
+                v1 += 1;
+                let what = format!("v1 at {ns} ns, node {node}, clock_seq {seq}");
+                let (u1, u6_converted, u6_made) = (id(u1), id(u6_converted), id(u6_made));
+                // The conversions are byte moves: byte for byte whatever the time, also where
+                // CPython and uuid6 wrapped a time outside the 60-bit range.
+                assert_eq!(Layout::convert(&u1, Layout::V1, Layout::V6), Ok(u6_converted), "{what}: uuid1_to_uuid6");
+                assert_eq!(Layout::convert(&u6_converted, Layout::V6, Layout::V1), Ok(u1), "{what}: back to v1");
+                // uuid6.uuid6 made from the same clock, node and sequence: CPython's v1, as we move it.
+                assert_eq!(Layout::convert(&u1, Layout::V1, Layout::V6), Ok(u6_made), "{what}: uuid6.uuid6");
+                let ticks = ns.div_euclid(100) + GREGORIAN_OFFSET;
+                if !(0..1 << 60).contains(&ticks) {
+                    continue;
+                }
+                v1_in_range += 1;
+                let ticks = u64::try_from(ticks).expect("in range");
+                assert_eq!(Layout::V1.gregorian_ticks(&u1), Ok(ticks), "{what}");
+                assert_eq!(Layout::V6.gregorian_ticks(&u6_made), Ok(ticks), "{what}");
+                let ms = i64::try_from(ns.div_euclid(1_000_000)).expect("in range");
+                assert_eq!(Layout::V1.timestamp(&u1).map(|t| t.map(|t| t.unix_ms())), Ok(Some(ms)), "{what}");
+                assert_eq!(Layout::V6.timestamp(&u6_made).map(|t| t.map(|t| t.unix_ms())), Ok(Some(ms)), "{what}");
+            }
+            ("v7", [by_uuid6, by_uuid_utils]) => {
+                v7 += 1;
+                let ms = i64::try_from(ns.div_euclid(1_000_000)).expect("in i64");
+                let what = format!("v7 at {ns} ns");
+                if !(0..1 << 48).contains(&ms) {
+                    // uuid6 writes the low 48 bits of the time, uuid-utils refuses a time
+                    // before 1970 and wraps one past 2^48 ms; our generator stamps the nearest
+                    // time a v7 id holds, so order is kept.
+                    let g = V7Generator::with_clock_and_random(
+                        FixedClock::new(Timestamp::from_unix_ms(ms)),
+                        SeededRandom::new(1),
+                    );
+                    let clamped = ms.clamp(0, (1 << 48) - 1);
+                    assert_eq!(g.generate().timestamp().map(|t| t.unix_ms()), Some(clamped), "{what}");
+                    assert_ne!(Layout::V7.timestamp(&id(by_uuid6)).ok().flatten().map(|t| t.unix_ms()), Some(ms));
+                    continue;
+                }
+                v7_in_range += 1;
+                for made in [by_uuid6, by_uuid_utils] {
+                    let u = id(made);
+                    assert_eq!(Layout::V7.check(&u), Ok(()), "{what}: {made}");
+                    assert!(u.is_rfc_variant(), "{what}: {made}");
+                    assert_eq!(
+                        Layout::V7.timestamp(&u).map(|t| t.map(|t| t.unix_ms())),
+                        Ok(Some(ms)),
+                        "{what}: {made}"
+                    );
+                    assert_eq!(u.timestamp().map(|t| t.unix_ms()), Some(ms), "{what}: {made}");
+                }
+            }
+            _ => panic!("python.tsv: bad row {r:?}"),
+        }
+    }
+    assert!(v1_in_range > 300 && v1 > v1_in_range, "{v1_in_range} of {v1} v1 rows in range");
+    assert!(v7_in_range > 300 && v7 > v7_in_range, "{v7_in_range} of {v7} v7 rows in range");
 }

@@ -86,6 +86,10 @@ pub struct LocalityFields {
     /// Whether the id's first group cannot hold the variable-mode counter's bits 24-27: they
     /// were lost when Groupon's library wrote a counter with bit 31 set (any of 16 counters
     /// writes these same bytes).
+    ///
+    /// Like [`counter`](Self::counter) this reads the id as variable mode: an id does not say
+    /// which mode made it, and for a sequential-mode id (whose counter is
+    /// [`counter_sequential`](Self::counter_sequential), every bit kept) it means nothing.
     pub counter_lost_bits: bool,
     /// The first group read in order, as sequential mode writes the counter.
     pub counter_sequential: u32,

@@ -67,7 +67,23 @@ impl RtCombLayout {
 
     /// The time RT.Comb's `GetTimestamp` reads from `id`.
     ///
-    /// `Legacy` fails, as RT.Comb does, when the time-of-day part exceeds 24 hours.
+    /// `Legacy` fails, as RT.Comb does, when the time-of-day part exceeds 24 hours. Its time
+    /// is the nearest whole millisecond, as SQL Server shows a `datetime` and as RT.Comb reads
+    /// it on Mono, .NET Framework and .NET 6 and earlier, whose `DateTime.AddMilliseconds`
+    /// rounds to a whole one. On .NET 7 and later that method keeps the fraction (Microsoft's
+    /// ".NET 7 breaking change: DateTime addition methods precision"), so RT.Comb there
+    /// returns `ticks * 10 / 3` ms to the 100 ns (2 ticks: 6.6667 ms, where this returns 7):
+    /// never more than half a millisecond from this.
+    ///
+    /// ```
+    /// use combkey::Comb;
+    /// use combkey::layouts::RtCombLayout;
+    ///
+    /// // 1900-01-01 plus 0 days and 2 ticks of 1/300 s: SQL Server shows .007.
+    /// let id: Comb = "00000000-0000-4000-8000-000000000002".parse()?;
+    /// assert_eq!(RtCombLayout::Legacy.timestamp(&id)?.to_string(), "1900-01-01T00:00:00.007Z");
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub fn timestamp(self, id: &Comb) -> Result<Timestamp, Error> {
         let b = id.as_bytes();
         match self {
