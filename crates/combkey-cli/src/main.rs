@@ -354,10 +354,11 @@ fn main() -> ExitCode {
     }
 }
 
-/// Ids from the arguments, or from standard input (one a line, blanks skipped) when none.
+/// Ids from the arguments, or from standard input (one a line, blanks skipped) when none;
+/// either way without the whitespace around them (a pasted id often brings some).
 fn ids_or_stdin(ids: Vec<String>) -> Result<Vec<String>, String> {
     if !ids.is_empty() {
-        return Ok(ids);
+        return Ok(ids.iter().map(|id| id.trim().to_string()).collect());
     }
     let mut lines = Vec::new();
     for line in io::stdin().lock().lines() {

@@ -676,3 +676,41 @@ fn sql_sqlserver_convert() {
     let out = combkey(&["sql", "mysql", "convert", "--table", "t", "--from", "public"], None);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn whitespace_around_an_id_is_ignored_in_arguments_as_on_stdin() {
+    let id = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f";
+    for arg in [format!(" {id}"), format!("{id}\t"), format!("\n{id}\r\n")] {
+        let out = combkey(&["inspect", "--json", &arg], None);
+        assert!(out.status.success(), "{arg:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(json_lines(&out)[0]["id"], id, "{arg:?}");
+        let out = combkey(&["convert", "--from", "canonical", "--to", "mysql", &arg], None);
+        assert!(out.status.success(), "{arg:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(lines(&out), ["017F22E279B07CC398C4DC0C0C07398F"], "{arg:?}");
+    }
+    let out = combkey(&["inspect", "--json"], Some(&format!("  {id}  \r\n\n\t{id}\n")));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(json_lines(&out).len(), 2);
+    // Whitespace inside an id is still an error, as is an empty one.
+    for bad in ["017f22e2-79b0-7cc3 -98c4-dc0c0c07398f", "", "  "] {
+        let out = combkey(&["inspect", bad], None);
+        assert_eq!(out.status.code(), Some(1), "{bad:?}");
+        assert!(!out.stderr.is_empty(), "{bad:?}");
+    }
+}
+
+#[test]
+fn inspect_time_past_year_9999_in_iso_8601_expanded_form() {
+    // 2^48 - 1 ms, the last time a v7 id holds, and 10000-01-01 (JavaScript's
+    // new Date(253402300800000).toISOString() is "+010000-01-01T00:00:00.000Z").
+    let out = combkey(
+        &["inspect", "--json", "ffffffff-ffff-7000-8000-000000000000", "e677d21f-dc00-7000-8000-000000000000"],
+        None,
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rows = json_lines(&out);
+    assert_eq!(rows[0]["unix_ms"], 281_474_976_710_655u64);
+    assert_eq!(rows[0]["time"], "+010889-08-02T05:31:50.655Z");
+    assert_eq!(rows[1]["unix_ms"], 253_402_300_800_000u64);
+    assert_eq!(rows[1]["time"], "+010000-01-01T00:00:00.000Z");
+}

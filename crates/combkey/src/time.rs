@@ -190,14 +190,29 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 }
 
 impl fmt::Display for Timestamp {
-    /// RFC 3339 in UTC with milliseconds: `2022-03-18T03:44:00.000Z`.
+    /// RFC 3339 in UTC with milliseconds: `2022-03-18T03:44:00.000Z`. RFC 3339 has four-digit
+    /// years only: a year past 9999 (a v7 id holds times to 10889) or before 0 is written in
+    /// ISO 8601's expanded form, a sign and six digits, as JavaScript's `toISOString` writes
+    /// it: `+010000-01-01T00:00:00.000Z`. [`FromStr`] reads both.
+    ///
+    /// ```
+    /// use combkey::Timestamp;
+    ///
+    /// assert_eq!(Timestamp::from_unix_ms(253_402_300_799_999).to_string(), "9999-12-31T23:59:59.999Z");
+    /// assert_eq!(Timestamp::from_unix_ms(253_402_300_800_000).to_string(), "+010000-01-01T00:00:00.000Z");
+    /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let days = self.0.div_euclid(MS_PER_DAY);
         let tod = self.0.rem_euclid(MS_PER_DAY);
         let (y, m, d) = civil_from_days(days);
+        if (0..=9999).contains(&y) {
+            write!(f, "{y:04}")?;
+        } else {
+            write!(f, "{}{:06}", if y < 0 { '-' } else { '+' }, y.unsigned_abs())?;
+        }
         write!(
             f,
-            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+            "-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
             tod / 3_600_000,
             tod / 60_000 % 60,
             tod / 1000 % 60,
@@ -210,7 +225,8 @@ impl FromStr for Timestamp {
     type Err = Error;
 
     /// Parses RFC 3339: `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`; `t`, `z` and a space for
-    /// `T` are accepted too.
+    /// `T` are accepted too, and ISO 8601's expanded year as [`Display`](fmt::Display) writes
+    /// one past 9999: `+010000-01-01T00:00:00Z`.
     fn from_str(s: &str) -> Result<Self, Error> {
         parse_rfc3339(s)
             .ok_or_else(|| Error::config("RFC 3339 time", format!("{s:?}"), "YYYY-MM-DDTHH:MM:SS[.fff](Z|+HH:MM)"))
@@ -218,6 +234,19 @@ impl FromStr for Timestamp {
 }
 
 fn parse_rfc3339(s: &str) -> Option<Timestamp> {
+    // ISO 8601's expanded year: a sign and six digits. The last four digits stay in place as
+    // the year the rest of the parse skips over.
+    let (year, s) = match s.as_bytes().first() {
+        Some(&sign @ (b'+' | b'-')) => {
+            let digits = s.get(1..7)?;
+            if !digits.bytes().all(|c| c.is_ascii_digit()) {
+                return None;
+            }
+            let y: i64 = digits.parse().ok()?;
+            (Some(if sign == b'-' { -y } else { y }), s.get(3..)?)
+        }
+        _ => (None, s),
+    };
     let b = s.as_bytes();
     let num = |r: core::ops::Range<usize>| -> Option<u32> {
         let part = b.get(r)?;
@@ -237,6 +266,7 @@ fn parse_rfc3339(s: &str) -> Option<Timestamp> {
         return None;
     }
     let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let y = year.unwrap_or(i64::from(y));
     let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
     let mut i = 19;
     let mut ms = 0u32;
@@ -270,7 +300,7 @@ fn parse_rfc3339(s: &str) -> Option<Timestamp> {
         _ => return None,
     };
     // A leap second (:60) is folded into the next second, as most systems do.
-    let t = Timestamp::from_civil(i64::from(y), mo, d, h, mi, sec, ms)?;
+    let t = Timestamp::from_civil(y, mo, d, h, mi, sec, ms)?;
     t.checked_add_ms(-offset_min * 60_000)
 }
 
@@ -297,6 +327,31 @@ mod tests {
         }
         assert_eq!(Timestamp::from_unix_ms(-1).to_string(), "1969-12-31T23:59:59.999Z");
         assert_eq!(Timestamp::from_unix_ms(951_825_600_123).to_string(), "2000-02-29T12:00:00.123Z");
+    }
+
+    #[test]
+    fn years_outside_four_digits_in_iso_8601_expanded_form() {
+        // Unix ms computed independently: JavaScript's Date.UTC(10000, 0, 1) = 253402300800000,
+        // the last millisecond of a 48-bit v7 time (2^48 - 1), Date.UTC(-1, 0, 1) =
+        // -62198755200000 (written "-000001-01-01T00:00:00.000Z" by toISOString).
+        let cases = [
+            (253_402_300_799_999, "9999-12-31T23:59:59.999Z"),
+            (253_402_300_800_000, "+010000-01-01T00:00:00.000Z"),
+            ((1 << 48) - 1, "+010889-08-02T05:31:50.655Z"),
+            (-62_167_219_200_000, "0000-01-01T00:00:00.000Z"),
+            (-62_198_755_200_000, "-000001-01-01T00:00:00.000Z"),
+        ];
+        for (ms, text) in cases {
+            assert_eq!(Timestamp::from_unix_ms(ms).to_string(), text);
+            assert_eq!(text.parse::<Timestamp>().map(Timestamp::unix_ms), Ok(ms), "{text}");
+        }
+        // An expanded year must have its sign and six digits; a leap day is checked in its year.
+        for bad in
+            ["+10000-01-01T00:00:00Z", "+0100000-01-01T00:00:00Z", "+01x000-01-01T00:00:00Z", "+010001-02-29T00:00:00Z"]
+        {
+            assert!(bad.parse::<Timestamp>().is_err(), "{bad}");
+        }
+        assert!("+010000-02-29T00:00:00Z".parse::<Timestamp>().is_ok(), "10000 is a leap year");
     }
 
     #[test]

@@ -13,7 +13,7 @@ mod gregorian;
 #[cfg(feature = "layouts")]
 pub(crate) use gregorian::*;
 
-/// The largest Unix millisecond count a 48-bit field holds (10889-08-02T05:31:50.655Z).
+/// The largest Unix millisecond count a 48-bit field holds (+010889-08-02T05:31:50.655Z).
 pub(crate) const UNIX_MS_48_MAX: i64 = (1 << 48) - 1;
 
 /// Milliseconds in a day.
@@ -48,7 +48,7 @@ pub(crate) fn unix_ms48(t: Timestamp) -> Result<u64, Error> {
         ms => Err(Error::out_of_range(
             "time for a 48-bit Unix millisecond field",
             format!("{ms} ms ({t})"),
-            "0 to 2^48-1 ms since 1970 (1970-01-01T00:00:00.000Z to 10889-08-02T05:31:50.655Z)",
+            "0 to 2^48-1 ms since 1970 (1970-01-01T00:00:00.000Z to +010889-08-02T05:31:50.655Z)",
         )),
     }
 }
@@ -100,9 +100,9 @@ mod tests {
         for bad in [-1, UNIX_MS_48_MAX + 1, i64::MIN, i64::MAX] {
             let e = unix_ms48(Timestamp::from_unix_ms(bad)).unwrap_err();
             assert_eq!(e.kind(), crate::ErrorKind::OutOfRange);
-            assert!(e.to_string().contains("10889-08-02T05:31:50.655Z"), "{e}");
+            assert!(e.to_string().contains("+010889-08-02T05:31:50.655Z"), "{e}");
         }
-        assert_eq!(Timestamp::from_unix_ms(UNIX_MS_48_MAX).to_string(), "10889-08-02T05:31:50.655Z");
+        assert_eq!(Timestamp::from_unix_ms(UNIX_MS_48_MAX).to_string(), "+010889-08-02T05:31:50.655Z");
         assert_eq!(clamp_unix_ms48(Timestamp::from_unix_ms(-5)), 0);
         assert_eq!(clamp_unix_ms48(Timestamp::from_unix_ms(i64::MAX)), (1 << 48) - 1);
     }
