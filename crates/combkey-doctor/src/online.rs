@@ -61,7 +61,8 @@ impl Default for Online {
 /// What an online run did.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct OnlineOutcome {
-    /// Keys converted.
+    /// Keys converted: the old keys of the committed batches. A key the application deleted
+    /// after the run read it and before its batch committed is counted, though no row changed.
     pub converted: usize,
     /// Keys read.
     pub scanned: usize,
