@@ -342,16 +342,27 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    let result = run(cli.command, &mut out).and_then(|ok| out.flush().map(|()| ok).map_err(|e| e.to_string()));
+    let result = run(cli.command, &mut out).and_then(|ok| out.flush().map(|()| ok).map_err(io_error));
     match result {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
+        // The reader went away (`combkey new -n 1000000 | head -1`): the rest is not wanted,
+        // which is no error (as `rg` and most Unix tools end quietly).
+        Err(message) if message == STDOUT_CLOSED => ExitCode::SUCCESS,
         Err(message) => {
             let _ = out.flush();
             eprintln!("combkey: {message}");
             ExitCode::from(2)
         }
     }
+}
+
+/// What a write to standard output returns when its reader has gone away.
+const STDOUT_CLOSED: &str = "standard output closed";
+
+/// A write error as a message; [`STDOUT_CLOSED`] for a closed pipe.
+fn io_error(e: io::Error) -> String {
+    if e.kind() == io::ErrorKind::BrokenPipe { STDOUT_CLOSED.to_string() } else { e.to_string() }
 }
 
 /// Ids from the arguments, or from standard input (one a line, blanks skipped) when none;
@@ -373,7 +384,7 @@ fn ids_or_stdin(ids: Vec<String>) -> Result<Vec<String>, String> {
 
 /// Runs a command; `Ok(false)` when some id was bad (exit 1), `Err` for a usage error (exit 2).
 fn run(command: Command, out: &mut impl Write) -> Result<bool, String> {
-    let io_err = |e: io::Error| e.to_string();
+    let io_err = io_error;
     match command {
         Command::New { count, layout, stored, short } => {
             match layout {
@@ -570,8 +581,15 @@ fn describe(
         }
         _ => {}
     }
-    f.push(("sqlserver", Str(Backend::SqlServer.stored_text(id))));
-    f.push(("mysql", Str(Backend::MySql.stored_text(id))));
+    // The stored forms of the public id this id stands for, as `convert --to sqlserver|mysql`
+    // prints them: the id itself where it is one of combkey's own (or a plain UUID), the v7
+    // id another system's layout converts to, none where no conversion is lossless.
+    let public = match layout {
+        None | Some(Layout::V7 | Layout::ShortPrefix) => Some(id),
+        Some(k) => Layout::convert(&id, k, Layout::V7).ok(),
+    };
+    f.push(("sqlserver", public.map_or(Null, |p| Str(Backend::SqlServer.stored_text(p)))));
+    f.push(("mysql", public.map_or(Null, |p| Str(Backend::MySql.stored_text(p)))));
     Ok(f)
 }
 

@@ -714,3 +714,58 @@ fn inspect_time_past_year_9999_in_iso_8601_expanded_form() {
     assert_eq!(rows[1]["unix_ms"], 253_402_300_800_000u64);
     assert_eq!(rows[1]["time"], "+010000-01-01T00:00:00.000Z");
 }
+
+#[test]
+fn inspect_stored_forms_are_those_of_the_public_id_convert_gives() {
+    // RT.Comb's Sql COMB stands for the v7 id docs/layouts.md converts it to; inspect's stored
+    // forms are that id's, as `convert --from rtcomb-sql --to sqlserver|mysql` prints them.
+    let rt = "d01c25cc-63a7-47cc-b5ba-018e5f3bff48";
+    let out = combkey(&["inspect", "--json", "--as", "rtcomb-sql", rt], None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let row = &json_lines(&out)[0];
+    let v7 = combkey(&["convert", "--from", "rtcomb-sql", "--to", "v7", rt], None);
+    assert_eq!(lines(&v7), ["018e5f3b-ff48-7d6e-acc7-a763cc251cd0"]);
+    for backend in ["sqlserver", "mysql"] {
+        let converted = combkey(&["convert", "--from", "rtcomb-sql", "--to", backend, rt], None);
+        assert_eq!(row[backend], lines(&converted)[0], "{backend}");
+        let of_v7 =
+            combkey(&["convert", "--from", "canonical", "--to", backend, "018e5f3b-ff48-7d6e-acc7-a763cc251cd0"], None);
+        assert_eq!(row[backend], lines(&of_v7)[0], "{backend}");
+    }
+    // A v7 id is the public id itself.
+    let out = combkey(&["inspect", "--json", "017f22e2-79b0-7cc3-98c4-dc0c0c07398f"], None);
+    assert_eq!(json_lines(&out)[0]["sqlserver"], "8F39070C-0CDC-C498-7CC3-017F22E279B0");
+    // No lossless conversion to a public id (a v1 family id, a locality id): no stored form.
+    for args in [
+        &["inspect", "--json", "--as", "newsequentialid", "1016833a-9ee9-f111-96d7-03890ba1d4dc"][..],
+        &["inspect", "--json", "20be0ffc-314a-bd53-7a50-013a65ca76d2"][..],
+    ] {
+        let out = combkey(args, None);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let row = &json_lines(&out)[0];
+        assert_eq!(row["sqlserver"], serde_json::Value::Null, "{row}");
+        assert_eq!(row["mysql"], serde_json::Value::Null, "{row}");
+    }
+}
+
+#[test]
+fn a_reader_that_goes_away_is_no_error() {
+    use std::io::{BufRead, BufReader};
+    // `combkey new -n 10000000 | head -1`: the reader takes one line and closes the pipe.
+    for args in [&["new", "-n", "10000000"][..], &["new", "-n", "1000000", "--layout", "rtcomb-sql"][..]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_combkey"))
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn combkey");
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut first).expect("one line");
+        assert_eq!(first.trim().len(), 36, "{first:?}");
+        // The reader (and its end of the pipe) dropped here.
+        let out = child.wait_with_output().expect("wait");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(out.stderr.is_empty(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}

@@ -187,7 +187,7 @@ mod local {
 }
 
 #[cfg(unix)]
-mod fork {
+pub(crate) mod fork {
     use std::cell::Cell;
     use std::sync::Once;
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -216,6 +216,13 @@ mod fork {
         });
     }
 
+    /// How many times this process's ancestry has forked since it started (0 in the first
+    /// process): a value that changes in a forked child, read after registering the handler.
+    pub(crate) fn epoch() -> u64 {
+        register();
+        FORK_EPOCH.load(Ordering::Acquire)
+    }
+
     /// `rand::rng()`, reseeded first if this process was forked since this thread last drew.
     #[inline]
     pub(super) fn thread_rng() -> rand::rngs::ThreadRng {
@@ -232,9 +239,14 @@ mod fork {
 }
 
 #[cfg(not(unix))]
-mod fork {
+pub(crate) mod fork {
     /// No `fork()` on this platform: nothing to register.
     pub(super) fn register() {}
+
+    /// No `fork()` on this platform: always 0.
+    pub(crate) fn epoch() -> u64 {
+        0
+    }
 
     /// No `fork()` on this platform.
     #[inline]

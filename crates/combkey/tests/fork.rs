@@ -16,7 +16,17 @@ fn main() {
     // that parent and child walk the very same ticks and only the random bits tell their ids
     // apart (without the reseed after fork, those would be the same too).
     let own = V7Generator::with_clock(combkey::FixedClock::new(combkey::Timestamp::from_unix_ms(1_700_000_000_000)));
-    let before: Vec<Comb> = (0..1000).map(|_| Comb::new()).chain((0..1000).map(|_| own.generate())).collect();
+    // And a v1 generator on a frozen clock: its clock sequence and node, drawn before the
+    // fork, are all that would tell parent's and child's ids apart; the child draws its own.
+    let v1 = combkey::layouts::V1Generator::with_clock_and_random(
+        combkey::FixedClock::new(combkey::Timestamp::from_unix_ms(1_700_000_000_000)),
+        combkey::ThreadRandom,
+    );
+    let before: Vec<Comb> = (0..1000)
+        .map(|_| Comb::new())
+        .chain((0..1000).map(|_| own.generate()))
+        .chain((0..1000).map(|_| v1.generate()))
+        .collect();
 
     let mut fds = [0i32; 2];
     // SAFETY: fds is a valid array of two ints for pipe() to fill.
@@ -26,7 +36,9 @@ fn main() {
     assert!(pid >= 0, "fork");
     // The frozen-clock generator draws first: `rand` reseeds from the OS every 64 KiB, after
     // which even an unfixed copy would drift apart.
-    let make = || -> Vec<Comb> { (0..N).map(|_| own.generate()).chain((0..N).map(|_| Comb::new())).collect() };
+    let make = || -> Vec<Comb> {
+        (0..N).map(|_| own.generate()).chain((0..N).map(|_| Comb::new())).chain((0..N).map(|_| v1.generate())).collect()
+    };
     if pid == 0 {
         // Child: make ids, send their bytes to the parent, exit without running destructors.
         // SAFETY: the read end is closed and the write end owned by this File from here on.
@@ -59,14 +71,18 @@ fn main() {
             println!("FAIL {name}");
         }
     };
-    check("the child sent all its ids", child_ids.len() == 2 * N && status == 0);
+    check("the child sent all its ids", child_ids.len() == 3 * N && status == 0);
     let mut all: Vec<Comb> = before.iter().chain(&parent_ids).chain(&child_ids).copied().collect();
     let n = all.len();
     all.sort_unstable();
     all.dedup();
     check(&format!("no duplicate among {n} ids from parent and child"), all.len() == n);
-    let increasing =
-        |ids: &[Comb]| ids[..N].windows(2).all(|w| w[0] < w[1]) && ids[N..].windows(2).all(|w| w[0] < w[1]);
+    let ticks = |id: &Comb| combkey::layouts::Layout::V1.gregorian_ticks(id).ok();
+    let increasing = |ids: &[Comb]| {
+        ids[..N].windows(2).all(|w| w[0] < w[1])
+            && ids[N..2 * N].windows(2).all(|w| w[0] < w[1])
+            && ids[2 * N..].windows(2).all(|w| ticks(&w[0]) < ticks(&w[1]))
+    };
     check("each process's ids strictly increasing", increasing(&parent_ids) && increasing(&child_ids));
     println!("fork: {passed} passed, {failed} failed");
     if failed > 0 {

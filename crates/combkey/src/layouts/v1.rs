@@ -64,12 +64,16 @@ pub(crate) fn newsequentialid_swap(id: &Comb) -> Comb {
 }
 
 /// Makes version 1 UUIDs: the clock's time in 100-ns ticks since 1582-10-15, strictly
-/// increasing per generator (ticks within one millisecond count up), a random clock sequence
-/// and a random node id with the multicast bit set (RFC 9562 section 6.10), so no MAC
-/// address is disclosed.
+/// increasing per generator (ticks within one millisecond count up), and a clock sequence and
+/// node id drawn at random once per generator, the node with the multicast bit set (RFC 9562
+/// section 6.10), so no MAC address is disclosed. A forked child draws its own at its first
+/// id, so parent and child never share one.
 ///
 /// The source of the re-ordered kinds (v6, Lambert's version 13, MySQL's swapped form,
-/// SQL Server's `NEWSEQUENTIALID` order), which are conversions of a v1 id.
+/// SQL Server's `NEWSEQUENTIALID` order), which are conversions of a v1 id. One generator's
+/// ids differ only in their time, as a machine's `NEWSEQUENTIALID()` values do (one node, one
+/// clock sequence): SQL Server compares the node and the clock sequence first, so only then
+/// does its order keep creation order.
 ///
 /// ```
 /// use combkey::{FixedClock, SeededRandom, Timestamp};
@@ -89,6 +93,11 @@ pub(crate) fn newsequentialid_swap(id: &Comb) -> Comb {
 pub struct V1Generator<C = SystemClock, R = ThreadRandom> {
     /// The last ticks given out, or [`NONE_YET`].
     last: AtomicU64,
+    /// This generator's clock sequence (bits 48-61) and node (bits 0-47), with bit 63 set;
+    /// 0 before it is drawn.
+    identity: AtomicU64,
+    /// The fork epoch `identity` was drawn in: a forked child draws its own.
+    drawn_in: AtomicU64,
     clock: C,
     random: R,
 }
@@ -113,7 +122,35 @@ impl Default for V1Generator {
 impl<C: Clock, R: RandomSource> V1Generator<C, R> {
     /// A generator on `clock` and `random`.
     pub const fn with_clock_and_random(clock: C, random: R) -> Self {
-        V1Generator { last: AtomicU64::new(NONE_YET), clock, random }
+        V1Generator {
+            last: AtomicU64::new(NONE_YET),
+            identity: AtomicU64::new(0),
+            drawn_in: AtomicU64::new(0),
+            clock,
+            random,
+        }
+    }
+
+    /// The clock sequence and node of this generator's ids: drawn at the first id, and again at
+    /// the first in a forked child.
+    fn identity(&self) -> u64 {
+        let epoch = crate::rng::fork::epoch();
+        // The epoch first: a thread that sees the one a draw stored sees that draw's identity.
+        let seen = self.drawn_in.load(Ordering::Acquire);
+        let id = self.identity.load(Ordering::Acquire);
+        if id != 0 && seen == epoch {
+            return id;
+        }
+        let mut b = [0u8; 8];
+        self.random.fill_bytes(&mut b);
+        let fresh = (1 << 63) | (u64::from_be_bytes(b) & ((1 << 62) - 1));
+        // Threads drawing at once agree on one: the first to swap it in.
+        let id = match self.identity.compare_exchange(id, fresh, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => fresh,
+            Err(theirs) => theirs,
+        };
+        self.drawn_in.store(epoch, Ordering::Release);
+        id
     }
 
     /// A new v1 id.
@@ -128,7 +165,7 @@ impl<C: Clock, R: RandomSource> V1Generator<C, R> {
             }
         };
         let mut rest = [0u8; 16];
-        self.random.fill_bytes(&mut rest[8..16]);
+        rest[8..16].copy_from_slice(&self.identity().to_be_bytes());
         rest[8] = 0x80 | (rest[8] & 0x3f); // RFC variant, 14-bit random clock sequence
         rest[10] |= 0x01; // multicast bit: a random node, not a MAC address
         Comb::from_bytes(bits::with_v1_ticks(ticks, rest))
@@ -151,5 +188,35 @@ mod tests {
         let ticks = |id: Comb| crate::layouts::Layout::V1.gregorian_ticks(&id);
         assert_eq!(ticks(g.generate()), Ok(0));
         assert_eq!(ticks(g.generate()), Ok(1));
+    }
+
+    #[test]
+    fn one_generator_one_node_and_clock_sequence_so_sql_server_keeps_newsequentialid_order() {
+        use crate::layouts::Layout;
+        use std::sync::Arc;
+        use std::time::Duration;
+        let clock = Arc::new(FixedClock::new(Timestamp::from_unix_ms(1_700_000_000_000)));
+        let g = V1Generator::with_clock_and_random(Arc::clone(&clock), SeededRandom::new(5));
+        let mut made = Vec::new();
+        for i in 0..2000u64 {
+            // Some ids in the same millisecond (the ticks count up), some across milliseconds.
+            if i % 3 == 0 {
+                clock.advance(Duration::from_micros(1 + (i * 7919) % 5000));
+            }
+            made.push(g.generate());
+        }
+        let tail = |id: &Comb| id.as_bytes()[8..16].to_vec();
+        assert!(made.iter().all(|id| tail(id) == tail(&made[0])), "one clock sequence and node");
+        assert_eq!(made[0].as_bytes()[8] & 0xc0, 0x80, "RFC variant");
+        assert_eq!(made[0].as_bytes()[10] & 0x01, 0x01, "multicast bit");
+        // SQL Server's order (node, clock sequence, then the time fields) is creation order.
+        let shown: Vec<Comb> =
+            made.iter().map(|id| Layout::convert(id, Layout::V1, Layout::NewSequentialId).unwrap()).collect();
+        let mut sorted = shown.clone();
+        sorted.sort_by(|a, b| crate::backend::sqlserver::cmp(a.as_bytes(), b.as_bytes()));
+        assert_eq!(sorted, shown);
+        // Another generator draws its own.
+        let other = V1Generator::with_clock_and_random(Arc::clone(&clock), SeededRandom::new(6));
+        assert_ne!(tail(&other.generate()), tail(&made[0]));
     }
 }
