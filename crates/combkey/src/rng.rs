@@ -218,6 +218,7 @@ pub(crate) mod fork {
 
     /// How many times this process's ancestry has forked since it started (0 in the first
     /// process): a value that changes in a forked child, read after registering the handler.
+    #[cfg(feature = "layouts")]
     pub(crate) fn epoch() -> u64 {
         register();
         FORK_EPOCH.load(Ordering::Acquire)
@@ -244,6 +245,7 @@ pub(crate) mod fork {
     pub(super) fn register() {}
 
     /// No `fork()` on this platform: always 0.
+    #[cfg(feature = "layouts")]
     pub(crate) fn epoch() -> u64 {
         0
     }
