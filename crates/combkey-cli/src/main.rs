@@ -568,7 +568,11 @@ fn describe(
             // Where Groupon's library lost the counter's bits 24-27 (its second hex digit) no
             // one counter can be named: `counter` is null and `counter_hex` shows the digit as `?`.
             let hex = format!("{:08x}", l.counter);
-            if l.counter_lost_bits {
+            if !l.could_be_variable_mode() {
+                // Only sequential mode (or another library) writes this first group.
+                f.push(("counter", Null));
+                f.push(("counter_hex", Null));
+            } else if l.counter_lost_bits {
                 f.push(("counter", Null));
                 f.push(("counter_hex", Str(format!("{}?{}", &hex[..1], &hex[2..]))));
             } else {

@@ -143,6 +143,15 @@ fn inspect_says_when_a_locality_counter_lost_bits() {
     assert_eq!(rows[2]["counter_lost_bits"], false);
     assert_eq!(rows[2]["counter"], 0x1234_5678u32);
     assert_eq!(rows[2]["counter_hex"], "12345678");
+    // A first group Groupon's variable mode never writes (low digit 8 with a high digit not
+    // `f`): no variable-mode counter at all; the sequential reading stays.
+    let out = combkey(&["inspect", "--json", "00000078-62a6-b000-0000-01a21810c984"], None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let row = &json_lines(&out)[0];
+    assert_eq!(row["counter"], serde_json::Value::Null);
+    assert_eq!(row["counter_hex"], serde_json::Value::Null);
+    assert_eq!(row["counter_lost_bits"], false);
+    assert_eq!(row["counter_sequential"], 0x78);
     // The text form says the same.
     let out = combkey(&["inspect", "20be0ffc-314a-bd53-7a50-013a65ca76d2"], None);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

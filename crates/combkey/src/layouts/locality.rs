@@ -119,6 +119,25 @@ impl LocalityFields {
             timestamp: bits::read_unix_ms48(b, 10),
         })
     }
+
+    /// Whether Groupon's variable mode can have written this id's first group. With the
+    /// counter's bit 31 set its code writes the last byte's high digit as `f`
+    /// ([`variable_bytes`]), so a last byte whose low digit is 8 to f and high digit is not
+    /// (`...78`, `...9a`) comes from sequential mode or from another library: then
+    /// [`counter`](Self::counter) means nothing and
+    /// [`counter_sequential`](Self::counter_sequential) is the counter.
+    ///
+    /// ```
+    /// use combkey::layouts::LocalityFields;
+    ///
+    /// let f = |s: &str| LocalityFields::parse(&s.parse().unwrap()).unwrap();
+    /// assert!(f("20be0ffc-314a-bd53-7a50-013a65ca76d2").could_be_variable_mode());
+    /// assert!(!f("00000078-62a6-b000-0000-01a21810c984").could_be_variable_mode());
+    /// ```
+    pub const fn could_be_variable_mode(&self) -> bool {
+        let last = self.counter_sequential & 0xff;
+        last & 0x08 == 0 || last & 0xf0 == 0xf0
+    }
 }
 
 /// The hex digits of `x` in reverse order (`0xcff0eb02` <-> `0x20be0ffc`).
@@ -248,6 +267,19 @@ mod tests {
 
     fn at(ms: i64) -> FixedClock {
         FixedClock::new(Timestamp::from_unix_ms(ms))
+    }
+
+    #[test]
+    fn could_be_variable_mode_is_every_last_byte_variable_bytes_writes() {
+        // Every last byte the variable-mode writer makes, from every top byte of the count
+        // (the last byte depends on bits 24-31 only), against the method, for all 256 bytes.
+        let written: std::collections::BTreeSet<u8> = (0..=255u32).map(|top| variable_bytes(top << 24)[3]).collect();
+        assert_eq!(written.len(), 128 + 8);
+        for last in 0..=255u8 {
+            let id: Comb = format!("000000{last:02x}-62a6-b000-0000-01a21810c984").parse().unwrap();
+            let f = LocalityFields::parse(&id).unwrap();
+            assert_eq!(f.could_be_variable_mode(), written.contains(&last), "{last:02x}");
+        }
     }
 
     #[test]
