@@ -384,7 +384,6 @@ fn ids_or_stdin(ids: Vec<String>) -> Result<Vec<String>, String> {
 
 /// Runs a command; `Ok(false)` when some id was bad (exit 1), `Err` for a usage error (exit 2).
 fn run(command: Command, out: &mut impl Write) -> Result<bool, String> {
-    let io_err = io_error;
     match command {
         Command::New { count, layout, stored, short } => {
             match layout {
@@ -396,7 +395,7 @@ fn run(command: Command, out: &mut impl Write) -> Result<bool, String> {
                         let n = left.min(buf.len());
                         g.fill(&mut buf[..n]);
                         for id in &buf[..n] {
-                            writeln!(out, "{}", stored.format(*id)).map_err(io_err)?;
+                            writeln!(out, "{}", stored.format(*id)).map_err(io_error)?;
                         }
                         left -= n;
                     }
@@ -404,13 +403,13 @@ fn run(command: Command, out: &mut impl Write) -> Result<bool, String> {
                 Layout::ShortPrefix => {
                     let g = ShortPrefixGenerator::new(short.config()?);
                     for _ in 0..count {
-                        writeln!(out, "{}", stored.format(g.generate())).map_err(io_err)?;
+                        writeln!(out, "{}", stored.format(g.generate())).map_err(io_error)?;
                     }
                 }
                 other => {
                     for _ in 0..count {
                         let id = other.generate().map_err(|e| format!("{other}: {e}"))?;
-                        writeln!(out, "{}", stored.format(id)).map_err(io_err)?;
+                        writeln!(out, "{}", stored.format(id)).map_err(io_error)?;
                     }
                 }
             }
@@ -420,7 +419,7 @@ fn run(command: Command, out: &mut impl Write) -> Result<bool, String> {
             let mut all_ok = true;
             for text in ids_or_stdin(ids)? {
                 match Spec::convert(from, to, &text) {
-                    Ok(converted) => writeln!(out, "{converted}").map_err(io_err)?,
+                    Ok(converted) => writeln!(out, "{converted}").map_err(io_error)?,
                     Err(e) => {
                         all_ok = false;
                         eprintln!("combkey: {text}: {e}");
@@ -435,7 +434,7 @@ fn run(command: Command, out: &mut impl Write) -> Result<bool, String> {
             let mut all_ok = true;
             for text in ids_or_stdin(ids)? {
                 match text.parse::<Comb>().and_then(|id| describe(id, as_layout, &sp, near)) {
-                    Ok(fields) => print_fields(out, &fields, json).map_err(io_err)?,
+                    Ok(fields) => print_fields(out, &fields, json).map_err(io_error)?,
                     Err(e) => {
                         all_ok = false;
                         eprintln!("combkey: {text}: {e}");
@@ -448,7 +447,7 @@ fn run(command: Command, out: &mut impl Write) -> Result<bool, String> {
             if part.up || part.down {
                 return Err("--up/--down do not go with partitions".into());
             }
-            out.write_all(partitions(backend, &args)?.as_bytes()).map_err(io_err)?;
+            out.write_all(partitions(backend, &args)?.as_bytes()).map_err(io_error)?;
             Ok(true)
         }
         Command::Sql { backend, part, what: Some(SqlCommand::Convert(args)) } => {
@@ -457,14 +456,14 @@ fn run(command: Command, out: &mut impl Write) -> Result<bool, String> {
             }
             let sql =
                 combkey::backend::sqlserver::convert_table(&args.table, &args.column, args.from, &args.references);
-            out.write_all(sql.as_bytes()).map_err(io_err)?;
+            out.write_all(sql.as_bytes()).map_err(io_error)?;
             Ok(true)
         }
         Command::Sql { backend, part, what: Some(SqlCommand::Shards(args)) } => {
             if part.up || part.down {
                 return Err("--up/--down do not go with shards".into());
             }
-            out.write_all(shards(backend, &args)?.as_bytes()).map_err(io_err)?;
+            out.write_all(shards(backend, &args)?.as_bytes()).map_err(io_error)?;
             Ok(true)
         }
         Command::Sql { backend, part, what: None } => {
@@ -475,7 +474,7 @@ fn run(command: Command, out: &mut impl Write) -> Result<bool, String> {
             } else {
                 backend.migration_text()
             };
-            out.write_all(text.as_bytes()).map_err(io_err)?;
+            out.write_all(text.as_bytes()).map_err(io_error)?;
             Ok(true)
         }
         #[cfg(feature = "doctor")]
@@ -497,10 +496,10 @@ fn run(command: Command, out: &mut impl Write) -> Result<bool, String> {
                     None => validator.validate(&id),
                 });
                 match verdict {
-                    Ok(()) => writeln!(out, "{text}: valid").map_err(io_err)?,
+                    Ok(()) => writeln!(out, "{text}: valid").map_err(io_error)?,
                     Err(e) => {
                         all_ok = false;
-                        writeln!(out, "{text}: invalid: {e}").map_err(io_err)?;
+                        writeln!(out, "{text}: invalid: {e}").map_err(io_error)?;
                     }
                 }
             }
