@@ -8,6 +8,19 @@
 #   source scripts/servers.sh            # starts what is missing, exports the URLs below
 #   source scripts/servers.sh pg mysql   # only these (pg, mysql, galera, spider)
 #
+# The servers go when the shell that started them ends, however it ends: its EXIT trap stops
+# them (a trap the script had before sourcing this still runs after, and one it sets later
+# replaces only its own part if it adds to ours with `combkey_on_exit CMD` instead of `trap`),
+# and a watchdog process stops them too once that shell is gone, whatever became of the trap.
+# To keep servers across shell commands, start them in a shell of their own that stays:
+#
+#   nohup bash -c 'source scripts/servers.sh pg; env | grep COMBKEY_ > urls; sleep 3600 & wait' &
+#   set -a; source urls; set +a        # in each shell that uses them
+#   kill %1                            # or let the hour pass: the servers stop with it
+#
+# (With `exec sleep 3600` the shell is replaced and its trap never runs: the watchdog still
+# stops the servers once the sleep ends.)
+#
 # A URL set beforehand wins and nothing is started for it:
 #   COMBKEY_PG_URL        postgres://postgres@127.0.0.1:PORT/test
 #   COMBKEY_MYSQL_URL     mysql://root@127.0.0.1:PORT/test
@@ -200,7 +213,52 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   echo "source this file (source scripts/servers.sh): the servers live as long as your shell" >&2
   exit 2
 fi
-trap 'combkey_servers_stop' EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# The command a trap of this shell runs now (empty where none): `trap -p` prints it quoted
+# for the shell to read back.
+_combkey_trap_of() {
+  local printed
+  printed=$(trap -p "$1")
+  [ -n "$printed" ] || return 0
+  eval "set -- $printed"
+  printf '%s' "$3"
+}
+
+# Adds CMD to what this shell runs when it exits, after what it runs already.
+combkey_on_exit() {
+  local before
+  before=$(_combkey_trap_of EXIT)
+  # shellcheck disable=SC2064 # expanded now, on purpose
+  trap "${before:+$before; }$1" EXIT
+}
+
+# Stops this shell's servers once the shell (pid $1) is gone, whatever happened to its traps
+# (replaced by the caller, or never run because the shell was replaced by `exec`).
+_combkey_watchdog() {
+  local owner=$1
+  (
+    trap '' INT TERM HUP
+    tail --pid="$owner" -f /dev/null
+    combkey_servers_stop
+  ) >/dev/null 2>&1 </dev/null &
+  disown 2>/dev/null || true
+}
+
+_combkey_owned_before=${_COMBKEY_SERVERS_OWNER:-}
+_combkey_exit_before=$(_combkey_trap_of EXIT)
+# Stops the servers first, then runs the trap the script had (its own clean-up).
+# shellcheck disable=SC2064 # expanded now, on purpose
+trap "combkey_servers_stop${_combkey_exit_before:+; $_combkey_exit_before}" EXIT
+_combkey_int_before=$(_combkey_trap_of INT)
+_combkey_term_before=$(_combkey_trap_of TERM)
+# shellcheck disable=SC2064
+trap "${_combkey_int_before:+$_combkey_int_before; }exit 130" INT
+# shellcheck disable=SC2064
+trap "${_combkey_term_before:+$_combkey_term_before; }exit 143" TERM
+unset _combkey_exit_before _combkey_int_before _combkey_term_before
 _combkey_servers "$@"
+_combkey_status=$?
+if [ -z "$_combkey_owned_before" ] && [ "${_COMBKEY_SERVERS_OWNER:-}" = "$$" ]; then
+  _combkey_watchdog "$$"
+fi
+unset _combkey_owned_before
+( exit $_combkey_status )

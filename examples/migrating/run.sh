@@ -8,7 +8,7 @@ cd "$(dirname "$0")/../.."
 target="${CARGO_TARGET_DIR:-target}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-bins=(sqlx_todos sea_orm_posts diesel_posts)
+bins=(sqlx_todos sea_orm_posts sea_orm_generated diesel_posts)
 cargo build -q -p migrating --features before --bins
 for b in "${bins[@]}"; do cp "$target/debug/$b" "$tmp/$b-before"; done
 cargo build -q -p migrating --bins
@@ -39,6 +39,24 @@ new=$("$tmp/sea_orm_posts-after" add "new" | awk '{print $NF}')
 "$tmp/sea_orm_posts-after" rename "$old" "old, renamed by the combkey app" >/dev/null
 expect sea-orm "$("$tmp/sea_orm_posts-before" list)" "- $old: old, renamed by the combkey app" "- $new: new"
 expect sea-orm "$("$tmp/sea_orm_posts-after" list)" "- $old: old, renamed by the combkey app" "- $new: new"
+# The entities derive serde: the same JSON from both (combkey-sea-orm's `serde` feature).
+expect sea-orm "$("$tmp/sea_orm_posts-after" json)" "$("$tmp/sea_orm_posts-before" json)"
+
+# sea-orm with generated entities (Uuid kept) and the id made in before_save: the combkey
+# version makes v7 ids, in creation order, in the table the old version filled.
+export DATABASE_URL="sqlite:$tmp/notes.db?mode=rwc"
+"$tmp/sea_orm_generated-before" add "random" >/dev/null
+"$tmp/sea_orm_generated-after" list | grep -q ' v4: random$' || fail "sea-orm generated: the old row, read by the new version"
+made=()
+for n in 1 2 3 4 5; do
+  made+=("$("$tmp/sea_orm_generated-after" add "note $n" | sed 's/.*"id":"\([^"]*\)".*/\1/')")
+done
+listed=$("$tmp/sea_orm_generated-after" list | grep -v ': random$')
+want=$(for n in 1 2 3 4 5; do echo "- ${made[$((n-1))]} v7: note $n"; done)
+[ "$listed" = "$want" ] || fail "sea-orm generated: expected the combkey ids in creation order:
+$want
+got
+$listed"
 
 # diesel on PostgreSQL (uuid keys).
 if [ -z "${COMBKEY_PG_URL:-}" ]; then

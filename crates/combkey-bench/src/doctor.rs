@@ -303,7 +303,7 @@ pub(crate) async fn run(
     eprintln!("doctor bench, {}: converting online while {writers} writers write", backend.name());
     let mut doctor = Doctor::connect(url).await?;
     let (plan, _) = doctor.plan(t, "id", Options::default()).await?;
-    let online = Online { batch_size, ..Online::default() };
+    let online = Online::default().with_batch_size(batch_size);
     let outcome = doctor.apply_online(&plan, &online, &mut Quiet).await?;
     eprintln!(
         "doctor bench, {}: online {:.1} s, {} converted in {} batches, {} retries, {} passes",

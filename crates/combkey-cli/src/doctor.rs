@@ -109,19 +109,18 @@ enum InheritedChoice {
 
 impl DoctorArgs {
     fn options(&self) -> Options {
-        Options {
-            lock_timeout_ms: u64::try_from(self.lock_timeout.as_millis()).unwrap_or(u64::MAX),
-            triggers: match self.triggers {
+        Options::default()
+            .with_lock_timeout_ms(u64::try_from(self.lock_timeout.as_millis()).unwrap_or(u64::MAX))
+            .with_triggers(match self.triggers {
                 TriggerChoice::Refuse => Triggers::Refuse,
                 TriggerChoice::Fire => Triggers::Fire,
-            },
-            inherited: match self.inherited {
+            })
+            .with_inherited(match self.inherited {
                 InheritedChoice::Refuse => Inherited::Refuse,
                 InheritedChoice::Only => Inherited::Only,
                 InheritedChoice::Include => Inherited::Include,
-            },
-            convert_uncertain: self.convert_uncertain,
-        }
+            })
+            .with_convert_uncertain(self.convert_uncertain)
     }
 }
 
@@ -259,8 +258,9 @@ pub(crate) fn run(args: DoctorArgs, out: &mut impl Write) -> Result<bool, String
     let result = runtime.block_on(doctor(&args, out));
     match result {
         Ok(ok) => Ok(ok),
-        Err(e) if e.kind() == ErrorKind::Usage => Err(e.to_string()),
-        Err(e) => {
+        Err(Failure::Output(e)) => Err(crate::io_error(e)),
+        Err(Failure::Doctor(e)) if e.kind() == ErrorKind::Usage => Err(e.to_string()),
+        Err(Failure::Doctor(e)) => {
             let _ = out.flush();
             eprintln!("combkey: {e}");
             Ok(false)
@@ -268,7 +268,25 @@ pub(crate) fn run(args: DoctorArgs, out: &mut impl Write) -> Result<bool, String
     }
 }
 
-async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, combkey_doctor::Error> {
+/// Why `doctor` stopped: the doctor's error, or writing its output failed.
+enum Failure {
+    Doctor(combkey_doctor::Error),
+    Output(std::io::Error),
+}
+
+impl From<combkey_doctor::Error> for Failure {
+    fn from(e: combkey_doctor::Error) -> Self {
+        Failure::Doctor(e)
+    }
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(e: std::io::Error) -> Self {
+        Failure::Output(e)
+    }
+}
+
+async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, Failure> {
     let options = args.options();
     let mut doctor = Doctor::connect(&args.url).await?;
     if args.rebuild_index && !args.apply {
@@ -283,7 +301,7 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, combkey
         return Ok(report.unreadable.0 == 0);
     }
     let (plan, values) = doctor.plan(&args.table, &args.column, options).await?;
-    let table = format!("{}.{}", combkey::backend::catalog::Name::from(&plan.table), plan.column);
+    let table = format!("{}.{}", plan.table, plan.column);
     if plan.is_empty() {
         let rebuilt = if args.rebuild_index { Some(doctor.rebuild_index(&args.table).await?) } else { None };
         if args.json {
@@ -348,14 +366,12 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, combkey
     // What the online run did, for --json.
     let mut online_run = None;
     if args.online {
-        let online = Online {
-            batch_size: args.batch_size,
-            pause_when_busy: args.pause_when_busy,
-            max_lag: args.max_lag,
-            replica_urls: args.replica_url.clone(),
-            sleep: args.sleep,
-            ..Online::default()
-        };
+        let online = Online::default()
+            .with_batch_size(args.batch_size)
+            .with_pause_when_busy(args.pause_when_busy)
+            .with_max_lag(args.max_lag)
+            .with_replica_urls(args.replica_url.clone())
+            .with_sleep(args.sleep);
         let done = doctor.apply_online(&plan, &online, &mut progress).await;
         progress.finish();
         let done = done?;

@@ -151,24 +151,24 @@ struct ConvertArgs {
     /// What the column holds: public (ids as uuid::Uuid, .NET or NEWID() wrote them; they
     /// keep their ids), rtcomb-sql (RT.Comb's Sql provider; to v7), newsequentialid (to v6).
     #[arg(long, value_parser = parse_existing)]
-    from: combkey::backend::sqlserver::ExistingKeys,
+    from: combkey::sql::ExistingKeys,
     /// A referencing column and its foreign key: TABLE.COLUMN:CONSTRAINT (dbo.items.order_id:fk_items_orders);
     /// once per referencing column.
     #[arg(long = "ref", value_parser = parse_referencing)]
-    references: Vec<combkey::backend::sqlserver::Referencing>,
+    references: Vec<combkey::sql::Referencing>,
 }
 
-fn parse_existing(s: &str) -> Result<combkey::backend::sqlserver::ExistingKeys, String> {
+fn parse_existing(s: &str) -> Result<combkey::sql::ExistingKeys, String> {
     s.parse().map_err(|e: combkey::Error| e.to_string())
 }
 
-fn parse_referencing(s: &str) -> Result<combkey::backend::sqlserver::Referencing, String> {
+fn parse_referencing(s: &str) -> Result<combkey::sql::Referencing, String> {
     let (column, fk) = s.rsplit_once(':').ok_or_else(|| format!("{s:?}: expected TABLE.COLUMN:CONSTRAINT"))?;
     let (table, column) = column.rsplit_once('.').ok_or_else(|| format!("{s:?}: expected TABLE.COLUMN:CONSTRAINT"))?;
     if table.is_empty() || column.is_empty() || fk.is_empty() {
         return Err(format!("{s:?}: expected TABLE.COLUMN:CONSTRAINT"));
     }
-    Ok(combkey::backend::sqlserver::Referencing { table: table.into(), column: column.into(), foreign_key: fk.into() })
+    Ok(combkey::sql::Referencing::new(table, column, fk))
 }
 
 /// `combkey sql mysql shards`.
@@ -454,8 +454,7 @@ fn run(command: Command, out: &mut impl Write) -> Result<bool, String> {
             if backend != Backend::SqlServer || part.up || part.down {
                 return Err("convert is `combkey sql sqlserver convert` (without --up/--down)".into());
             }
-            let sql =
-                combkey::backend::sqlserver::convert_table(&args.table, &args.column, args.from, &args.references);
+            let sql = combkey::sql::sqlserver_convert_table(&args.table, &args.column, args.from, &args.references);
             out.write_all(sql.as_bytes()).map_err(io_error)?;
             Ok(true)
         }

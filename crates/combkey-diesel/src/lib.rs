@@ -88,8 +88,16 @@
 //! combkey sql postgres --up   > migrations/2026-01-01-000000_combkey/up.sql
 //! combkey sql postgres --down > migrations/2026-01-01-000000_combkey/down.sql
 //! ```
+//!
+//! # Versions
+//!
+//! Minimum Rust version: 1.88. Public dependencies (their types are in this crate's API):
+//! diesel 2 (its `ToSql`, `FromSql` and `AsExpression` are implemented here) and `combkey` (an
+//! exact version: this crate uses its adapter-only items). diesel 3 is supported in a new
+//! release of this crate that bumps its own version (0.x: the minor).
 
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod expression;
 
@@ -142,3 +150,8 @@ combkey::adapter::column_newtype! {
     #[diesel(sql_type = diesel::sql_types::Text)]
     pub struct CombText;
 }
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

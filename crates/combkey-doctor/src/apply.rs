@@ -3,9 +3,9 @@
 //! journal table, in the same transaction where the step is transactional, so a re-run after a
 //! crash at any step resumes after the last finished one and every step is safe to run again.
 
+use crate::catalog::{Catalog, Column, Name, Stored};
 use combkey::Comb;
 use combkey::adapter::{ColumnKind, from_column};
-use combkey::backend::catalog::{Catalog, Column, Name, Stored};
 
 use crate::db::Db;
 use crate::error::{Error, ErrorKind};
@@ -500,7 +500,7 @@ pub(crate) async fn run(
 /// prints.
 pub(crate) fn script(plan: &Plan, changes: &[KeyChange]) -> Result<String, Error> {
     let backend = plan.backend()?;
-    let cat = backend.catalog()?;
+    let cat = crate::catalog::of(backend)?;
     let mut s = String::new();
     for (i, step) in plan.steps.iter().enumerate() {
         s.push_str(&format!("-- step {}: {}\n", i + 1, step.what));

@@ -34,6 +34,7 @@ const CERTAIN_BELOW: f64 = 0.01;
 
 /// One key's verdict.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Kind {
     /// A layout of the registry, certain.
     Layout(Layout),
@@ -57,6 +58,7 @@ impl Kind {
 /// Where an unlabelled layout was found: the key times, merged into windows, where its keys
 /// cluster.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Rule {
     /// The layout's name.
     pub layout: String,
@@ -84,6 +86,7 @@ impl Rule {
 /// The audit's decisions, which classify any key again the same way (a resumed migration uses
 /// the one its journal kept, not a new audit of half-converted keys).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Classifier {
     /// "Now" for plausible times (Unix ms).
     pub now_ms: i64,
@@ -152,6 +155,7 @@ impl Classifier {
 
 /// What the keys are.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Audit {
     /// The decisions, to classify keys the same way again.
     pub classifier: Classifier,

@@ -1,9 +1,9 @@
 //! One connection to the database, through sqlx's `Any` driver: statements and catalog queries
 //! as text, every value read back as text. What to send comes from combkey's per-backend
-//! modules ([`combkey::backend::catalog`]); nothing here depends on which database it is.
+//! modules ([`crate::catalog`]); nothing here depends on which database it is.
 
+use crate::catalog::{Catalog, Query};
 use combkey::Backend;
-use combkey::backend::catalog::{Catalog, Query};
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 use sqlx::{AssertSqlSafe, Connection, Row};
@@ -111,7 +111,7 @@ impl Db {
     }
 
     pub(crate) fn catalog(&self) -> Result<&'static dyn Catalog, Error> {
-        Ok(self.backend.catalog()?)
+        crate::catalog::of(self.backend)
     }
 
     /// An error of a statement, its kind told by the database's error code, the password

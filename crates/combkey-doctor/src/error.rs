@@ -54,6 +54,12 @@ impl Error {
         Error::new(ErrorKind::Usage, message)
     }
 
+    /// A catalog answer or a value of the database not in the shape expected: what, what was
+    /// found, what was expected.
+    pub(crate) fn config(what: &str, found: impl fmt::Display, expected: impl fmt::Display) -> Self {
+        Error::usage(format!("invalid {what}: expected {expected}, found {found}"))
+    }
+
     pub(crate) fn refused(message: impl Into<String>) -> Self {
         Error::new(ErrorKind::Refused, message)
     }
@@ -83,12 +89,6 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
-
-impl From<std::io::Error> for Error {
-    fn from(e: std::io::Error) -> Self {
-        Error::new(ErrorKind::Database, format!("writing the output: {e}"))
-    }
-}
 
 impl From<combkey::Error> for Error {
     fn from(e: combkey::Error) -> Self {

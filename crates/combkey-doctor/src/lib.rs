@@ -37,11 +37,19 @@
 //! }
 //! # Ok(()) }
 //! ```
+//!
+//! # Versions
+//!
+//! Minimum Rust version: 1.94. Public dependencies (their types are in this crate's API):
+//! `combkey` (its `Backend`). The database drivers (sqlx 0.9) are private: connections are made
+//! from a URL, and the futures run on the caller's tokio runtime.
 
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod apply;
 mod audit;
+mod catalog;
 mod db;
 mod error;
 mod online;
@@ -51,8 +59,8 @@ mod schema;
 
 use std::time::Instant;
 
+use crate::catalog::{Name, Query, Stored};
 use combkey::Backend;
-use combkey::backend::catalog::{Name, Query, Stored};
 
 pub use apply::{Progress, Quiet};
 pub use audit::{Audit, Classifier, Kind, Rule};
@@ -461,3 +469,8 @@ impl Doctor {
         })
     }
 }
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

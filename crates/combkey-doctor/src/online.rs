@@ -21,7 +21,7 @@
 
 use std::time::{Duration, Instant};
 
-use combkey::backend::catalog::{Column, Name, Rewrite, Stored};
+use crate::catalog::{Column, Name, Rewrite, Stored};
 
 use crate::apply::{Journal, Progress, changes};
 use crate::db::Db;
@@ -30,6 +30,7 @@ use crate::plan::{Inherited, Plan, orphan_count};
 
 /// How an online run paces itself.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Online {
     /// Keys read per batch (each batch's transaction changes those of them that convert).
     pub batch_size: usize,
@@ -43,6 +44,44 @@ pub struct Online {
     pub max_retries: u32,
     /// A pause after each batch that changed keys, to leave the server room.
     pub sleep: Duration,
+}
+
+impl Online {
+    /// Keys read per batch (default 1000).
+    pub fn with_batch_size(mut self, keys: usize) -> Self {
+        self.batch_size = keys;
+        self
+    }
+
+    /// Waits before a batch while this many sessions (or more) wait for a lock (default: never).
+    pub fn with_pause_when_busy(mut self, waiters: Option<i64>) -> Self {
+        self.pause_when_busy = waiters;
+        self
+    }
+
+    /// Waits before a batch while a replica lags more than this (default: no bound).
+    pub fn with_max_lag(mut self, lag: Option<Duration>) -> Self {
+        self.max_lag = lag;
+        self
+    }
+
+    /// The MySQL/MariaDB replicas to ask for their lag.
+    pub fn with_replica_urls(mut self, urls: Vec<String>) -> Self {
+        self.replica_urls = urls;
+        self
+    }
+
+    /// Retries of one batch that lost a lock race before the run gives up (default 20).
+    pub fn with_max_retries(mut self, retries: u32) -> Self {
+        self.max_retries = retries;
+        self
+    }
+
+    /// A pause after each batch that changed keys (default none).
+    pub fn with_sleep(mut self, sleep: Duration) -> Self {
+        self.sleep = sleep;
+        self
+    }
 }
 
 impl Default for Online {
@@ -60,6 +99,7 @@ impl Default for Online {
 
 /// What an online run did.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct OnlineOutcome {
     /// Keys converted: the old keys of the committed batches. A key the application deleted
     /// after the run read it and before its batch committed is counted, though no row changed.
@@ -252,7 +292,7 @@ pub(crate) async fn run(
             };
             let sql = format!("{} LIMIT {}", cat.select_keys(&table, &column, only, &filter), online.batch_size);
             let rows = scanner.rows(&sql, &[]).await?;
-            Ok(rows.iter().map(|r| cat.parse_key(r)).collect::<Result<_, _>>()?)
+            rows.iter().map(|r| cat.parse_key(r)).collect::<Result<_, _>>()
         };
         // The catch-up passes after a pass from the start: every key read once, in the order
         // that reads the table fastest, the ones to convert kept and converted in batches.

@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::catalog::{Catalog, ForeignKey, Name, Retype, Rewrite};
 use combkey::Backend;
-use combkey::backend::catalog::{Catalog, ForeignKey, Name, Retype, Rewrite};
 use serde::{Deserialize, Serialize};
 
 use crate::audit::{Classifier, Kind, target};
@@ -15,11 +15,22 @@ use crate::schema::Schema;
 
 /// A table's name, as a plan records it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct TableName {
     /// The schema (database), if any.
     pub schema: Option<String>,
     /// The name.
     pub name: String,
+}
+
+impl core::fmt::Display for TableName {
+    /// `schema.name`, or `name` where there is no schema.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match &self.schema {
+            Some(s) => write!(f, "{s}.{}", self.name),
+            None => f.write_str(&self.name),
+        }
+    }
 }
 
 impl From<&Name> for TableName {
@@ -36,6 +47,7 @@ impl From<&TableName> for Name {
 
 /// What kind of step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub enum StepKind {
     /// Session settings (lock timeout, strict mode).
     Session,
@@ -75,6 +87,7 @@ pub enum StepKind {
 
 /// An object a step drops or restores, with its original definition.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Object {
     /// What it is (`foreign key`, `trigger`).
     pub kind: String,
@@ -89,6 +102,7 @@ pub struct Object {
 /// When a step has nothing to do (it ran before a crash): checked against the catalog before
 /// it runs again.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub enum Skip {
     /// The foreign key is gone.
     ForeignKeyAbsent {
@@ -121,6 +135,7 @@ pub enum Skip {
 
 /// One step.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Step {
     /// What kind.
     pub kind: StepKind,
@@ -151,6 +166,7 @@ impl Step {
 
 /// What to do with things a key change would touch beyond the keys.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub enum Triggers {
     /// Refuse while user triggers fire on `UPDATE` of the table or a referencing table.
     #[default]
@@ -161,6 +177,7 @@ pub enum Triggers {
 
 /// What to do with tables that inherit from the table (PostgreSQL).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub enum Inherited {
     /// Refuse while there are any.
     #[default]
@@ -173,6 +190,7 @@ pub enum Inherited {
 
 /// The choices a plan depends on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Options {
     /// Waits for a lock are bounded by this many milliseconds.
     pub lock_timeout_ms: u64,
@@ -182,6 +200,32 @@ pub struct Options {
     pub inherited: Inherited,
     /// Convert keys whose layout is uncertain.
     pub convert_uncertain: bool,
+}
+
+impl Options {
+    /// Waits for a lock end after `ms` milliseconds (default 5000).
+    pub fn with_lock_timeout_ms(mut self, ms: u64) -> Self {
+        self.lock_timeout_ms = ms;
+        self
+    }
+
+    /// What to do with user triggers (default [`Triggers::Refuse`]).
+    pub fn with_triggers(mut self, triggers: Triggers) -> Self {
+        self.triggers = triggers;
+        self
+    }
+
+    /// What to do with inheriting tables and partitions (default [`Inherited::Refuse`]).
+    pub fn with_inherited(mut self, inherited: Inherited) -> Self {
+        self.inherited = inherited;
+        self
+    }
+
+    /// Whether keys whose layout is uncertain are converted too (default `false`).
+    pub fn with_convert_uncertain(mut self, convert: bool) -> Self {
+        self.convert_uncertain = convert;
+        self
+    }
 }
 
 impl Default for Options {
@@ -197,6 +241,7 @@ impl Default for Options {
 
 /// The plan of a migration.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Plan {
     /// The backend's name.
     pub backend: String,
@@ -230,6 +275,7 @@ pub struct Plan {
 
 /// A table's columns that hold key values.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct RewriteTarget {
     /// The table.
     pub table: TableName,
@@ -241,6 +287,7 @@ pub struct RewriteTarget {
 
 /// A foreign key that references the key column.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Reference {
     /// Its name.
     pub name: String,
@@ -316,7 +363,7 @@ pub(crate) fn build(
     kinds: &[Kind],
     options: Options,
 ) -> Result<Plan, Error> {
-    let cat: &dyn Catalog = backend.catalog()?;
+    let cat: &dyn Catalog = crate::catalog::of(backend)?;
     let column = &schema.column;
     // What must be refused before anything changes.
     let triggers = schema.update_triggers();
@@ -402,7 +449,7 @@ pub(crate) fn build(
         }
         _ => false,
     };
-    let mut retypes: Vec<(Name, combkey::backend::catalog::Column, Retype)> = Vec::new();
+    let mut retypes: Vec<(Name, crate::catalog::Column, Retype)> = Vec::new();
     // SQLite changes a text key's values to 16-byte blobs in place: what reads the column
     // sees another type, as after a type change.
     if backend == Backend::Sqlite && ["char", "text", "clob"].iter().any(|t| column.data_type.contains(t)) {
@@ -616,7 +663,7 @@ pub(crate) fn build(
         });
         Some(s)
     };
-    let retype_step = |(t, c, r): &(Name, combkey::backend::catalog::Column, Retype), before: bool| -> Option<Step> {
+    let retype_step = |(t, c, r): &(Name, crate::catalog::Column, Retype), before: bool| -> Option<Step> {
         let (sql, ty) = if before {
             (r.before.clone()?, r.between_type.clone()?)
         } else {
@@ -814,7 +861,7 @@ fn guard_name(tag: &str, t: &Name) -> String {
 mod tests {
     use std::collections::BTreeMap;
 
-    use combkey::backend::catalog::{Column, ForeignKey, Name, Trigger};
+    use crate::catalog::{Column, ForeignKey, Name, Trigger};
     use combkey::layouts::Layout;
 
     use super::*;

@@ -10,6 +10,7 @@ use crate::schema::Schema;
 
 /// The primary key index's size and density, where the database tells.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct IndexStats {
     /// Bytes (MySQL: the clustered index, as of the table's statistics).
     pub bytes: i64,
@@ -19,6 +20,7 @@ pub struct IndexStats {
 
 /// Everything the audit says.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Report {
     /// The backend.
     pub backend: Backend,

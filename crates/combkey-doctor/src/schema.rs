@@ -3,13 +3,14 @@
 
 use std::collections::BTreeMap;
 
-use combkey::backend::catalog::{Check, Column, ForeignKey, Name, Trigger};
+use crate::catalog::{Check, Column, ForeignKey, Name, Trigger};
 
 use crate::db::Db;
 use crate::error::Error;
 
 /// The table and everything around its key column.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Schema {
     /// The table, as the catalog names it.
     pub table: Name,

@@ -16,8 +16,16 @@
 //! On Galera, set `wsrep_sync_wait = 1` on the writers' connections (an `after_connect`
 //! hook) so that the read-back sees every write the cluster has certified, including a
 //! retried batch's first attempt that committed through another node.
+//!
+//! # Versions
+//!
+//! Minimum Rust version: 1.94. Public dependencies (their types are in this crate's API):
+//! sqlx 0.9 (its pools, databases and errors are in this crate's API) and `combkey-sqlx` (rows
+//! are keyed by its `Comb`). sqlx 0.10 is supported in a new release of this crate that bumps
+//! its own version (0.x: the minor).
 
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 use core::future::Future;
 use core::pin::pin;
@@ -75,6 +83,7 @@ pub trait KeyedRow<DB: Database>: for<'r> FromRow<'r, DB::Row> + PartialEq + Sen
 
 /// What [`insert_or_verify`] did with a batch.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Verified {
     /// Rows this call inserted.
     pub inserted: usize,
@@ -111,8 +120,9 @@ pub enum IdempotentError {
         /// The id.
         id: Comb,
     },
-    /// The database's error. [`is_retryable`](IdempotentError::is_retryable) says whether
-    /// sending the same batch again (to another node) can succeed.
+    /// The database's error, which is also this error's [`source`](std::error::Error::source)
+    /// (its message is not repeated in this one's). [`is_retryable`](IdempotentError::is_retryable)
+    /// says whether sending the same batch again (to another node) can succeed.
     Database(sqlx::Error),
 }
 
@@ -144,7 +154,9 @@ impl fmt::Display for IdempotentError {
             IdempotentError::Vanished { id } => {
                 write!(f, "id {id} was reported as a duplicate but could not be read back")
             }
-            IdempotentError::Database(e) => write!(f, "{e}"),
+            // The database's own message is the source (`source()`), not repeated here: a
+            // chain of errors prints it once.
+            IdempotentError::Database(_) => f.write_str("the database failed the batch's statement"),
         }
     }
 }
@@ -222,7 +234,7 @@ fn retryable(e: &sqlx::Error) -> bool {
 /// # #[cfg(feature = "sqlite")]
 /// # tokio_test(async {
 /// use combkey_sqlx::Comb;
-/// use combkey_idempotent::{insert_or_verify, IdempotentError, KeyedRow, Verified};
+/// use combkey_idempotent::{insert_or_verify, IdempotentError, KeyedRow};
 /// use sqlx::{Connection, Sqlite};
 ///
 /// #[derive(sqlx::FromRow, Clone, Debug, PartialEq)]
@@ -245,9 +257,11 @@ fn retryable(e: &sqlx::Error) -> bool {
 /// let mut c = sqlx::SqliteConnection::connect("sqlite::memory:").await?;
 /// sqlx::query("CREATE TABLE orders (id BLOB PRIMARY KEY, item TEXT NOT NULL)").execute(&mut c).await?;
 /// let batch = vec![Order { id: Comb::new(), item: "tea".into() }, Order { id: Comb::new(), item: "milk".into() }];
-/// assert_eq!(insert_or_verify(&mut c, &batch).await?, Verified { inserted: 2, already_present: 0 });
+/// let v = insert_or_verify(&mut c, &batch).await?;
+/// assert_eq!((v.inserted, v.already_present), (2, 0));
 /// // The same batch again (its acknowledgement was lost): nothing new, no error.
-/// assert_eq!(insert_or_verify(&mut c, &batch).await?, Verified { inserted: 0, already_present: 2 });
+/// let v = insert_or_verify(&mut c, &batch).await?;
+/// assert_eq!((v.inserted, v.already_present), (0, 2));
 /// // The same id with other content is refused, and nothing is overwritten.
 /// let other = vec![Order { id: batch[0].id, item: "coffee".into() }];
 /// assert!(matches!(insert_or_verify(&mut c, &other).await, Err(IdempotentError::Conflict { .. })));
@@ -334,6 +348,7 @@ where
 
 /// Where a batch was acknowledged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Acknowledged {
     /// What the acknowledging attempt did.
     pub verified: Verified,
@@ -362,6 +377,7 @@ pub struct Acknowledged {
 /// # Ok(()) }
 /// ```
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Failover<S> {
     /// Attempts in all before giving up (default 20).
     pub attempts: u32,
@@ -461,3 +477,8 @@ mod tests {
         assert!(e.to_string().contains("split it"), "{e}");
     }
 }
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -70,8 +70,17 @@
 //! [mysql_common]: https://github.com/blackbeam/rust_mysql_common
 //! [mysql_async]: https://github.com/blackbeam/mysql_async
 //! [mysql]: https://github.com/blackbeam/rust-mysql-simple
+//!
+//! # Versions
+//!
+//! Minimum Rust version: 1.88. Public dependencies (their types are in this crate's API):
+//! mysql_common 0.37 (its `Value`, `FromValue` and `ToValue`, which mysql_async 0.37 and mysql
+//! 28 use) and `combkey` (an exact version: this crate uses its adapter-only items).
+//! mysql_common 0.38 is supported in a new release of this crate that bumps its own version
+//! (0.x: the minor).
 
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod value;
 
@@ -107,3 +116,8 @@ combkey::adapter::column_newtype! {
     /// ```
     pub struct CombText;
 }
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

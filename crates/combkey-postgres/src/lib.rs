@@ -60,8 +60,17 @@
 //! - `schemars`, `utoipa`: API schemas (a string, format `uuid`).
 //!
 //! [rust-postgres]: https://github.com/sfackler/rust-postgres
+//!
+//! # Versions
+//!
+//! Minimum Rust version: 1.88. Public dependencies (their types are in this crate's API):
+//! postgres-types 0.2 (its `ToSql` and `FromSql`, which tokio-postgres 0.7, postgres 0.19 and
+//! deadpool-postgres use) and `combkey` (an exact version: this crate uses its adapter-only
+//! items). postgres-types 0.3 is supported in a new release of this crate that bumps its own
+//! version (0.x: the minor).
 
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod types;
 
@@ -98,3 +107,8 @@ combkey::adapter::column_newtype! {
     /// ```
     pub struct CombText;
 }
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

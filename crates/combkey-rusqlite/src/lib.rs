@@ -42,8 +42,16 @@
 //! - `schemars`, `utoipa`: API schemas (a string, format `uuid`).
 //!
 //! [rusqlite]: https://github.com/rusqlite/rusqlite
+//!
+//! # Versions
+//!
+//! Minimum Rust version: 1.88. Public dependencies (their types are in this crate's API):
+//! rusqlite 0.39 (its `ToSql` and `FromSql`) and `combkey` (an exact version: this crate uses
+//! its adapter-only items). rusqlite 0.40 is supported in a new release of this crate that
+//! bumps its own version (0.x: the minor).
 
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod types;
 
@@ -82,3 +90,8 @@ combkey::adapter::column_newtype! {
     /// ```
     pub struct CombText;
 }
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

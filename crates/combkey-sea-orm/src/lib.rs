@@ -10,7 +10,7 @@
 //! | --- | --- | --- |
 //! | PostgreSQL | `uuid` (`uuid[]` for `Vec<CombUuid>`) | the public bytes |
 //! | MySQL / MariaDB | `binary(16)` | the public bytes |
-//! | SQLite | `blob` (with [`create_table_from_entity`] or [`migration::comb_column`]) | the public bytes |
+//! | SQLite | `blob` (with [`create_table_from_entity`] or `migration::comb_column`) | the public bytes |
 //!
 //! A table keyed by UUID *text* (`CHAR(36)`, `TEXT`) takes [`CombTextUuid`] instead (sea-orm's
 //! `TextUuid` for combkey ids): it binds the text the column holds.
@@ -80,12 +80,21 @@
 //!   `sqlx-sqlite`, and combkey-sqlx's backends for the same type in raw sqlx queries).
 //!   `postgres` also gives `Vec<CombUuid>` fields and array binds (sea-orm's
 //!   `postgres-array`).
-//! - `migration`: the [`migration`] helpers (sea-orm-migration).
+//! - `migration`: the `migration` module's helpers (sea-orm-migration).
 //! - `serde`: `Serialize`/`Deserialize` as the core type does.
 //! - `schemars`, `utoipa`: API schemas for the column types (`schemars::JsonSchema`,
 //!   `utoipa::ToSchema`: a string, format `uuid`, with an example).
+//!
+//! # Versions
+//!
+//! Minimum Rust version: 1.94. Public dependencies (their types are in this crate's API):
+//! sea-orm 2 (its `ValueType`, `TryGetable` and `Nullable` are implemented here),
+//! sea-orm-migration 2 with the `migration` feature, and `combkey` (an exact version: this
+//! crate uses its adapter-only items). sea-orm 3 is supported in a new release of this crate
+//! that bumps its own version (0.x: the minor).
 
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod behavior;
 mod condition;
@@ -137,3 +146,8 @@ combkey::adapter::column_newtype! {
     /// ```
     pub struct CombTextUuid;
 }
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -21,6 +21,19 @@ async fn type_and_table_overrides_from_sqlx_toml() {
     let ids: Vec<Comb> = row.ids;
     assert_eq!(ids, [id, id]);
 
+    // A helper written for uuid::Uuid (tests, benches, fixtures) binds through Comb: the
+    // override changed the parameter type of every `query!` in the package. `.into()` at the
+    // boundary is the whole change (docs/migrating.md); binding the Uuid itself does not
+    // compile (the `uuid-param` feature below, checked by examples/migrating/sqlx-toml.sh).
+    let fixture: uuid::Uuid = uuid::Uuid::new_v4();
+    let row = sqlx::query!(r#"SELECT $1::uuid AS "id!""#, Comb::from(fixture)).fetch_one(&mut c).await.unwrap();
+    assert_eq!(uuid::Uuid::from(row.id), fixture);
+    #[cfg(feature = "uuid-param")]
+    {
+        let row = sqlx::query!(r#"SELECT $1::uuid AS "id!""#, fixture).fetch_one(&mut c).await.unwrap();
+        let _ = row.id;
+    }
+
     // A table's text key column: CombText by the table override.
     sqlx::query("CREATE TABLE IF NOT EXISTS combkey_sqlx_toml_legacy (id text PRIMARY KEY, note text NOT NULL)")
         .execute(&mut c)

@@ -171,8 +171,16 @@
 //!     .await?;
 //! # Ok(()) }
 //! ```
+//!
+//! # Versions
+//!
+//! Minimum Rust version: 1.94. Public dependencies (their types are in this crate's API):
+//! sqlx 0.9 (its `Type`, `Encode` and `Decode` traits are implemented here) and `combkey` (an
+//! exact version: this crate uses its adapter-only items). sqlx 0.10 is supported in a new
+//! release of this crate that bumps its own version (0.x: the minor).
 
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "postgres")]
 pub mod copy;
@@ -221,3 +229,8 @@ combkey::adapter::column_newtype! {
     /// ```
     pub struct CombText;
 }
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -156,7 +156,7 @@ async fn char36_key_converts_to_binary16() {
             .unwrap();
     }
     let converted =
-        sqlx::raw_sql(AssertSqlSafe(combkey::backend::mysql::text_key_to_binary16(&table, "id"))).execute(&mut c).await;
+        sqlx::raw_sql(AssertSqlSafe(combkey::sql::mysql_text_key_to_binary16(&table, "id"))).execute(&mut c).await;
     let back: Result<Vec<Comb>, _> =
         sqlx::query_scalar(AssertSqlSafe(format!("SELECT id FROM {table} ORDER BY id"))).fetch_all(&mut c).await;
     let ty: Result<String, _> = sqlx::query_scalar(

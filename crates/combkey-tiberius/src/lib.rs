@@ -44,7 +44,7 @@
 //!
 //! To move an existing `uniqueidentifier` column to [`Comb`]'s stored form, convert every
 //! value and every referencing column in one transaction:
-//! [`combkey::backend::sqlserver::convert_table`] (`combkey sql sqlserver convert --table
+//! [`combkey::sql::sqlserver_convert_table`] (`combkey sql sqlserver convert --table
 //! dbo.orders --from public --ref dbo.items.order_id:fk_items_orders` prints it) does, for
 //! ids as `uuid::Uuid` wrote them (`public`: they keep their ids), RT.Comb `Sql` keys (to
 //! v7) and `NEWSEQUENTIALID()` values (to v6), and records the conversion so that a second run
@@ -101,7 +101,7 @@
 //! column DDL, `dbo.combkey_v7()` (ids in the same stored form and order as the Rust side,
 //! usable in a `DEFAULT` constraint; `NEWID()` comes through a view, since functions may
 //! not call it), `dbo.combkey_unix_ms(id)`, `dbo.combkey_time(id)`, and
-//! `dbo.combkey_from_rtcomb_sql(id)` with [`combkey::backend::sqlserver::convert_rtcomb_sql`] to convert a
+//! `dbo.combkey_from_rtcomb_sql(id)` with [`combkey::sql::sqlserver_convert_rtcomb_sql`] to convert a
 //! column RT.Comb's `Sql` provider filled, and `dbo.combkey_stored`/`dbo.combkey_public`. SQL Server runs each `CREATE FUNCTION` in a batch
 //! of its own:
 //!
@@ -122,8 +122,16 @@
 //! service with `docker compose up --wait sqlserver` and set the variable from `.env.sample`.
 //! Without it they print that they skipped; the byte-order and comparison-order tests run
 //! everywhere.
+//!
+//! # Versions
+//!
+//! Minimum Rust version: 1.88. Public dependencies (their types are in this crate's API):
+//! tiberius 0.13 (its `ToSql`, `FromSql` and `IntoSql` are implemented here) and `combkey` (an
+//! exact version: this crate uses its adapter-only items). tiberius 0.14 is supported in a new
+//! release of this crate that bumps its own version (0.x: the minor).
 
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod sqlserver;
 mod wrappers;
@@ -193,3 +201,8 @@ combkey::adapter::column_newtype! {
     /// ```
     pub struct CombText;
 }
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

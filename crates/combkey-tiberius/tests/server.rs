@@ -157,7 +157,7 @@ async fn order_by_id_bulk_insert_and_tsql_default() {
 #[tokio::test]
 #[ignore = "needs a SQL Server: set COMBKEY_SQLSERVER_URL and run with --ignored (scripts/test does)"]
 async fn an_existing_table_converted_to_the_stored_form_keeps_its_ids() {
-    use combkey::backend::sqlserver::{ExistingKeys, Referencing, convert_table};
+    use combkey::sql::{ExistingKeys, Referencing, sqlserver_convert_table as convert_table};
     use combkey_tiberius::CombPublic;
     let mut c = connect().await;
     for batch in batches(Backend::SqlServer.install_functions()) {
@@ -186,8 +186,7 @@ async fn an_existing_table_converted_to_the_stored_form_keeps_its_ids() {
         .await
         .unwrap();
     }
-    let items =
-        Referencing { table: "dbo.conv_items".into(), column: "order_id".into(), foreign_key: "fk_conv_items".into() };
+    let items = Referencing::new("dbo.conv_items", "order_id", "fk_conv_items");
     let script = convert_table("dbo.conv_orders", "id", ExistingKeys::Public, &[items]);
     for _ in 0..2 {
         c.simple_query(script.clone()).await.unwrap().into_results().await.unwrap();

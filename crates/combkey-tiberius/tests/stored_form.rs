@@ -223,12 +223,7 @@ fn converted_public_ids_sort_in_creation_order() {
         .map(|s| Comb::from_stored_uuid(s.parse().unwrap()).to_comb())
         .collect();
     assert_eq!(back, made);
-    let sql = combkey::backend::sqlserver::convert_table(
-        "dbo.t",
-        "id",
-        combkey::backend::sqlserver::ExistingKeys::Public,
-        &[],
-    );
+    let sql = combkey::sql::sqlserver_convert_table("dbo.t", "id", combkey::sql::ExistingKeys::Public, &[]);
     assert!(sql.contains("UPDATE dbo.t SET [id] = dbo.combkey_stored([id]);"), "{sql}");
 }
 

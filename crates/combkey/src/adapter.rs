@@ -4,6 +4,10 @@
 //! An application does not need this module: it uses [`Comb`] and an adapter's
 //! column type.
 //!
+//! **Adapter-only and exempt from semantic versioning**: hidden from the documentation, and
+//! free to change in any release of `combkey`. The workspace's adapter crates depend on an
+//! exact version of `combkey` for it (as sqlx's drivers do on `sqlx-core`'s hidden items).
+//!
 //! - [`column_newtype!`]: declares an adapter's column type (Rust's orphan rule puts the ORM's
 //!   trait impls in the adapter crate, so each declares its own newtype).
 //! - [`from_column`] with [`ColumnKind`]: the one decoding of a database value.
@@ -23,6 +27,7 @@ pub use crate::schema::{DESCRIPTION as SCHEMA_DESCRIPTION, EXAMPLE as SCHEMA_EXA
 
 /// What kind of column a database value came from, for [`from_column`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ColumnKind {
     /// `uuid` (binary wire format), `BINARY(16)`, `BLOB`: exactly 16 bytes.
     Binary,

@@ -258,6 +258,26 @@ impl From<Comb> for uuid::Uuid {
 /// adapter's column type, which derefs to `Comb`), so code written for `uuid::Uuid` keeps
 /// compiling when only the type changes.
 ///
+/// # Why `Deref`, and what it costs
+///
+/// Rust's API guidelines keep `Deref` for smart pointers (C-DEREF), and this is a decision
+/// against them, made for 0.1 on purpose: combkey's promise is that an application swaps
+/// `uuid::Uuid` for a combkey type and changes nothing else, and such code calls `uuid::Uuid`'s
+/// methods (`as_bytes`, `hyphenated`, `get_version_num`, `simple`, `to_u128_le`, ...) on its
+/// ids everywhere. Wrapping each of those by hand would be a second copy of `uuid`'s API that
+/// falls behind every `uuid` release. The costs, accepted with it:
+///
+/// - `uuid::Uuid`'s methods are part of this type's API: a method `uuid` 1.x adds is callable
+///   on a `Comb` too, and `uuid` 2 would change this type's API (a new major of `combkey`,
+///   see the crate's "Versions" section).
+/// - A method of `Comb` shadows `uuid::Uuid`'s of the same name. Where they mean something
+///   else it is documented on the method ([`Comb::new`] makes a v7 id, where `Uuid::new`
+///   does not exist; [`Comb::now_v7`] matches `Uuid::now_v7`).
+/// - Generic code bounded on `Deref<Target = uuid::Uuid>` accepts a `Comb`; that is intended.
+///
+/// Conversions by value stay explicit (`From`/`Into` both ways, `AsRef<uuid::Uuid>`,
+/// `Borrow<uuid::Uuid>`), so code that wants no `Deref` can use those alone.
+///
 /// ```
 /// let id = combkey::Comb::new();
 /// assert_eq!(id.get_version_num(), 7);
@@ -362,8 +382,10 @@ impl Comb {
         crate::v7::exact_generator().generate()
     }
 
-    /// A random (version 4) UUID, as `uuid::Uuid::new_v4` makes: 122 random bits from the
-    /// operating system's generator. It does not sort by time; for a new key use
+    /// A random (version 4) UUID, as `uuid::Uuid::new_v4` makes: 122 random bits from
+    /// [`ThreadRandom`](crate::ThreadRandom), a thread-local ChaCha8 generator keyed from the
+    /// operating system (and keyed again after every 64 KiB and in a forked child). It does
+    /// not sort by time; for a new key use
     /// [`Comb::new`]. There for code that calls `Uuid::new_v4()` and swaps its type first.
     ///
     /// ```

@@ -39,27 +39,40 @@
 //! - Client-made ids: [`Validator`] checks version, variant, and the time an id carries
 //!   within a window around a clock you choose.
 //! - Databases: [`Backend`] (column type, stored form, literals, quoting, DDL and
-//!   database-side functions), one module per database in [`backend`]; [`sql`] holds what
-//!   is the same for all of them (time partitioning, `GO` batches).
-//! - [`adapter`]: what only adapter crates need (the column newtype macro, the shared
-//!   decoding of column values, their errors).
-//! - [`layouts`] (default feature `layouts`): every other system's layout by name (RT.Comb's
+//!   database-side functions); [`sql`]: migration SQL beyond that (time partitions and
+//!   shards through the key, conversions of existing key columns, `GO` batches).
+//! - `combkey::adapter` (hidden, adapter-only, exempt from semantic versioning): what only
+//!   adapter crates need (the column newtype macro, the shared decoding of column values).
+//! - `layouts` (feature `layouts`): every other system's layout by name (RT.Comb's
 //!   three providers, SQL Server's `NEWSEQUENTIALID`, v1 and its re-ordered forms, Groupon's
 //!   locality UUID, uuid-creator's COMBs), with time extraction, lossless conversion and
 //!   generation.
 //!
 //! # Features
 //!
-//! - `layouts` (default): the [`layouts`] module.
+//! None by default: a build of `combkey` alone compiles about what `uuid` with its `v4` and
+//! `v7` features does.
+//!
+//! - `layouts`: the `combkey::layouts` module (adds MD5, for Groupon's sequential counter seed).
 //! - `serde`: `Serialize`/`Deserialize` for [`Comb`] (the string in human-readable formats,
 //!   16 bytes otherwise), and for every adapter's column type.
 //! - `schemars`, `utoipa`: API schemas for [`Comb`] and every adapter's column type (a
 //!   string, format `uuid`).
+//!
+//! # Versions
+//!
+//! Minimum Rust version: 1.88. Public dependencies (their types are in this crate's API):
+//! `uuid` 1 (`Comb` converts to and from `uuid::Uuid` and derefs to it), and with their
+//! features `serde` 1, `schemars` 1 and `utoipa` 6 (trait impls). A new major of one of them is
+//! supported in a new release of this crate that bumps its own version (0.x: the minor), since
+//! their types are part of this crate's API.
 
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[doc(hidden)]
 pub mod adapter;
-pub mod backend;
+mod backend;
 mod bits;
 mod clock;
 mod comb;
@@ -102,3 +115,8 @@ pub mod __private {
     pub use utoipa;
     pub use uuid;
 }
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -11,7 +11,9 @@
 /// schemas (`schemars::JsonSchema`, `utoipa::ToSchema`; features `schemars`, `utoipa`). One
 /// rule decides all three: the *core* crate's features, so an adapter's type supports exactly
 /// what [`Comb`](crate::Comb) supports in the same build (an adapter's own `serde` feature
-/// only turns the core's on).
+/// only turns the core's on). On docs.rs (`--cfg docsrs`) those impls carry the badge of the
+/// adapter's feature of the same name, so the adapter has `serde`, `schemars` and `utoipa`
+/// features and `#![cfg_attr(docsrs, feature(doc_cfg))]`.
 ///
 /// ```
 /// combkey::adapter::column_newtype! {
@@ -275,6 +277,7 @@ macro_rules! __column_newtype {
 #[macro_export]
 macro_rules! __column_newtype_serde {
     ($name:ident) => {
+        #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
         impl $crate::__private::serde::Serialize for $name {
             fn serialize<S: $crate::__private::serde::Serializer>(
                 &self,
@@ -284,6 +287,7 @@ macro_rules! __column_newtype_serde {
             }
         }
 
+        #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
         impl<'de> $crate::__private::serde::Deserialize<'de> for $name {
             fn deserialize<D: $crate::__private::serde::Deserializer<'de>>(
                 deserializer: D,

@@ -65,6 +65,7 @@ macro_rules! __column_newtype_schemas {
 #[macro_export]
 macro_rules! __column_newtype_schemars {
     ($name:ident) => {
+        #[cfg_attr(docsrs, doc(cfg(feature = "schemars")))]
         impl $crate::__private::schemars::JsonSchema for $name {
             fn schema_name() -> ::std::borrow::Cow<'static, str> {
                 <$crate::Comb as $crate::__private::schemars::JsonSchema>::schema_name()
@@ -93,12 +94,14 @@ macro_rules! __column_newtype_schemars {
 #[macro_export]
 macro_rules! __column_newtype_utoipa {
     ($name:ident) => {
+        #[cfg_attr(docsrs, doc(cfg(feature = "utoipa")))]
         impl $crate::__private::utoipa::PartialSchema for $name {
             fn schema() -> $crate::__private::utoipa::openapi::RefOr<$crate::__private::utoipa::openapi::schema::Schema>
             {
                 <$crate::Comb as $crate::__private::utoipa::PartialSchema>::schema()
             }
         }
+        #[cfg_attr(docsrs, doc(cfg(feature = "utoipa")))]
         impl $crate::__private::utoipa::ToSchema for $name {
             fn name() -> ::std::borrow::Cow<'static, str> {
                 <$crate::Comb as $crate::__private::utoipa::ToSchema>::name()

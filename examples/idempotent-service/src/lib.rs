@@ -10,7 +10,9 @@
 //!   409.
 //! - `POST /orders` with `{"command_id": ..., "item": ..., "quantity": ...}` and no id: the
 //!   server makes the id and records `(command_id, entity_id)` in `creation_identifiers` in
-//!   the same transaction, so a retry returns the same order (the article's last scheme).
+//!   the same transaction, so a retry returns the same order (the article's last scheme). A
+//!   batch job's `"clock"` is checked here too (RFC 3339, within `max_clock_skew`; 422
+//!   otherwise), and the server makes the id at that time.
 //! - `GET /orders/{id}`: 200, 404 for an unknown id, 400 for a malformed one. After
 //!   `combkey doctor` converted the table's keys (say RT.Comb `Sql` ids to v7, which
 //!   [`Config::key_migration`] names), an id a client kept from before is not found as it is,
@@ -203,6 +205,25 @@ fn internal(e: sqlx::Error) -> Response {
     error(StatusCode::INTERNAL_SERVER_ERROR, format!("database error: {e}"))
 }
 
+/// A batch job's own clock: RFC 3339, within `max_clock_skew` of the server's.
+fn batch_clock(config: &Config, clock: Option<&str>) -> Result<Option<Timestamp>, String> {
+    let Some(clock) = clock else { return Ok(None) };
+    let at: Timestamp = clock.parse().map_err(|e| format!("clock: {e}"))?;
+    let skew = at.unix_ms().abs_diff(Timestamp::now().unix_ms());
+    if u128::from(skew) > config.max_clock_skew.as_millis() {
+        return Err(format!(
+            "clock: {at} is {} s from the server's time, at most {} s accepted",
+            skew / 1000,
+            config.max_clock_skew.as_secs()
+        ));
+    }
+    Ok(Some(at))
+}
+
+/// The ids the server makes at a batch job's clock (ids at the server's own time come from
+/// `Comb::new`).
+static BATCH_IDS: combkey::V7Generator = combkey::V7Generator::new();
+
 /// Checks a client-made id: a v7 prefix COMB or a short prefix COMB, in the window.
 fn validate(config: &Config, id: &str, clock: Option<&str>) -> Result<Comb, String> {
     let id: Comb = id.parse().map_err(|e| format!("id: {e}"))?;
@@ -214,21 +235,10 @@ fn validate(config: &Config, id: &str, clock: Option<&str>) -> Result<Comb, Stri
         }
     };
     let validator = Validator::new(expected).past(config.past).future(config.future);
-    let verdict = match clock {
+    // A batch job's own "now", bounded by the server's.
+    let verdict = match batch_clock(config, clock)? {
         None => validator.validate(&id),
-        Some(clock) => {
-            // A batch job's own "now", bounded by the server's.
-            let at: Timestamp = clock.parse().map_err(|e| format!("clock: {e}"))?;
-            let skew = at.unix_ms().abs_diff(Timestamp::now().unix_ms());
-            if u128::from(skew) > config.max_clock_skew.as_millis() {
-                return Err(format!(
-                    "clock: {at} is {} s from the server's time, at most {} s accepted",
-                    skew / 1000,
-                    config.max_clock_skew.as_secs()
-                ));
-            }
-            validator.validate_at(&id, at)
-        }
+        Some(at) => validator.validate_at(&id, at),
     };
     verdict.map(|()| id).map_err(|e| format!("id: {e}"))
 }
@@ -266,7 +276,12 @@ async fn create(State(state): State<Arc<AppState>>, body: Result<Json<CreateOrde
         },
         (None, Some(command_id)) => match command_id.parse::<Comb>() {
             Ok(command_id) => {
-                let order = Order { id: Comb::new(), item: req.item, quantity: req.quantity };
+                let id = match batch_clock(&state.config, req.clock.as_deref()) {
+                    Ok(None) => Comb::new(),
+                    Ok(Some(at)) => BATCH_IDS.generate_at(at),
+                    Err(reason) => return error(StatusCode::UNPROCESSABLE_ENTITY, reason),
+                };
+                let order = Order { id, item: req.item, quantity: req.quantity };
                 on_store!(&state.backend, s => s.create_with_command(command_id, order.clone()).await)
                     .map(|c| (order, c))
             }

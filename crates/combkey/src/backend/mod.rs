@@ -3,8 +3,8 @@
 //! [`Backend`] names a database and is how callers ask about it: its column type, the stored
 //! form of an id and how its own client shows it, an id as an SQL literal, identifier
 //! quoting, the database-side functions, partition DDL. Everything the project knows about
-//! one database lives in that database's module ([`postgres`], [`mysql`], [`sqlite`],
-//! [`sqlserver`]), the way diesel keeps each backend in its own folder; `Backend`'s methods
+//! one database lives in that database's module (`postgres`, `mysql`, `sqlite`,
+//! `sqlserver`), the way diesel keeps each backend in its own folder; `Backend`'s methods
 //! hand each question to the module, and nothing else in the workspace branches on the
 //! database.
 
@@ -14,13 +14,10 @@ use core::str::FromStr;
 use crate::comb::Comb;
 use crate::error::{Detail, Error};
 
-pub mod mysql;
-pub mod postgres;
-pub mod sqlite;
-pub mod sqlserver;
-
-#[cfg(feature = "catalog")]
-pub mod catalog;
+pub(crate) mod mysql;
+pub(crate) mod postgres;
+pub(crate) mod sqlite;
+pub(crate) mod sqlserver;
 
 /// A database: its column type, its stored form of an id, its name, its SQL. The one list
 /// of databases in the workspace: the CLI's `combkey sql BACKEND`, `--stored BACKEND` and
@@ -54,13 +51,13 @@ pub mod catalog;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Backend {
-    /// PostgreSQL, native `uuid` ([`postgres`]).
+    /// PostgreSQL, native `uuid` (`backend/postgres`).
     Postgres,
-    /// MySQL and MariaDB, `BINARY(16)` ([`mysql`]).
+    /// MySQL and MariaDB, `BINARY(16)` (`backend/mysql`).
     MySql,
-    /// SQLite, `BLOB` ([`sqlite`]).
+    /// SQLite, `BLOB` (`backend/sqlite`).
     Sqlite,
-    /// Microsoft SQL Server, `uniqueidentifier`, in the suffix layout ([`sqlserver`]).
+    /// Microsoft SQL Server, `uniqueidentifier`, in the suffix layout (`backend/sqlserver`).
     SqlServer,
 }
 
@@ -98,9 +95,6 @@ pub(crate) trait Dialect: Sync {
     fn migration_notes(&self) -> String;
     /// Partition DDL, where the database partitions tables.
     fn partitions(&self) -> Result<&'static dyn crate::sql::partitions::PartitionDdl, Error>;
-    /// The catalog queries, where combkey reads this database's catalog.
-    #[cfg(feature = "catalog")]
-    fn catalog(&self) -> Result<&'static dyn catalog::Catalog, Error>;
 }
 
 impl Backend {

@@ -17,6 +17,7 @@ pub const LOCALITY_INCREMENT: u32 = 198_491_317;
 
 /// How a [`LocalityGenerator`] advances and writes its counter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum LocalityMode {
     /// The default: add [`LOCALITY_INCREMENT`] and write the counter nibble-reversed, so the
     /// first hex digit changes fastest and writes spread over a cluster's shards; written
@@ -79,6 +80,7 @@ pub const fn variable_bytes(count: u32) -> [u8; 4] {
 /// # Ok::<(), combkey::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct LocalityFields {
     /// The counter as variable mode (the default) writes it: the first group nibble-reversed
     /// (bits 24-27 as `1111` where [`counter_lost_bits`](Self::counter_lost_bits) is set).

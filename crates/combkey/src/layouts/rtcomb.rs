@@ -38,6 +38,7 @@ use crate::time::Timestamp;
 /// # Ok::<(), combkey::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum RtCombLayout {
     /// `RT.Comb.Provider.Sql`: `SqlCombProvider` with `UnixDateTimeStrategy`.
     Sql,

@@ -1,11 +1,13 @@
-//! Migration SQL that is the same for every database: tables partitioned by time through
-//! their COMB key ([`Partitioning`]), and splitting a script into batches ([`batches`]).
+//! Migration SQL beyond a column's type: tables partitioned by time through their COMB key
+//! ([`Partitioning`]) or sharded over servers ([`Sharding`]), conversions of existing key
+//! columns ([`sqlserver_convert_table`], [`sqlserver_convert_rtcomb_sql`],
+//! [`mysql_text_key_to_binary16`]), and splitting a script into batches ([`batches`]).
 //!
-//! What differs per database (column DDL, the database-side functions, conversions of
-//! existing keys) is asked of [`Backend`](crate::Backend) and lives in that database's module in
-//! [`crate::backend`]; the functions' SQL is in `.sql` files there (`postgres.up.sql`,
-//! `mysql.up.sql`, `sqlserver.up.sql` and their `.down.sql`), to be read, diffed and run by
-//! hand. The adapter crates re-export this module and `combkey sql BACKEND` prints it all.
+//! The column DDL and the database-side functions are asked of [`Backend`](crate::Backend)
+//! ([`Backend::install_functions`](crate::Backend::install_functions), ...); the functions' SQL
+//! is in `.sql` files in the crate's `src/backend/` (`postgres.up.sql`, `mysql.up.sql`,
+//! `sqlserver.up.sql` and their `.down.sql`), to be read, diffed and run by hand. The adapter
+//! crates re-export this module and `combkey sql BACKEND` prints it all.
 //!
 //! ```
 //! use combkey::Backend;
@@ -17,6 +19,11 @@
 pub(crate) mod partitions;
 mod shards;
 
+pub use crate::backend::mysql::text_key_to_binary16 as mysql_text_key_to_binary16;
+pub use crate::backend::sqlserver::{
+    ExistingKeys, Referencing, convert_rtcomb_sql as sqlserver_convert_rtcomb_sql,
+    convert_table as sqlserver_convert_table,
+};
 pub use partitions::{Interval, Partitioning};
 pub use shards::Sharding;
 

@@ -170,7 +170,7 @@ pub(crate) struct Part {
     pub(crate) suffix: String,
 }
 
-/// A database's partition DDL (in its module of [`crate::backend`]), given the intervals.
+/// A database's partition DDL (in its module of `crate::backend`), given the intervals.
 pub(crate) trait PartitionDdl: Sync {
     /// The DDL that partitions the table into `parts` (and a catch-all with `default`).
     fn create(&self, p: &Partitioning, parts: &[Part], default: bool) -> Result<String, Error>;

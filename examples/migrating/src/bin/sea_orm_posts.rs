@@ -13,7 +13,9 @@ mod post {
     #[cfg(feature = "before")]
     use uuid::Uuid;
 
-    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    // Serialize/Deserialize as Loco's entities derive them: the swap needs combkey-sea-orm's
+    // `serde` feature, as the app's uuid had its own.
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel, serde::Serialize, serde::Deserialize)]
     #[sea_orm(table_name = "posts")]
     pub struct Model {
         #[sea_orm(primary_key)]
@@ -61,12 +63,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let post = post.update(&db).await?;
             println!("Renamed post {}", post.id);
         }
+        ["json"] => {
+            let posts = post::Entity::find().order_by_asc(post::Column::Id).all(&db).await?;
+            println!("{}", serde_json::to_string(&posts)?);
+        }
         [] | ["list"] => {
             for post in post::Entity::find().order_by_asc(post::Column::Id).all(&db).await? {
                 println!("- {}: {}", post.id, post.title);
             }
         }
-        _ => return Err("usage: sea_orm_posts [add TITLE | rename ID TITLE | list]".into()),
+        _ => return Err("usage: sea_orm_posts [add TITLE | rename ID TITLE | list | json]".into()),
     }
     Ok(())
 }

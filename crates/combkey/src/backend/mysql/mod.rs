@@ -13,9 +13,6 @@
 //! - Partitions: `PARTITION BY RANGE COLUMNS(id)` over `BINARY(16)`.
 //! - An existing `CHAR(36)` key converts to `BINARY(16)` with [`text_key_to_binary16`].
 
-#[cfg(feature = "catalog")]
-mod catalog;
-
 use crate::backend::{Backend, Dialect, functions_text, hex_upper, quote_with};
 use crate::error::Error;
 use crate::sql::partitions::{Part, PartitionDdl, Partitioning};
@@ -93,11 +90,6 @@ impl Dialect for MySql {
         s
     }
 
-    #[cfg(feature = "catalog")]
-    fn catalog(&self) -> Result<&'static dyn crate::backend::catalog::Catalog, Error> {
-        Ok(&MySql)
-    }
-
     fn partitions(&self) -> Result<&'static dyn PartitionDdl, Error> {
         Ok(&MySql)
     }
@@ -113,7 +105,7 @@ impl Dialect for MySql {
 /// referencing columns included, and keeps every index and constraint.
 ///
 /// ```
-/// let sql = combkey::backend::mysql::text_key_to_binary16("orders", "id");
+/// let sql = combkey::sql::mysql_text_key_to_binary16("orders", "id");
 /// assert!(sql.contains("UPDATE `orders` SET `id_combkey_bin` = UNHEX(REPLACE(`id`, '-', ''))"));
 /// ```
 pub fn text_key_to_binary16(table: &str, column: &str) -> String {

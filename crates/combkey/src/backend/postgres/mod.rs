@@ -11,9 +11,6 @@
 //! - Partitions: declarative `PARTITION BY RANGE (id)` with one `PARTITION OF ... FOR
 //!   VALUES FROM ... TO ...` per interval ([`crate::sql::Partitioning`]).
 
-#[cfg(feature = "catalog")]
-mod catalog;
-
 use crate::backend::{Backend, Dialect, functions_text, quote_with};
 use crate::error::Error;
 use crate::sql::partitions::{Part, PartitionDdl, Partitioning};
@@ -65,11 +62,6 @@ impl Dialect for Postgres {
 
     fn migration_notes(&self) -> String {
         functions_text(self)
-    }
-
-    #[cfg(feature = "catalog")]
-    fn catalog(&self) -> Result<&'static dyn crate::backend::catalog::Catalog, Error> {
-        Ok(&Postgres)
     }
 
     fn partitions(&self) -> Result<&'static dyn PartitionDdl, Error> {

@@ -10,9 +10,6 @@
 //!   expression ([`Backend::unix_ms_expr`]).
 //! - No table partitioning.
 
-#[cfg(feature = "catalog")]
-mod catalog;
-
 use crate::backend::{Backend, Dialect, hex_upper, quote_with};
 use crate::error::Error;
 use crate::sql::partitions::PartitionDdl;
@@ -64,11 +61,6 @@ impl Dialect for Sqlite {
             "-- SQLite has no stored functions: make ids in the application.\n-- Milliseconds of an id: {}\n",
             self.unix_ms_expr("id")
         )
-    }
-
-    #[cfg(feature = "catalog")]
-    fn catalog(&self) -> Result<&'static dyn crate::backend::catalog::Catalog, Error> {
-        Ok(&Sqlite)
     }
 
     fn partitions(&self) -> Result<&'static dyn PartitionDdl, Error> {

@@ -90,11 +90,6 @@ impl Dialect for SqlServer {
         s
     }
 
-    #[cfg(feature = "catalog")]
-    fn catalog(&self) -> Result<&'static dyn crate::backend::catalog::Catalog, Error> {
-        Err(Error::config("backend for reading a catalog", Backend::SqlServer, "postgres, mysql or sqlite"))
-    }
-
     fn partitions(&self) -> Result<&'static dyn PartitionDdl, Error> {
         Ok(&SqlServer)
     }
@@ -108,7 +103,7 @@ impl Dialect for SqlServer {
 /// nothing the second time.
 ///
 /// ```
-/// let sql = combkey::backend::sqlserver::convert_rtcomb_sql("dbo.orders", "id");
+/// let sql = combkey::sql::sqlserver_convert_rtcomb_sql("dbo.orders", "id");
 /// assert!(sql.starts_with("UPDATE dbo.orders SET [id] = dbo.combkey_from_rtcomb_sql([id]) WHERE "));
 /// ```
 pub fn convert_rtcomb_sql(table: &str, column: &str) -> String {
@@ -121,8 +116,9 @@ pub fn convert_rtcomb_sql(table: &str, column: &str) -> String {
     )
 }
 
-/// What an existing `uniqueidentifier` column holds, for [`convert_table`].
+/// What an existing `uniqueidentifier` column holds, for [`sqlserver_convert_table`](crate::sql::sqlserver_convert_table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ExistingKeys {
     /// Ids as `uuid::Uuid`, .NET's `Guid` and `NEWID()` write them (random or not): they keep
     /// their public ids, now in combkey's stored form (`dbo.combkey_stored`).
@@ -145,6 +141,14 @@ impl ExistingKeys {
     }
 }
 
+impl Referencing {
+    /// The column `column` of `table` (`dbo.items`), referencing the key through the foreign
+    /// key `foreign_key`.
+    pub fn new(table: impl Into<String>, column: impl Into<String>, foreign_key: impl Into<String>) -> Self {
+        Referencing { table: table.into(), column: column.into(), foreign_key: foreign_key.into() }
+    }
+}
+
 impl core::str::FromStr for ExistingKeys {
     type Err = Error;
 
@@ -161,6 +165,7 @@ impl core::str::FromStr for ExistingKeys {
 
 /// A column that references the converted key: its table, column and foreign key's name.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Referencing {
     /// The referencing table (`dbo.items`).
     pub table: String,
@@ -179,10 +184,10 @@ pub struct Referencing {
 /// functions of [`Backend::install_functions`].
 ///
 /// ```
-/// use combkey::backend::sqlserver::{ExistingKeys, Referencing, convert_table};
+/// use combkey::sql::{ExistingKeys, Referencing, sqlserver_convert_table};
 ///
-/// let items = Referencing { table: "dbo.items".into(), column: "order_id".into(), foreign_key: "fk_items_orders".into() };
-/// let sql = convert_table("dbo.orders", "id", ExistingKeys::Public, &[items]);
+/// let items = Referencing::new("dbo.items", "order_id", "fk_items_orders");
+/// let sql = sqlserver_convert_table("dbo.orders", "id", ExistingKeys::Public, &[items]);
 /// assert!(sql.contains("UPDATE dbo.orders SET [id] = dbo.combkey_stored([id]);"));
 /// assert!(sql.contains("UPDATE dbo.items SET [order_id] = dbo.combkey_stored([order_id]) WHERE [order_id] IS NOT NULL;"));
 /// assert!(sql.contains("ALTER TABLE dbo.items WITH CHECK CHECK CONSTRAINT [fk_items_orders];"));

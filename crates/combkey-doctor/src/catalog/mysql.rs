@@ -1,13 +1,15 @@
 //! MySQL's and MariaDB's catalog (`information_schema`, `SHOW CREATE TABLE`), read with every
 //! value as text. A table's schema is its database.
 
-use super::MySql;
-use crate::backend::Backend;
-use crate::backend::catalog::{
+use super::{
     Catalog, Check, Column, ForeignKey, Name, Query, Retype, Rewrite, Stored, Trigger, cell, flag, hex, string_literal,
     text, unhex,
 };
 use crate::error::Error;
+use combkey::Backend;
+
+/// MySql's catalog queries and statements.
+pub(crate) struct MySql;
 
 /// The separator of `GROUP_CONCAT`ed column names (ASCII unit separator: never in a name).
 const SEP: char = '\u{1f}';
@@ -352,11 +354,6 @@ impl Catalog for MySql {
 
     fn rebuild_primary_key(&self, table: &Name, _index: Option<&str>) -> Vec<String> {
         vec![format!("ALTER TABLE {} FORCE, ALGORITHM=INPLACE, LOCK=NONE", table.quoted(Backend::MySql))]
-    }
-
-    fn retryable(&self, code: &str) -> bool {
-        // 40001: deadlock (1213); HY000 carries 1205 lock wait timeout in the message.
-        matches!(code, "40001" | "1213" | "1205")
     }
 
     fn session(&self, lock_timeout_ms: u64) -> Vec<String> {

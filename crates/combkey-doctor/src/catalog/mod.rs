@@ -1,15 +1,20 @@
-//! What a database's catalog says about a table (feature `catalog`): for tools that read an
-//! existing schema and change it (`combkey doctor`), asked of each database's module.
+//! What a database's catalog says about a table, and how a change to it is written: one
+//! module per database ([`postgres`], [`mysql`], [`sqlite`]), reached through [`of`].
 //!
-//! This crate runs no query: each database's module gives the SQL of a catalog query
+//! Nothing here runs a query: each database's module gives the SQL of a catalog query
 //! ([`Query`]), every selected value as text, and parses the rows a caller fetched into the
 //! model below ([`Column`], [`ForeignKey`], ...). The statements a tool runs to change a schema
 //! come from the same module ([`Catalog`]'s statement builders). Definitions are the database's own text
 //! (`pg_get_constraintdef`, `SHOW CREATE TABLE`, `sqlite_master.sql`), never reassembled by
 //! hand, so what is dropped can be re-created exactly.
 
-use crate::backend::Backend;
+use combkey::Backend;
+
 use crate::error::Error;
+
+mod mysql;
+mod postgres;
+mod sqlite;
 
 /// A table as the catalog names it: its schema (PostgreSQL schema, MySQL database, SQLite
 /// attached database; `None` for SQLite's `main`) and its name, both exactly as stored.
@@ -274,12 +279,6 @@ pub trait Catalog: Sync {
     fn run_unlock(&self, _table: &Name) -> Option<Query<bool>> {
         None
     }
-    /// Whether an error code means a transaction lost a race and may be retried: a deadlock,
-    /// a serialization failure, a lock wait past its timeout.
-    fn retryable(&self, code: &str) -> bool {
-        let _ = code;
-        false
-    }
 
     // How a change is written.
 
@@ -408,7 +407,7 @@ pub trait Catalog: Sync {
 
 /// Hex digits of bytes, upper case.
 pub(crate) fn hex(bytes: &[u8]) -> String {
-    crate::backend::hex_upper(bytes)
+    bytes.iter().map(|b| format!("{b:02X}")).collect()
 }
 
 /// Bytes of hex digits.
@@ -433,19 +432,28 @@ pub(crate) fn string_literal(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
 }
 
-impl Backend {
-    /// The database's catalog queries, or an error for a database this does not read yet
-    /// (SQL Server).
-    ///
-    /// ```
-    /// use combkey::Backend;
-    ///
-    /// let q = Backend::Postgres.catalog()?.resolve("\"Orders\"")?;
-    /// assert!(q.sql.contains("to_regclass"));
-    /// assert!(Backend::SqlServer.catalog().is_err());
-    /// # Ok::<(), combkey::Error>(())
-    /// ```
-    pub fn catalog(self) -> Result<&'static dyn Catalog, Error> {
-        self.dialect().catalog()
+/// The catalog queries and statements of `backend`, or an error for a database this does not
+/// read yet (SQL Server).
+pub(crate) fn of(backend: Backend) -> Result<&'static dyn Catalog, Error> {
+    match backend {
+        Backend::Postgres => Ok(&postgres::Postgres),
+        Backend::MySql => Ok(&mysql::MySql),
+        Backend::Sqlite => Ok(&sqlite::Sqlite),
+        other => Err(Error::usage(format!(
+            "{other}: combkey doctor reads PostgreSQL, MySQL/MariaDB and SQLite catalogs (SQL Server: not yet)"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_database_but_sql_server_has_a_catalog() {
+        let q = of(Backend::Postgres).unwrap().resolve("\"Orders\"").unwrap();
+        assert!(q.sql.contains("to_regclass"));
+        assert!(of(Backend::MySql).is_ok() && of(Backend::Sqlite).is_ok());
+        assert_eq!(of(Backend::SqlServer).err().map(|e| e.kind()), Some(crate::ErrorKind::Usage));
     }
 }

@@ -1,13 +1,15 @@
 //! PostgreSQL's catalog (`pg_class`, `pg_attribute`, `pg_constraint`, `pg_trigger`,
 //! `pg_inherits`, `pg_index`), read with every value cast to text.
 
-use super::Postgres;
-use crate::backend::Backend;
-use crate::backend::catalog::{
+use super::{
     Catalog, Check, Column, ForeignKey, Name, Query, Retype, Rewrite, Stored, Trigger, cell, flag, hex, string_literal,
     text, unhex,
 };
 use crate::error::Error;
+use combkey::Backend;
+
+/// Postgres's catalog queries and statements.
+pub(crate) struct Postgres;
 
 /// The table's oid, from its schema and name as stored.
 const OID: &str = "(SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2)";
@@ -387,11 +389,6 @@ impl Catalog for Postgres {
 
     fn rebuild_primary_key(&self, _table: &Name, index: Option<&str>) -> Vec<String> {
         index.map(|i| vec![format!("REINDEX INDEX CONCURRENTLY {i}")]).unwrap_or_default()
-    }
-
-    fn retryable(&self, code: &str) -> bool {
-        // deadlock_detected, serialization_failure, lock_not_available
-        matches!(code, "40P01" | "40001" | "55P03")
     }
 
     fn session(&self, lock_timeout_ms: u64) -> Vec<String> {

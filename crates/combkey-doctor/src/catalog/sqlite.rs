@@ -1,13 +1,15 @@
 //! SQLite's catalog (`sqlite_master`, the `pragma_*` table-valued functions), read with every
 //! value as text. Names compare without regard to ASCII case, as SQLite compares them.
 
-use super::Sqlite;
-use crate::backend::Backend;
-use crate::backend::catalog::{
+use super::{
     Catalog, Check, Column, ForeignKey, Name, Query, Retype, Rewrite, Stored, Trigger, cell, flag, hex, string_literal,
     text, unhex,
 };
 use crate::error::Error;
+use combkey::Backend;
+
+/// Sqlite's catalog queries and statements.
+pub(crate) struct Sqlite;
 
 /// The schema part for SQL: `main` unless the name has one.
 fn schema(t: &Name) -> String {

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# scripts/servers.sh's servers end with the script that started them, whatever that script
+# does with its own traps: one it had before sourcing still runs, one it sets afterwards
+# (replacing the servers' EXIT trap) does not keep them alive, and `combkey_on_exit` adds to
+# them. Starts a private PostgreSQL three times; run by scripts/test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+here=$(pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/combkey-servers-test.XXXXXX")
+chmod 755 "$work"
+trap 'rm -rf "$work"' EXIT
+
+# The commands that write the servers' directory and port to $work/NAME.env.
+record() {
+  echo "echo dir=\$COMBKEY_TEST_DIR > $work/$1.env; p=\${COMBKEY_PG_URL##*:}; echo port=\${p%%/*} >> $work/$1.env"
+}
+
+# Runs a script (in a bash of its own, with no server URL set, so it starts its own).
+run() { # name, script
+  env -u COMBKEY_PG_URL -u COMBKEY_MYSQL_URL -u COMBKEY_GALERA_URLS -u COMBKEY_SPIDER_URL \
+    -u COMBKEY_TEST_DIR -u _COMBKEY_SERVERS_OWNER bash -c "cd '$here'; $2" >"$work/$1.out" 2>&1 \
+    || { cat "$work/$1.out" >&2; echo "FAIL $1: the script failed" >&2; exit 1; }
+}
+
+# Waits (up to 60 s, polling) until the servers of run NAME are gone: their directory
+# deleted and their port closed.
+gone() {
+  local dir port
+  dir=$(sed -n 's/^dir=//p' "$work/$1.env")
+  port=$(sed -n 's/^port=//p' "$work/$1.env")
+  [ -n "$dir" ] && [ -n "$port" ] || { echo "FAIL $1: it wrote no directory or port" >&2; exit 1; }
+  for _ in $(seq 1 300); do
+    if [ ! -d "$dir" ] && ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then return 0; fi
+    sleep 0.2
+  done
+  echo "FAIL $1: the servers outlived the script ($dir, port $port)" >&2
+  exit 1
+}
+
+# 1. A trap the script had before sourcing runs too, after the servers stop.
+run before "trap 'echo mine > $work/before.mark' EXIT; source scripts/servers.sh pg; $(record before)"
+[ "$(cat "$work/before.mark" 2>/dev/null)" = mine ] || { echo "FAIL before: the script's own EXIT trap did not run" >&2; exit 1; }
+gone before
+echo "ok: a trap set before sourcing still runs, and the servers stop"
+
+# 2. A trap the script sets afterwards replaces the servers' one: they stop all the same.
+run after "source scripts/servers.sh pg; $(record after); trap 'echo replaced > $work/after.mark' EXIT"
+[ "$(cat "$work/after.mark" 2>/dev/null)" = replaced ] || { echo "FAIL after: the script's trap did not run" >&2; exit 1; }
+gone after
+echo "ok: a trap set after sourcing does not keep the servers alive"
+
+# 3. combkey_on_exit adds to the servers' trap instead of replacing it.
+run added "source scripts/servers.sh pg; $(record added); combkey_on_exit 'echo added > $work/added.mark'"
+[ "$(cat "$work/added.mark" 2>/dev/null)" = added ] || { echo "FAIL added: combkey_on_exit's command did not run" >&2; exit 1; }
+gone added
+echo "ok: combkey_on_exit runs the script's command and the servers stop"
