@@ -302,7 +302,7 @@ pub(crate) async fn run(
     let start = zero.elapsed().as_secs_f64();
     eprintln!("doctor bench, {}: converting online while {writers} writers write", backend.name());
     let mut doctor = Doctor::connect(url).await?;
-    let (plan, _) = doctor.plan(t, "id", Options::default()).await?;
+    let plan = doctor.plan(t, "id", Options::default()).await?;
     let online = Online::default().with_batch_size(batch_size);
     let outcome = doctor.apply_online(&plan, &online, &mut Quiet).await?;
     eprintln!(
@@ -337,7 +337,7 @@ pub(crate) async fn run(
     )
     .await?;
     let report = doctor.audit(t, "id", None, Options::default()).await?;
-    let unconverted = i64::try_from(report.audit.layouts.get("rtcomb-sql").copied().unwrap_or(0))?;
+    let unconverted = i64::try_from(report.audit().layouts.get("rtcomb-sql").copied().unwrap_or(0))?;
     // Its run lock is held while its connection lives.
     drop(doctor);
     // The offline run of the same table, no writer.
@@ -345,8 +345,8 @@ pub(crate) async fn run(
     load(&pool, backend, t, rows, child_rows).await?;
     let mut offline = Doctor::connect(url).await?;
     let started = Instant::now();
-    let (plan, values) = offline.plan(t, "id", Options::default()).await?;
-    offline.apply(&plan, &values, &mut Quiet).await?;
+    let plan = offline.plan(t, "id", Options::default()).await?;
+    offline.apply(&plan, &mut Quiet).await?;
     let offline_s = started.elapsed().as_secs_f64();
     for s in ddl(backend, t).into_iter().take(2) {
         sqlx::raw_sql(AssertSqlSafe(s)).execute(&pool).await?;

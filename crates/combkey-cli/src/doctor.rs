@@ -259,6 +259,9 @@ pub(crate) fn run(args: DoctorArgs, out: &mut impl Write) -> Result<bool, String
     match result {
         Ok(ok) => Ok(ok),
         Err(Failure::Output(e)) => Err(crate::io_error(e)),
+        Err(Failure::Doctor(e)) if e.kind() == ErrorKind::Output => {
+            Err(crate::io_error(std::io::Error::new(e.io_kind().unwrap_or(std::io::ErrorKind::Other), e.to_string())))
+        }
         Err(Failure::Doctor(e)) if e.kind() == ErrorKind::Usage => Err(e.to_string()),
         Err(Failure::Doctor(e)) => {
             let _ = out.flush();
@@ -298,9 +301,9 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, Failure
         let report = doctor.audit(&args.table, &args.column, args.sample, options).await?;
         let text = if args.json { report.json() } else { report.text() };
         writeln!(out, "{}", text.trim_end())?;
-        return Ok(report.unreadable.0 == 0);
+        return Ok(report.unreadable().0 == 0);
     }
-    let (plan, values) = doctor.plan(&args.table, &args.column, options).await?;
+    let plan = doctor.plan(&args.table, &args.column, options).await?;
     let table = format!("{}.{}", plan.table, plan.column);
     if plan.is_empty() {
         let rebuilt = if args.rebuild_index { Some(doctor.rebuild_index(&args.table).await?) } else { None };
@@ -354,7 +357,7 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, Failure
     }
     if args.migration_sql {
         writeln!(out, "{header}")?;
-        out.write_all(doctor.script(&plan, &values)?.as_bytes())?;
+        doctor.script(&plan, out).await?;
         return Ok(true);
     }
     if let Some(step) = doctor.resumes(&plan).await? {
@@ -399,7 +402,7 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, Failure
             "resumed": done.resumed,
         }));
     } else {
-        let done = doctor.apply(&plan, &values, &mut progress).await;
+        let done = doctor.apply(&plan, &mut progress).await;
         progress.finish();
         done?;
     }

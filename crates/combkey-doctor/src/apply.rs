@@ -12,7 +12,7 @@ use crate::error::{Error, ErrorKind};
 use crate::plan::{Plan, Skip, StepKind, new_id};
 
 /// Rows per `INSERT` into the mapping table.
-const MAP_BATCH: usize = 1000;
+pub(crate) const MAP_BATCH: usize = 1000;
 
 /// What the run reports as it goes.
 pub trait Progress {
@@ -100,12 +100,16 @@ pub(crate) fn changes(plan: &Plan, values: &[Stored]) -> Result<Vec<KeyChange>, 
     Ok(out)
 }
 
-/// The key values of the table and, for a type change, of every referencing column (which
-/// MySQL may hold in another letter case than the parent), as stored now.
-async fn read_values(db: &mut Db, plan: &Plan) -> Result<Vec<Stored>, Error> {
+/// Keys per page of a read that maps keys: its rows are held, converted and written to the
+/// mapping table (or the script) before the next page is read.
+pub(crate) const PAGE: usize = 10_000;
+
+/// The queries whose rows are every key value to map: the table's keys and, for a type
+/// change, every referencing column's distinct values (which MySQL may hold in another letter
+/// case than the parent's). Each row as [`Catalog::select_keys`] gives it.
+pub(crate) async fn key_sources(db: &mut Db, plan: &Plan) -> Result<Vec<String>, Error> {
     let cat = db.catalog()?;
     let only = plan.options.inherited == crate::plan::Inherited::Only;
-    let mut values = Vec::new();
     let mut tables: Vec<(Name, String)> = vec![((&plan.table).into(), plan.column.clone())];
     if plan.retypes() {
         for r in &plan.rewrites {
@@ -117,16 +121,36 @@ async fn read_values(db: &mut Db, plan: &Plan) -> Result<Vec<Stored>, Error> {
             }
         }
     }
-    for (t, c) in tables {
+    let mut out = Vec::new();
+    for (i, (t, c)) in tables.into_iter().enumerate() {
         let columns = db.query(cat.columns(&t)).await?;
         let col =
             columns.into_iter().find(|x| x.name == c).ok_or_else(|| Error::usage(format!("no column {c} in {t}")))?;
-        let rows = db.rows(&cat.select_keys(&t, &col, only, ""), &[]).await?;
-        for r in &rows {
-            values.push(cat.parse_key(r)?);
-        }
+        out.push(if i == 0 { cat.sweep_keys(&t, &col, only) } else { cat.distinct_keys(&t, &col) });
     }
-    Ok(values)
+    Ok(out)
+}
+
+/// Streams every key value to map on `reader` (a second session), a page at a time, and hands
+/// each page's changes to `each` (which writes them on the first session): memory holds one
+/// page, whatever the table's size.
+pub(crate) async fn each_change_page(
+    reader: &mut Db,
+    sources: &[String],
+    plan: &Plan,
+    mut each: impl AsyncFnMut(Vec<KeyChange>) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let cat = crate::catalog::of(plan.backend()?)?;
+    for sql in sources {
+        reader
+            .each_page(sql, PAGE, async |rows| {
+                let values: Vec<Stored> = rows.iter().map(|r| cat.parse_key(r)).collect::<Result<_, _>>()?;
+                let page = changes(plan, &values)?;
+                if page.is_empty() { Ok(()) } else { each(page).await }
+            })
+            .await?;
+    }
+    Ok(())
 }
 
 /// The journal table: one row per table and column being changed.
@@ -354,15 +378,8 @@ fn comparable(definition: &str, retyped: &[String], backend: combkey::Backend) -
     lines
 }
 
-/// Runs `plan` from step `from` (0, or after the last one a journal says finished), with the
-/// key values read by the audit (or `None` to read them now).
-pub(crate) async fn run(
-    db: &mut Db,
-    plan: &Plan,
-    from: usize,
-    values: Option<&[Stored]>,
-    progress: &mut dyn Progress,
-) -> Result<(), Error> {
+/// Runs `plan` from step `from` (0, or after the last one a journal says finished).
+pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dyn Progress) -> Result<(), Error> {
     let cat = db.catalog()?;
     let journal = plan.journaled().then(|| Journal::new(cat, plan));
     let fail_after = fail_after();
@@ -393,23 +410,23 @@ pub(crate) async fn run(
                     }
                     StepKind::Map => {
                         db.exec_all(&step.sql).await?;
-                        let read;
-                        // A type change maps the referencing columns' values too: MySQL's
-                        // case-insensitive text keys may hold a parent's key in other letters.
-                        let values = match values {
-                            Some(v) if from == 0 && !plan.retypes() => v,
-                            _ => {
-                                read = read_values(db, plan).await?;
-                                &read
+                        // The keys are read on a second session while this one writes the
+                        // mapping (its temporary table is this session's), a page at a time.
+                        let sources = key_sources(db, plan).await?;
+                        let mut reader = db.another().await?;
+                        reader.exec_all(&cat.reader_session()).await?;
+                        let total: usize = plan.converted.values().sum();
+                        let mut done = 0;
+                        each_change_page(&mut reader, &sources, plan, async |page| {
+                            for chunk in page.chunks(MAP_BATCH) {
+                                let rows: Vec<(Stored, Stored)> = chunk.iter().map(|c| (c.old.clone(), c.new.clone())).collect();
+                                db.exec(&cat.insert_map(&rows)).await?;
+                                done += chunk.len();
+                                progress.keys(done.min(total.max(done)), total.max(done));
                             }
-                        };
-                        let changes = changes(plan, values)?;
-                        let n = changes.len();
-                        for (k, chunk) in changes.chunks(MAP_BATCH).enumerate() {
-                            let rows: Vec<(Stored, Stored)> = chunk.iter().map(|c| (c.old.clone(), c.new.clone())).collect();
-                            db.exec(&cat.insert_map(&rows)).await?;
-                            progress.keys((k * MAP_BATCH + chunk.len()).min(n), n);
-                        }
+                            Ok(())
+                        })
+                        .await?;
                     }
                     StepKind::Verify => {
                         for sql in &step.sql {
@@ -494,53 +511,4 @@ pub(crate) async fn run(
         return Err(e.context("combkey doctor").with_hint(hint));
     }
     Ok(())
-}
-
-/// The plan's statements as text, the mapping rows written out: what `--migration-sql`
-/// prints.
-pub(crate) fn script(plan: &Plan, changes: &[KeyChange]) -> Result<String, Error> {
-    let backend = plan.backend()?;
-    let cat = crate::catalog::of(backend)?;
-    let mut s = String::new();
-    for (i, step) in plan.steps.iter().enumerate() {
-        s.push_str(&format!("-- step {}: {}\n", i + 1, step.what));
-        if let Some(d) = &step.drops {
-            s.push_str(&format!(
-                "--   drops {} {} of {}, whose definition was: {}\n",
-                d.kind,
-                d.name,
-                Name::from(&d.table),
-                d.definition
-            ));
-        }
-        match step.kind {
-            StepKind::Journal => {
-                s.push_str("--   (--apply records the plan in the journal table combkey_doctor_journal)\n")
-            }
-            StepKind::Map => {
-                for sql in &step.sql {
-                    s.push_str(sql);
-                    s.push_str(";\n");
-                }
-                for chunk in changes.chunks(MAP_BATCH) {
-                    let rows: Vec<(Stored, Stored)> = chunk.iter().map(|c| (c.old.clone(), c.new.clone())).collect();
-                    s.push_str(&cat.insert_map(&rows));
-                    s.push_str(";\n");
-                }
-            }
-            StepKind::Verify => {
-                for sql in &step.sql {
-                    s.push_str(&format!("-- expect no row, or a count of 0: {sql};\n"));
-                }
-            }
-            StepKind::CompareDefinitions | StepKind::Done => {}
-            _ => {
-                for sql in &step.sql {
-                    s.push_str(sql);
-                    s.push_str(";\n");
-                }
-            }
-        }
-    }
-    Ok(s)
 }

@@ -159,8 +159,8 @@ impl Classifier {
 pub struct Audit {
     /// The decisions, to classify keys the same way again.
     pub classifier: Classifier,
-    /// Each key's verdict, in the order given.
-    pub kinds: Vec<Kind>,
+    /// How many keys got each verdict.
+    pub counts: Vec<(Kind, usize)>,
     /// Verdict name to count (uncertain keys under their layout's name).
     pub layouts: BTreeMap<&'static str, usize>,
     /// Keys whose layout is uncertain.
@@ -170,6 +170,18 @@ pub struct Audit {
     /// Share of neighbouring keys in the database's order whose times do not decrease
     /// (keys without a time skipped); `None` with fewer than two timed keys.
     pub time_order: Option<f64>,
+}
+
+impl Audit {
+    /// The keys with verdict `kind`.
+    pub fn count(&self, kind: Kind) -> usize {
+        self.counts.iter().find(|(k, _)| *k == kind).map_or(0, |(_, n)| *n)
+    }
+
+    /// Every key counted.
+    pub fn total(&self) -> usize {
+        self.counts.iter().map(|(_, n)| n).sum()
+    }
 }
 
 /// The time a key of `kind` carries (a short prefix key: the start of its interval nearest
@@ -240,104 +252,243 @@ fn coverage(windows: &[(i64, i64)]) -> f64 {
     windows.iter().map(|(a, b)| (b - a) as f64).sum()
 }
 
-/// Audits `keys`, given in the database's key order, at `now`.
-#[allow(clippy::cast_precision_loss)] // Counts far below 2^52.
-pub fn audit(keys: &[Comb], now: Timestamp) -> Audit {
-    let now_ms = now.unix_ms();
-    // 1. The keys whose version nibble does not name a layout with a plausible time.
-    let mut pool: Vec<usize> = (0..keys.len())
-        .filter(|&i| {
-            !Layout::detect(&keys[i])
-                .is_some_and(|l| l == Layout::ShortPrefix || plausible(l.timestamp(&keys[i]).ok().flatten(), now_ms))
-        })
-        .collect();
-    // 2. Repeatedly, the layout under which most of them cluster, while clusters stand out
-    //    from what random keys would put there.
-    let mut rules = Vec::new();
-    let mut tried: Vec<Layout> = Vec::new();
-    loop {
-        let best = UNLABELLED
-            .iter()
-            .filter(|l| !tried.contains(l))
-            .map(|&l| (l, cluster(keys, &pool, l, now_ms)))
-            .max_by_key(|(_, (accepted, _))| accepted.len());
-        let Some((layout, (accepted, windows))) = best else { break };
-        tried.push(layout);
-        let by_chance = pool.len() as f64 * coverage(&windows) / time_span_ms(layout);
-        if accepted.len() < 2 || (accepted.len() as f64) <= 3.0 * by_chance {
-            continue;
-        }
-        let rule = Rule { layout: layout.name().into(), windows, expected_random: 0.0 };
-        let single = Classifier { now_ms, rules: vec![rule.clone()] };
-        pool.retain(|&i| single.classify(&keys[i]) == Kind::Random);
-        rules.push(rule);
-        if pool.len() < 2 {
-            break;
+/// Keys the audit holds at most, whatever the table's size: up to this many it keeps every
+/// key (and classifies them without reading the table again); past it, the clusters of the
+/// version-4 (unlabelled) keys are learned from a uniform sample of this many of them, and a
+/// second pass through the table classifies every key with what was learned. 16 bytes a key:
+/// 4 MiB, and the clustering's work space a few times that.
+pub(crate) const SAMPLE: usize = 1 << 18;
+
+/// The first pass of an audit: sees every key once, in the database's key order, and keeps a
+/// bounded sample of those whose layout their version nibble does not name.
+pub(crate) struct Learner {
+    now_ms: i64,
+    unlabelled: u64,
+    /// A uniform sample (reservoir) of the unlabelled keys.
+    sample: Vec<Comb>,
+    /// Every key, in order, while there are at most [`SAMPLE`].
+    all: Option<Vec<Comb>>,
+    random: combkey::SeededRandom,
+}
+
+impl Learner {
+    pub(crate) fn new(now: Timestamp) -> Self {
+        Learner {
+            now_ms: now.unix_ms(),
+            unlabelled: 0,
+            sample: Vec::new(),
+            all: Some(Vec::new()),
+            // A fixed seed: the same table gives the same sample, so the same verdicts.
+            random: combkey::SeededRandom::new(0x636f_6d62_6b65_7921),
         }
     }
-    // 3. The keys left are random; so would be expected this many inside each rule's times.
-    for rule in &mut rules {
-        let layout = rule.layout().unwrap_or(Layout::RtCombSql);
-        rule.expected_random = pool.len() as f64 * coverage(&rule.windows) / time_span_ms(layout);
+
+    /// Whether the key's version nibble names a layout with a plausible time.
+    fn labelled(&self, id: &Comb) -> bool {
+        Layout::detect(id).is_some_and(|l| l == Layout::ShortPrefix || plausible(l.timestamp(id).ok().flatten(), self.now_ms))
     }
-    let classifier = Classifier { now_ms, rules };
-    let kinds: Vec<Kind> = keys.iter().map(|id| classifier.classify(id)).collect();
-    let mut layouts = BTreeMap::new();
-    let mut labelled: BTreeMap<&'static str, usize> = BTreeMap::new();
-    let mut uncertain = 0;
-    for (id, k) in keys.iter().zip(&kinds) {
-        *layouts.entry(k.name()).or_default() += 1;
-        if matches!(k, Kind::Uncertain(_)) {
-            uncertain += 1;
+
+    pub(crate) fn feed(&mut self, id: Comb) {
+        use combkey::RandomSource as _;
+        if let Some(all) = &mut self.all {
+            if all.len() < SAMPLE {
+                all.push(id);
+            } else {
+                self.all = None;
+            }
         }
-        if let Kind::Layout(l) = k
-            && Layout::detect(id) == Some(*l)
-        {
-            *labelled.entry(l.name()).or_default() += 1;
+        if self.labelled(&id) {
+            return;
         }
-    }
-    let mut evidence = Vec::new();
-    for (name, n) in &labelled {
-        evidence
-            .push(format!("{name}: {n} keys, certain (their version nibble says so and their times are plausible)"));
-    }
-    for rule in &classifier.rules {
-        let n = kinds
-            .iter()
-            .filter(|k| matches!(k, Kind::Layout(l) | Kind::Uncertain(l) if l.name() == rule.layout))
-            .count();
-        let (first, last) = (rule.windows.first().map_or(0, |w| w.0), rule.windows.last().map_or(0, |w| w.1));
-        let span = format!("{} to {}", Timestamp::from_unix_ms(first), Timestamp::from_unix_ms(last));
-        if rule.certain() {
-            evidence.push(format!(
-                "{}: {n} keys, certain: version-4 keys whose bytes read as times that cluster ({span}, {} windows); \
-                 random keys would put {:.4} keys there by chance",
-                rule.layout,
-                rule.windows.len(),
-                rule.expected_random
-            ));
+        self.unlabelled += 1;
+        if self.sample.len() < SAMPLE {
+            self.sample.push(id);
         } else {
-            evidence.push(format!(
-                "{}: {n} keys, uncertain: version-4 keys whose bytes read as times that cluster ({span}), but the table's \
-                 other random keys would put about {:.1} keys there by chance; they stay unless --convert-uncertain",
-                rule.layout, rule.expected_random
-            ));
+            // Algorithm R: the n-th key replaces a random one of the sample with chance S/n.
+            let j = self.random.next_u64() % self.unlabelled;
+            if let Ok(j) = usize::try_from(j)
+                && j < SAMPLE
+            {
+                self.sample[j] = id;
+            }
         }
     }
-    let random = layouts.get("v4").copied().unwrap_or(0);
-    if random > 0 {
-        evidence.push(format!(
-            "v4: {random} keys carry no time in any known layout: random (version 4) keys, or a layout combkey does not know"
-        ));
+
+    /// Every key fed, in order, when there were few enough to keep them all.
+    pub(crate) fn keys(&self) -> Option<&[Comb]> {
+        self.all.as_deref()
     }
-    let times: Vec<Timestamp> = keys.iter().zip(&kinds).filter_map(|(id, k)| time_of(id, *k, now)).collect();
-    let time_order = if times.len() < 2 {
-        None
-    } else {
-        let ok = times.windows(2).filter(|w| w[1] >= w[0]).count();
-        Some(ok as f64 / (times.len() - 1) as f64)
-    };
-    Audit { classifier, kinds, layouts, uncertain, evidence, time_order }
+
+
+    /// What was learned: the layouts the unlabelled keys cluster under, and where.
+    #[allow(clippy::cast_precision_loss)] // Counts far below 2^52.
+    pub(crate) fn classifier(&self) -> Classifier {
+        let now_ms = self.now_ms;
+        let keys = &self.sample;
+        // 1. The sample holds only keys whose version nibble does not name a layout.
+        let mut pool: Vec<usize> = (0..keys.len()).collect();
+        // 2. Repeatedly, the layout under which most of them cluster, while clusters stand out
+        //    from what random keys would put there.
+        let mut rules = Vec::new();
+        let mut tried: Vec<Layout> = Vec::new();
+        loop {
+            let best = UNLABELLED
+                .iter()
+                .filter(|l| !tried.contains(l))
+                .map(|&l| (l, cluster(keys, &pool, l, now_ms)))
+                .max_by_key(|(_, (accepted, _))| accepted.len());
+            let Some((layout, (accepted, windows))) = best else { break };
+            tried.push(layout);
+            let by_chance = pool.len() as f64 * coverage(&windows) / time_span_ms(layout);
+            if accepted.len() < 2 || (accepted.len() as f64) <= 3.0 * by_chance {
+                continue;
+            }
+            let rule = Rule { layout: layout.name().into(), windows, expected_random: 0.0 };
+            let single = Classifier { now_ms, rules: vec![rule.clone()] };
+            pool.retain(|&i| single.classify(&keys[i]) == Kind::Random);
+            rules.push(rule);
+            if pool.len() < 2 {
+                break;
+            }
+        }
+        // 3. The keys left are random; so would be expected this many of the table's (the
+        //    sample's share scaled to all unlabelled keys) inside each rule's times.
+        let scale = if keys.is_empty() { 1.0 } else { self.unlabelled as f64 / keys.len() as f64 };
+        for rule in &mut rules {
+            let layout = rule.layout().unwrap_or(Layout::RtCombSql);
+            rule.expected_random = pool.len() as f64 * scale * coverage(&rule.windows) / time_span_ms(layout);
+        }
+        Classifier { now_ms, rules }
+    }
+
+    /// Whether the clusters were learned from a sample: its size and the unlabelled keys'.
+    pub(crate) fn sampled(&self) -> Option<(usize, u64)> {
+        (self.unlabelled > self.sample.len() as u64).then_some((self.sample.len(), self.unlabelled))
+    }
+}
+
+/// The second pass of an audit: every key's verdict under a [`Classifier`], counted, and the
+/// order of their times in the database's key order. Holds no key.
+pub(crate) struct Tally {
+    classifier: Classifier,
+    now: Timestamp,
+    counts: Vec<(Kind, usize)>,
+    labelled: BTreeMap<&'static str, usize>,
+    previous: Option<Timestamp>,
+    ordered: u64,
+    pairs: u64,
+    sampled: Option<(usize, u64)>,
+}
+
+impl Tally {
+    pub(crate) fn new(classifier: Classifier, now: Timestamp, sampled: Option<(usize, u64)>) -> Self {
+        Tally {
+            classifier,
+            now,
+            counts: Vec::new(),
+            labelled: BTreeMap::new(),
+            previous: None,
+            ordered: 0,
+            pairs: 0,
+            sampled,
+        }
+    }
+
+    pub(crate) fn feed(&mut self, id: &Comb) {
+        let kind = self.classifier.classify(id);
+        match self.counts.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, n)) => *n += 1,
+            None => self.counts.push((kind, 1)),
+        }
+        if let Kind::Layout(l) = kind
+            && Layout::detect(id) == Some(l)
+        {
+            *self.labelled.entry(l.name()).or_default() += 1;
+        }
+        if let Some(t) = time_of(id, kind, self.now) {
+            if let Some(p) = self.previous {
+                self.pairs += 1;
+                if t >= p {
+                    self.ordered += 1;
+                }
+            }
+            self.previous = Some(t);
+        }
+    }
+
+
+    #[allow(clippy::cast_precision_loss)] // Counts far below 2^52.
+    pub(crate) fn finish(self) -> Audit {
+        let Tally { classifier, counts, labelled, ordered, pairs, sampled, .. } = self;
+        let mut layouts = BTreeMap::new();
+        let mut uncertain = 0;
+        for (k, n) in &counts {
+            *layouts.entry(k.name()).or_default() += n;
+            if matches!(k, Kind::Uncertain(_)) {
+                uncertain += n;
+            }
+        }
+        let mut evidence = Vec::new();
+        for (name, n) in &labelled {
+            evidence.push(format!(
+                "{name}: {n} keys, certain (their version nibble says so and their times are plausible)"
+            ));
+        }
+        for rule in &classifier.rules {
+            let n: usize = counts
+                .iter()
+                .filter(|(k, _)| matches!(k, Kind::Layout(l) | Kind::Uncertain(l) if l.name() == rule.layout))
+                .map(|(_, n)| n)
+                .sum();
+            let (first, last) = (rule.windows.first().map_or(0, |w| w.0), rule.windows.last().map_or(0, |w| w.1));
+            let span = format!("{} to {}", Timestamp::from_unix_ms(first), Timestamp::from_unix_ms(last));
+            if rule.certain() {
+                evidence.push(format!(
+                    "{}: {n} keys, certain: version-4 keys whose bytes read as times that cluster ({span}, {} windows); \
+                     random keys would put {:.4} keys there by chance",
+                    rule.layout,
+                    rule.windows.len(),
+                    rule.expected_random
+                ));
+            } else {
+                evidence.push(format!(
+                    "{}: {n} keys, uncertain: version-4 keys whose bytes read as times that cluster ({span}), but the table's \
+                     other random keys would put about {:.1} keys there by chance; they stay unless --convert-uncertain",
+                    rule.layout, rule.expected_random
+                ));
+            }
+        }
+        if let Some((sample, of)) = sampled {
+            evidence.push(format!(
+                "the clusters were found in a uniform sample of {sample} of the {of} version-4 keys (memory stays \
+                 bounded), and every key was then classified by them; a key of a layout whose times no sampled key \
+                 came near reads as random and stays (give --layout to say what made the keys)"
+            ));
+        }
+        let random = layouts.get("v4").copied().unwrap_or(0);
+        if random > 0 {
+            evidence.push(format!(
+                "v4: {random} keys carry no time in any known layout: random (version 4) keys, or a layout combkey does not know"
+            ));
+        }
+        let time_order = (pairs > 0).then(|| ordered as f64 / pairs as f64);
+        Audit { classifier, counts, layouts, uncertain, evidence, time_order }
+    }
+}
+
+/// Audits `keys`, given in the database's key order, at `now`: the two passes over keys held
+/// in memory (the doctor streams a table's keys through the same passes instead).
+#[cfg(test)]
+pub(crate) fn audit(keys: &[Comb], now: Timestamp) -> Audit {
+    let mut learner = Learner::new(now);
+    for id in keys {
+        learner.feed(*id);
+    }
+    let mut tally = Tally::new(learner.classifier(), now, learner.sampled());
+    for id in keys {
+        tally.feed(id);
+    }
+    tally.finish()
 }
 
 /// Where a key of `kind` goes in the migration: `Some(layout)` to convert it to, `None` to
@@ -505,8 +656,8 @@ mod tests {
         keys.extend(times(2000).into_iter().map(|t| RtCombLayout::Sql.create(t, v4(&r)).unwrap()));
         let a = audit(&sorted(keys.clone()), now());
         let replayed: Classifier = serde_json::from_str(&serde_json::to_string(&a.classifier).unwrap()).unwrap();
-        for (id, k) in sorted(keys).iter().zip(&a.kinds) {
-            assert_eq!(replayed.classify(id), *k);
+        for id in sorted(keys) {
+            assert_eq!(replayed.classify(&id), a.classifier.classify(&id));
         }
     }
 }

@@ -207,6 +207,43 @@ impl Db {
         }
     }
 
+    /// Runs a statement without parameters and hands its rows to `each` a page of `size` at a
+    /// time, as they arrive (a table's keys, holding one page): the next page is read once
+    /// `each` has returned.
+    pub(crate) async fn each_page(
+        &mut self,
+        sql: &str,
+        size: usize,
+        mut each: impl AsyncFnMut(Vec<Vec<Option<String>>>) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        use futures_util::StreamExt;
+        let mut stream = sqlx::raw_sql(AssertSqlSafe(sql.to_string())).fetch(&mut self.conn);
+        let mut page = Vec::with_capacity(size);
+        let mut failed = None;
+        while let Some(row) = stream.next().await {
+            match row {
+                Ok(row) => {
+                    page.push(text_row(&row));
+                    if page.len() == size {
+                        each(std::mem::replace(&mut page, Vec::with_capacity(size))).await?;
+                    }
+                }
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        drop(stream);
+        if let Some(e) = failed {
+            return Err(self.error(&short(sql), &e));
+        }
+        if !page.is_empty() {
+            each(page).await?;
+        }
+        Ok(())
+    }
+
     /// The column names and rows of a statement without parameters (`SHOW ...`).
     pub(crate) async fn rows_named(&mut self, sql: &str) -> Result<(Vec<String>, Vec<Vec<Option<String>>>), Error> {
         use sqlx::Column;

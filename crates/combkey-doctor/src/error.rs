@@ -22,6 +22,8 @@ pub enum ErrorKind {
     /// A check after the change failed (an orphaned row, a definition that differs): the
     /// change was rolled back where it was one transaction.
     Verification,
+    /// Writing the output (`--migration-sql`'s script) failed; nothing was changed.
+    Output,
 }
 
 /// A doctor error: its kind and a message that says what was found and what to do. Never
@@ -32,11 +34,13 @@ pub struct Error {
     message: String,
     /// The database's error code (SQLSTATE, or MySQL's number), where a statement failed.
     code: Option<String>,
+    /// What kind of I/O error, for an [`ErrorKind::Output`] error.
+    io: Option<std::io::ErrorKind>,
 }
 
 impl Error {
     pub(crate) fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error { kind, message: message.into(), code: None }
+        Error { kind, message: message.into(), code: None, io: None }
     }
 
     /// The same error with the database's error code.
@@ -48,6 +52,17 @@ impl Error {
     /// The database's error code, where a statement failed.
     pub(crate) fn code(&self) -> Option<&str> {
         self.code.as_deref()
+    }
+
+    /// Writing the output failed.
+    pub(crate) fn output(e: std::io::Error) -> Self {
+        Error { io: Some(e.kind()), ..Error::new(ErrorKind::Output, format!("writing the output: {e}")) }
+    }
+
+    /// For an [`ErrorKind::Output`] error, the I/O error's kind (a closed pipe is
+    /// [`BrokenPipe`](std::io::ErrorKind::BrokenPipe)).
+    pub fn io_kind(&self) -> Option<std::io::ErrorKind> {
+        self.io
     }
 
     pub(crate) fn usage(message: impl Into<String>) -> Self {

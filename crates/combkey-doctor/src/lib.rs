@@ -31,9 +31,9 @@
 //! let mut doctor = Doctor::connect("postgres://app@db/shop").await?;
 //! let report = doctor.audit("orders", "id", None, Options::default()).await?;
 //! println!("{}", report.text());
-//! let (plan, values) = doctor.plan("orders", "id", Options::default()).await?;
+//! let plan = doctor.plan("orders", "id", Options::default()).await?;
 //! if !plan.is_empty() {
-//!     doctor.apply(&plan, &values, &mut Quiet).await?;
+//!     doctor.apply(&plan, &mut Quiet).await?;
 //! }
 //! # Ok(()) }
 //! ```
@@ -56,10 +56,12 @@ mod online;
 mod plan;
 mod report;
 mod schema;
+mod script;
+mod survey;
 
 use std::time::Instant;
 
-use crate::catalog::{Name, Query, Stored};
+use crate::catalog::{Name, Query};
 use combkey::Backend;
 
 pub use apply::{Progress, Quiet};
@@ -68,7 +70,6 @@ pub use error::{Error, ErrorKind};
 pub use online::{Online, OnlineOutcome};
 pub use plan::{Inherited, Object, Options, Plan, Reference, RewriteTarget, Skip, Step, StepKind, TableName, Triggers};
 pub use report::{IndexStats, Report};
-pub use schema::Schema;
 
 use db::Db;
 
@@ -84,36 +85,11 @@ fn plan_tables(plan: &Plan) -> Vec<Name> {
     tables
 }
 
-/// A stored key value as a message shows it.
-fn shown(v: &Stored) -> String {
-    match v {
-        Stored::Text(t) => format!("{t:?}"),
-        Stored::Bytes(b) if b.len() == 16 => {
-            format!("0x{}", b.iter().map(|x| format!("{x:02X}")).collect::<String>())
-        }
-        // UUID text in a binary column (MySQL's text keys read as bytes): the text.
-        Stored::Bytes(b) if b.len() <= 64 && b.iter().all(|c| c.is_ascii_graphic()) => {
-            format!("{:?}", String::from_utf8_lossy(b))
-        }
-        Stored::Bytes(b) => format!("{} bytes", b.len()),
-    }
-}
-
 /// A connection to the database whose table to audit or convert.
 pub struct Doctor {
     db: Db,
     /// The table whose run lock this session holds.
     locked: Vec<Name>,
-}
-
-/// The key values and what they are, read in the audit's read-only transaction.
-struct Read {
-    schema: Schema,
-    rows: i64,
-    values: Vec<Stored>,
-    ids: Vec<combkey::Comb>,
-    unreadable: (usize, Vec<String>),
-    index: Option<IndexStats>,
 }
 
 impl Doctor {
@@ -126,121 +102,6 @@ impl Doctor {
     /// The database's backend.
     pub fn backend(&self) -> Backend {
         self.db.backend()
-    }
-
-    /// Reads the table's schema facts and its keys (about `sample` of them, drawn evenly, or
-    /// all), in a read-only transaction.
-    async fn read(
-        &mut self,
-        table: &str,
-        column: &str,
-        sample: Option<usize>,
-        options: Options,
-    ) -> Result<Read, Error> {
-        let cat = self.db.catalog()?;
-        self.db.exec_all(&cat.session(options.lock_timeout_ms)).await?;
-        self.db.exec_all(&cat.begin_read_only()).await?;
-        let result = async {
-            let schema = Schema::load(&mut self.db, table, column).await?;
-            let estimate = self.db.query(cat.row_estimate(&schema.table)).await?;
-            let exact = format!("SELECT count(*) FROM {}", schema.table.quoted(self.db.backend()));
-            let rows = match (sample, estimate) {
-                (Some(_), Some(n)) if n > 0 => n,
-                _ => self.db.count(&exact).await?,
-            };
-            // The share of rows to draw.
-            #[allow(clippy::cast_precision_loss)]
-            let filter = match sample {
-                Some(n) if (n as f64) < rows as f64 => {
-                    let p = n as f64 / rows.max(1) as f64;
-                    match self.db.backend() {
-                        Backend::Sqlite => {
-                            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-                            let every = (1.0 / p).round().max(1.0) as u64;
-                            format!(" AND abs(random()) % {every} = 0")
-                        }
-                        Backend::MySql => format!(" AND RAND() < {p}"),
-                        _ => format!(" AND random() < {p}"),
-                    }
-                }
-                _ => String::new(),
-            };
-            let only = options.inherited == Inherited::Only;
-            let sql = cat.select_keys(&schema.table, &schema.column, only, &filter);
-            let raw = self.db.rows(&sql, &[]).await?;
-            let mut values = Vec::with_capacity(raw.len());
-            let mut ids = Vec::with_capacity(raw.len());
-            let mut unreadable = (0, Vec::new());
-            for r in &raw {
-                let v = cat.parse_key(r)?;
-                match apply::id_of(&v) {
-                    Ok(id) => {
-                        ids.push(id);
-                        values.push(v);
-                    }
-                    Err(e) => {
-                        unreadable.0 += 1;
-                        if unreadable.1.len() < 5 {
-                            unreadable.1.push(format!("{} ({e})", shown(&v)));
-                        }
-                    }
-                }
-            }
-            // The same id written two ways (letter case, braces, urn:uuid:): one stored form
-            // would make them one key.
-            let mut schema = schema;
-            let mut first: std::collections::HashMap<combkey::Comb, &Stored> = std::collections::HashMap::new();
-            for (id, v) in ids.iter().zip(&values) {
-                match first.get(id) {
-                    Some(w) if *w != v => {
-                        schema.same_id.0 += 1;
-                        if schema.same_id.1.len() < 5 {
-                            schema.same_id.1.push(format!("{} and {}", shown(w), shown(v)));
-                        }
-                    }
-                    Some(_) => {}
-                    None => {
-                        first.insert(*id, v);
-                    }
-                }
-            }
-            // Rows that already reference nothing would fail the check after the change.
-            if sample.is_none() {
-                for fk in &schema.references {
-                    let r = plan::Reference {
-                        name: fk.name.clone(),
-                        child: (&fk.child).into(),
-                        child_columns: fk.child_columns.clone(),
-                        parent_columns: fk.parent_columns.clone(),
-                        definition: fk.definition.clone(),
-                    };
-                    let n = self.db.count(&plan::orphan_count(self.db.backend(), &r, &schema.table)).await?;
-                    if n > 0 {
-                        schema.orphans.push((fk.name.clone(), fk.child.clone(), n));
-                    }
-                }
-            }
-            let index = match self.db.query(cat.index_size(&schema.table)).await? {
-                Some(bytes) => {
-                    let density = if self.db.query(cat.leaf_density_available()).await? {
-                        match cat.leaf_density(&schema.table) {
-                            Some(q) => self.db.query(q).await?,
-                            None => None,
-                        }
-                    } else {
-                        None
-                    };
-                    Some(IndexStats { bytes, leaf_density: density })
-                }
-                None => None,
-            };
-            Ok::<_, Error>(Read { schema, rows, values, ids, unreadable, index })
-        }
-        .await;
-        let end = self.db.exec_all(&cat.end_read_only()).await;
-        let read = result?;
-        end?;
-        Ok(read)
     }
 
     /// Takes the run locks of `tables` (the table and every table referencing it) for this
@@ -296,7 +157,8 @@ impl Doctor {
         apply::Journal::unfinished(&mut self.db, cat, table.schema.as_deref(), &format!("{table}.{column}")).await
     }
 
-    /// The audit: reads only.
+    /// The audit: reads only. The keys are streamed, in two passes at most, and memory stays
+    /// bounded whatever the table's size (a sample of at most 262,144 unlabelled keys).
     pub async fn audit(
         &mut self,
         table: &str,
@@ -305,8 +167,7 @@ impl Doctor {
         options: Options,
     ) -> Result<Report, Error> {
         let started = Instant::now();
-        let read = self.read(table, column, sample, options).await?;
-        let audit = audit::audit(&read.ids, combkey::Timestamp::now());
+        let read = survey::read(&mut self.db, table, column, sample, options).await?;
         let unfinished = self.unfinished(&read.schema.table, &read.schema.column.name).await?;
         let cat = self.db.catalog()?;
         let target = format!("{}.{}", read.schema.table, read.schema.column.name);
@@ -314,57 +175,57 @@ impl Doctor {
             apply::Journal::unfinished_online(&mut self.db, cat, read.schema.table.schema.as_deref(), &target)
                 .await?
                 .is_some();
-        let (plan, refusal) =
-            match plan::build(self.db.backend(), &read.schema, &audit.classifier, &audit.kinds, options) {
-                Ok(p) => (Some(p), None),
-                Err(e) if e.kind() == ErrorKind::Refused => (None, Some(e.to_string())),
-                Err(e) => return Err(e),
-            };
+        let (plan, refusal) = match plan::build(self.db.backend(), &read.schema, &read.audit, options) {
+            Ok(p) => (Some(p), None),
+            Err(e) if e.kind() == ErrorKind::Refused => (None, Some(e.to_string())),
+            Err(e) => return Err(e),
+        };
         Ok(Report {
             backend: self.db.backend(),
             rows: read.rows,
-            read: read.ids.len() + read.unreadable.0,
+            read: usize::try_from(read.read).unwrap_or(usize::MAX),
             sampled: sample.is_some(),
             unreadable: read.unreadable,
-            audit,
+            audit: read.audit,
             index: read.index,
             unfinished: unfinished.map(|(p, step)| (usize::try_from(step + 1).unwrap_or(0), p.steps.len())),
             unfinished_online,
             plan,
             refusal,
             schema: read.schema,
+            first_pass_seconds: read.first_pass_seconds,
             seconds: started.elapsed().as_secs_f64(),
         })
     }
 
-    /// The migration's plan, from every key, and the key values it was made from. Refuses
-    /// (an [`ErrorKind::Refused`] error naming them) what it cannot keep as it was: unreadable
+    /// The migration's plan, from every key (streamed; memory stays bounded). Refuses (an
+    /// [`ErrorKind::Refused`] error naming them) what it cannot keep as it was: unreadable
     /// values, triggers or inheriting tables the options do not allow, checks or defaults a
     /// type change would break. An unfinished journaled run's plan, when there is one.
     ///
     /// From here on this session holds the table's run lock: a second doctor that plans or
     /// changes the same table meanwhile gets an [`ErrorKind::Conflict`] error and changes
     /// nothing.
-    pub async fn plan(&mut self, table: &str, column: &str, options: Options) -> Result<(Plan, Vec<Stored>), Error> {
+    pub async fn plan(&mut self, table: &str, column: &str, options: Options) -> Result<Plan, Error> {
         schema::check_table_name(table)?;
         let cat = self.db.catalog()?;
         // An unknown table is told by the read below, with its hint.
         if let Some(name) = self.db.query(cat.resolve(table)?).await? {
             self.lock(&[name], options.lock_timeout_ms).await?;
         }
-        let read = self.read(table, column, None, options).await?;
+        let read = survey::read(&mut self.db, table, column, None, options).await?;
         let mut tables = vec![read.schema.table.clone()];
         tables.extend(read.schema.references.iter().map(|fk| fk.child.clone()));
         self.lock(&tables, options.lock_timeout_ms).await?;
         if let Some((plan, _)) = self.unfinished(&read.schema.table, &read.schema.column.name).await? {
-            return Ok((plan, Vec::new()));
+            return Ok(plan);
         }
         let cat = self.db.catalog()?;
         let target = format!("{}.{}", read.schema.table, read.schema.column.name);
         if let Some(plan) =
             apply::Journal::unfinished_online(&mut self.db, cat, read.schema.table.schema.as_deref(), &target).await?
         {
-            return Ok((plan, read.values));
+            return Ok(plan);
         }
         if read.unreadable.0 > 0 {
             return Err(Error::refused(format!(
@@ -375,20 +236,20 @@ impl Doctor {
                 read.unreadable.1.join(", ")
             )));
         }
-        let audit = audit::audit(&read.ids, combkey::Timestamp::now());
-        let plan = plan::build(self.db.backend(), &read.schema, &audit.classifier, &audit.kinds, options)?;
-        Ok((plan, read.values))
+        plan::build(self.db.backend(), &read.schema, &read.audit, options)
     }
 
-    /// The plan's statements as text, every mapping row written out: `--migration-sql`.
-    pub fn script(&self, plan: &Plan, values: &[Stored]) -> Result<String, Error> {
-        let changes = apply::changes(plan, values)?;
-        apply::script(plan, &changes)
+    /// Writes the plan's statements as text to `out`, every mapping row written out
+    /// (`--migration-sql`): the keys are read from the table as the text is written, in
+    /// pages, so memory stays bounded whatever the table's size.
+    pub async fn script(&mut self, plan: &Plan, out: &mut dyn std::io::Write) -> Result<(), Error> {
+        script::write(&mut self.db, plan, out).await
     }
 
-    /// Runs `plan` (from [`plan`](Self::plan), with its values); resumes an unfinished
-    /// journaled run of it after the last step it finished.
-    pub async fn apply(&mut self, plan: &Plan, values: &[Stored], progress: &mut dyn Progress) -> Result<(), Error> {
+    /// Runs `plan` (from [`plan`](Self::plan)); resumes an unfinished journaled run of it
+    /// after the last step it finished. The keys are read from the table again as the
+    /// mapping is written, in pages on a second session: memory stays bounded.
+    pub async fn apply(&mut self, plan: &Plan, progress: &mut dyn Progress) -> Result<(), Error> {
         let table: Name = (&plan.table).into();
         self.lock(&plan_tables(plan), plan.options.lock_timeout_ms).await?;
         let from = match self.unfinished(&table, &plan.column).await? {
@@ -424,8 +285,7 @@ impl Doctor {
                 )));
             }
         }
-        let values = if from == 0 && !values.is_empty() { Some(values) } else { None };
-        apply::run(&mut self.db, plan, from, values, progress).await
+        apply::run(&mut self.db, plan, from, progress).await
     }
 
     /// Runs `plan` online: in batches of short transactions while the application keeps

@@ -124,6 +124,9 @@ pub struct OnlineOutcome {
 /// catch-up pass reads every key).
 const MAX_PASSES: usize = 10;
 
+/// Keys one catch-up pass keeps to convert, at most (about 50 bytes each).
+const SWEEP_CAP: usize = 100_000;
+
 /// For tests: stop the process (as a kill would) right after `n` batches committed, with
 /// `COMBKEY_DOCTOR_FAIL_AFTER_BATCH=n`.
 fn fail_after_batch() -> Option<usize> {
@@ -298,23 +301,28 @@ pub(crate) async fn run(
         // that reads the table fastest, the ones to convert kept and converted in batches.
         // (On PostgreSQL a pass in key order visits the heap at random for every key: most of
         // a run's reading, for a pass that usually finds nothing.)
-        let sweep = async |scanner: &mut Db, live: &Plan, scanned: &mut usize| -> Result<Vec<Vec<Stored>>, Error> {
+        // At most SWEEP_CAP keys are kept from one sweep (memory stays bounded however many
+        // old keys arrived meanwhile): a sweep that found more converts those, then sweeps again.
+        let sweep = async |scanner: &mut Db,
+                           live: &Plan,
+                           scanned: &mut usize|
+               -> Result<(Vec<Vec<Stored>>, bool), Error> {
             let mut found = Vec::new();
-            let mut chunk: Vec<Stored> = Vec::new();
+            let mut complete = true;
             scanner
-                .each_row(&cat.sweep_keys(&table, &column, only), |row| {
-                    chunk.push(cat.parse_key(&row)?);
-                    *scanned += 1;
-                    if chunk.len() == 10_000 {
-                        found.extend(changes(live, &chunk)?.into_iter().map(|c| c.old));
-                        chunk.clear();
+                .each_page(&cat.sweep_keys(&table, &column, only), crate::apply::PAGE, async |rows| {
+                    *scanned += rows.len();
+                    if found.len() >= SWEEP_CAP {
+                        complete = false;
+                        return Ok(());
                     }
+                    let values: Vec<Stored> = rows.iter().map(|r| cat.parse_key(r)).collect::<Result<_, _>>()?;
+                    found.extend(changes(live, &values)?.into_iter().map(|c| c.old));
                     Ok(())
                 })
                 .await?;
-            found.extend(changes(live, &chunk)?.into_iter().map(|c| c.old));
             found.sort();
-            Ok(found.chunks(online.batch_size).rev().map(<[Stored]>::to_vec).collect())
+            Ok((found.chunks(online.batch_size).rev().map(<[Stored]>::to_vec).collect(), complete))
         };
         // One batch's transaction on `db`, retried when it loses a race; the keys it changed.
         let run_batch =
@@ -421,6 +429,8 @@ pub(crate) async fn run(
         // Batches a sweep found, last first.
         let mut swept: Vec<Vec<Stored>> = Vec::new();
         let mut sweeping = false;
+        // Whether the last sweep kept every key it found (it stops keeping at SWEEP_CAP).
+        let mut sweep_complete = true;
         loop {
             out.paused += throttle(db, online).await?;
             // This round's keys: up to `lanes` batches, in key order.
@@ -492,12 +502,15 @@ pub(crate) async fn run(
             progress.batch(out.scanned, out.converted, total);
             if pass_ended {
                 // The end of a pass: again while keys arrived meanwhile, until a pass that read
-                // the whole table found none.
-                out.passes += 1;
+                // the whole table found none. A sweep that kept only SWEEP_CAP of the keys it
+                // found is not a pass of its own: it goes on with the rest.
+                if sweep_complete {
+                    out.passes += 1;
+                }
                 if converted_this_pass == 0 && (pass_from_start || sweeping) {
                     break;
                 }
-                if out.passes >= MAX_PASSES && converted_this_pass > 0 {
+                if out.passes >= MAX_PASSES && converted_this_pass > 0 && sweep_complete {
                     // Never "done" while keys with an old layout are still being written: each
                     // pass would find more.
                     return Err(Error::new(
@@ -515,7 +528,7 @@ pub(crate) async fn run(
                 journal.set_cursor(db, None, out.passes).await?;
                 if pass_from_start || sweeping {
                     sweeping = true;
-                    swept = sweep(&mut scanner, &live, &mut out.scanned).await?;
+                    (swept, sweep_complete) = sweep(&mut scanner, &live, &mut out.scanned).await?;
                     if swept.is_empty() {
                         out.passes += 1;
                         break;

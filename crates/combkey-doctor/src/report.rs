@@ -23,39 +23,111 @@ pub struct IndexStats {
 #[non_exhaustive]
 pub struct Report {
     /// The backend.
-    pub backend: Backend,
+    pub(crate) backend: Backend,
     /// The table's schema facts.
-    pub schema: Schema,
+    pub(crate) schema: Schema,
     /// Rows in the table (PostgreSQL with a sample: the planner's estimate).
-    pub rows: i64,
+    pub(crate) rows: i64,
     /// Keys read.
-    pub read: usize,
+    pub(crate) read: usize,
     /// Whether they were a sample.
-    pub sampled: bool,
+    pub(crate) sampled: bool,
     /// Values that are no UUID at all, and the first few of them.
-    pub unreadable: (usize, Vec<String>),
+    pub(crate) unreadable: (usize, Vec<String>),
     /// What the keys are.
-    pub audit: Audit,
+    pub(crate) audit: Audit,
     /// The primary key index.
-    pub index: Option<IndexStats>,
+    pub(crate) index: Option<IndexStats>,
     /// The plan the keys read would make (its counts; empty when nothing would change).
-    pub plan: Option<Plan>,
+    pub(crate) plan: Option<Plan>,
     /// Why no plan could be made (a refusal), if so.
-    pub refusal: Option<String>,
+    pub(crate) refusal: Option<String>,
     /// An unfinished journaled conversion of this table: the step it reached.
-    pub unfinished: Option<(usize, usize)>,
+    pub(crate) unfinished: Option<(usize, usize)>,
     /// An online run (`--apply --online`) of this table was stopped before its end: its
     /// journal keeps the plan and how far it got.
-    pub unfinished_online: bool,
+    pub(crate) unfinished_online: bool,
+    /// Seconds the first pass over the keys took (the read rate the time estimate starts from).
+    pub(crate) first_pass_seconds: f64,
     /// Seconds the audit took.
-    pub seconds: f64,
+    pub(crate) seconds: f64,
+}
+
+/// Seconds as people read them: `45 s`, `12 min`, `3.5 h`.
+fn duration(s: f64) -> String {
+    if s < 90.0 {
+        format!("{s:.0} s")
+    } else if s < 5400.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
 }
 
 fn size(bytes: f64) -> String {
     if bytes < 1_048_576.0 { format!("{:.0} KiB", bytes / 1024.0) } else { format!("{:.1} MiB", bytes / 1_048_576.0) }
 }
 
+/// How much longer than the audit's first pass over the keys an offline `--apply` takes per
+/// key it changes: the ratio measured by `combkey-bench doctor-memory` (the audit's read against
+/// the offline conversion of the same 1M-row table with 100k referencing rows, PostgreSQL and
+/// MariaDB alike within a factor of two, on a 2-core VM); docs/doctor.md shows the runs.
+const OFFLINE_PER_KEY_READ: f64 = 30.0;
+
+/// An offline run estimated above this many seconds is better run `--online`.
+const LONG_OFFLINE_S: f64 = 300.0;
+
 impl Report {
+    /// The backend.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Rows in the table (with a sample: the statistics' estimate where there is one).
+    pub fn rows(&self) -> i64 {
+        self.rows
+    }
+
+    /// Keys read.
+    pub fn read(&self) -> usize {
+        self.read
+    }
+
+    /// Values that are no UUID at all, and the first few of them.
+    pub fn unreadable(&self) -> (usize, &[String]) {
+        (self.unreadable.0, &self.unreadable.1)
+    }
+
+    /// What the keys are.
+    pub fn audit(&self) -> &Audit {
+        &self.audit
+    }
+
+    /// The plan the keys read would make (its counts; empty when nothing would change).
+    pub fn plan(&self) -> Option<&Plan> {
+        self.plan.as_ref()
+    }
+
+    /// Why no plan could be made (a refusal), if so.
+    pub fn refusal(&self) -> Option<&str> {
+        self.refusal.as_deref()
+    }
+
+    /// How long an offline `--apply` of the plan would hold its locks, in seconds, estimated
+    /// from this audit's own read rate (its first pass over the keys) and the keys that
+    /// change: `None` where nothing changes.
+    pub fn offline_estimate(&self) -> Option<f64> {
+        let plan = self.plan.as_ref().filter(|p| !p.is_empty())?;
+        #[allow(clippy::cast_precision_loss)]
+        let (changed, read, rows) = (plan.converted.values().sum::<usize>() as f64, self.read as f64, self.rows as f64);
+        if read == 0.0 || self.first_pass_seconds <= 0.0 {
+            return None;
+        }
+        // A sampled audit read the whole table to draw its sample: its time is per row.
+        let per_key = self.first_pass_seconds / rows.max(read);
+        let changed = if self.sampled { changed / read * rows } else { changed };
+        Some(changed * per_key * OFFLINE_PER_KEY_READ)
+    }
     /// Whether the column is the stored form combkey uses on this database.
     pub fn stored_form_ok(&self) -> bool {
         let ty = self.schema.column.data_type.as_str();
@@ -205,9 +277,20 @@ impl Report {
         } else {
             String::new()
         };
+        let time = match self.offline_estimate() {
+            Some(t) if t > LONG_OFFLINE_S => format!(
+                " Offline, --apply would hold its locks on {} and the tables referencing it for about {} (estimated \
+                 from this audit's read rate): run --apply --online instead, which converts in short batches while \
+                 the application writes.",
+                self.schema.table,
+                duration(t)
+            ),
+            Some(t) => format!(" Offline, --apply would take about {} (estimated from this audit's read rate).", duration(t)),
+            None => String::new(),
+        };
         format!(
             "Convert {}{sampled}{typed}: --migration-sql shows the SQL, --apply runs it. ORDER BY {column} then follows \
-             creation time and new keys append at the index's right edge.",
+             creation time and new keys append at the index's right edge.{time}",
             pairs.join(", ")
         )
     }
@@ -240,6 +323,7 @@ impl Report {
             "evidence": self.audit.evidence,
             "time_order": self.audit.time_order,
             "index": index,
+            "primary_key": self.schema.primary_key,
             "referenced_by": self.referenced_by(),
             "triggers": self.schema.triggers.iter().map(|t| format!("{} on {} ({})", t.name, t.table, t.events)).collect::<Vec<_>>(),
             "inherited_by": self.schema.inheritors.iter().map(ToString::to_string).collect::<Vec<_>>(),
@@ -247,6 +331,7 @@ impl Report {
             "refusal": self.refusal,
             "unfinished_step": self.unfinished.map(|(s, _)| s),
             "unfinished_online": self.unfinished_online,
+            "offline_estimate_seconds": self.offline_estimate().map(|t| t.round()),
             "recommendation": self.recommendation(),
             "seconds": (self.seconds * 1000.0).round() / 1000.0,
         })

@@ -24,11 +24,11 @@ async fn type_and_table_overrides_from_sqlx_toml() {
     // A helper written for uuid::Uuid (tests, benches, fixtures) binds through Comb: the
     // override changed the parameter type of every `query!` in the package. `.into()` at the
     // boundary is the whole change (docs/migrating.md); binding the Uuid itself does not
-    // compile (the `uuid-param` feature below, checked by examples/migrating/sqlx-toml.sh).
+    // compile (`COMBKEY_COMPILE_FAIL_UUID_PARAM`, build.rs, checked by examples/migrating/sqlx-toml.sh).
     let fixture: uuid::Uuid = uuid::Uuid::new_v4();
     let row = sqlx::query!(r#"SELECT $1::uuid AS "id!""#, Comb::from(fixture)).fetch_one(&mut c).await.unwrap();
     assert_eq!(uuid::Uuid::from(row.id), fixture);
-    #[cfg(feature = "uuid-param")]
+    #[cfg(combkey_uuid_param)]
     {
         let row = sqlx::query!(r#"SELECT $1::uuid AS "id!""#, fixture).fetch_one(&mut c).await.unwrap();
         let _ = row.id;

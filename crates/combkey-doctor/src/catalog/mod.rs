@@ -192,7 +192,27 @@ pub(crate) fn flag(row: &[Option<String>], i: usize) -> Result<bool, Error> {
 
 /// What a database's catalog is asked, and how it writes a schema change: implemented by each
 /// database's module, reached through [`Backend::catalog`].
-pub trait Catalog: Sync {
+pub(crate) trait Catalog: Sync {
+    /// The database.
+    fn backend(&self) -> Backend;
+    /// Whether a key column of this type changes type to hold the stored form (a text key
+    /// becoming PostgreSQL's `uuid` or MySQL's `BINARY(16)`).
+    fn retype_needed(&self, column: &Column) -> bool;
+    /// Whether the key column's values change form (text to 16 bytes), by a type change or in
+    /// place (SQLite): what reads the column then sees another type.
+    fn values_change_form(&self, column: &Column) -> bool {
+        self.retype_needed(column)
+    }
+    /// A query whose rows are the ids that the key column holds in more than one form (letter
+    /// case, braces, `urn:uuid:`, hyphens): each as one normalized text and how many values
+    /// read as it. The database groups them, so no key is held here. `None` where the column
+    /// holds one form only (PostgreSQL `uuid`, `BINARY(16)`).
+    fn same_id(&self, table: &Name, column: &Column, only: bool) -> Option<String>;
+    /// A random share `p` (0 to 1) of a table's rows, as a `WHERE` condition that follows
+    /// `... IS NOT NULL` (` AND random() < p`).
+    fn sample_filter(&self, p: f64) -> String {
+        format!(" AND random() < {p}")
+    }
     /// The table a user named (`orders`, `"Orders"`, `shop.orders`, in the database's own
     /// quoting rules): its schema and name as stored, or no row when there is none.
     fn resolve(&self, user_name: &str) -> Result<Query<Option<Name>>, Error>;
@@ -336,9 +356,24 @@ pub trait Catalog: Sync {
     fn sweep_keys(&self, table: &Name, column: &Column, only: bool) -> String {
         self.select_keys(table, column, only, "")
     }
-    /// The statement that adds back a foreign key from its [`ForeignKey::definition`]; `None`
-    /// where the database cannot add one to an existing table (SQLite).
-    fn add_foreign_key(&self, fk: &ForeignKey) -> Option<String>;
+    /// The `SELECT` of the distinct values of a referencing column, as
+    /// [`select_keys`](Self::select_keys) gives each, in no order (the database removes the
+    /// repeats; nothing is held here).
+    fn distinct_keys(&self, table: &Name, column: &Column) -> String {
+        let all = self.sweep_keys(table, column, false);
+        let unordered = all.split(" ORDER BY ").next().unwrap_or(&all);
+        unordered.replacen("SELECT ", "SELECT DISTINCT ", 1)
+    }
+    /// Settings of a session that streams a table's keys to another session that writes (the
+    /// reader may wait for the writer between pages): MySQL's `net_write_timeout`.
+    fn reader_session(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// The statements that add back a foreign key from its [`ForeignKey::definition`], and
+    /// what went with it (PostgreSQL: its comment; MySQL/MariaDB: the index it named after
+    /// itself, given the child table's `definition` from before), so the table ends as it was;
+    /// `None` where the database cannot add one to an existing table (SQLite).
+    fn add_foreign_key(&self, fk: &ForeignKey, child_definition: &str) -> Option<Vec<String>>;
     /// The statement that drops a foreign key; `None` where the database cannot (SQLite).
     fn drop_foreign_key(&self, fk: &ForeignKey) -> Option<String>;
     /// A key value from a row of [`select_keys`](Self::select_keys).
@@ -349,7 +384,8 @@ pub trait Catalog: Sync {
     /// for values of a key column of type `column_type` (a temporary table, made once per
     /// session), and empty it.
     fn map_table(&self, column_type: &str) -> Vec<String>;
-    /// The statement that adds `(old, new)` rows to the mapping table.
+    /// The statement that adds `(old, new)` rows to the mapping table; a row whose `old` is
+    /// there already is left out.
     fn insert_map(&self, rows: &[(Stored, Stored)]) -> String;
     /// The statements that rewrite every listed column from the mapping table (a value not in
     /// it stays), in an order the database accepts inside one transaction: PostgreSQL one

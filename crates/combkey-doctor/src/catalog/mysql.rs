@@ -86,7 +86,51 @@ fn rewrite_joins(targets: &[Rewrite], batch: bool) -> Vec<String> {
     out
 }
 
+/// The plain index of a MySQL table definition (`SHOW CREATE TABLE`) on exactly `columns`:
+/// its quoted name and its definition line (`KEY `pid` (`pid`)`).
+fn fk_index(definition: &str, columns: &[String]) -> Option<(String, String)> {
+    let want: Vec<String> = columns.iter().map(|c| Backend::MySql.quote(c)).collect();
+    let want = format!("({})", want.join(","));
+    definition.lines().map(|l| l.trim().trim_end_matches(',')).find_map(|line| {
+        let rest = line.strip_prefix("KEY ")?;
+        let end = rest[1..].find('`')? + 2;
+        let (name, after) = rest.split_at(end);
+        after.trim_start().starts_with(&want).then(|| (name.to_string(), line.to_string()))
+    })
+}
+
 impl Catalog for MySql {
+    fn backend(&self) -> Backend {
+        Backend::MySql
+    }
+
+    fn retype_needed(&self, column: &Column) -> bool {
+        let t = column.data_type.as_str();
+        t.starts_with("char") || t.starts_with("varchar") || t.contains("text")
+    }
+
+    fn reader_session(&self) -> Vec<String> {
+        // The server gives up on a client that reads nothing for net_write_timeout (60 s by
+        // default): an hour, for a reader whose writer is slow under load.
+        vec!["SET SESSION net_write_timeout = 3600".into()]
+    }
+
+    fn sample_filter(&self, p: f64) -> String {
+        format!(" AND RAND() < {p}")
+    }
+
+    fn same_id(&self, table: &Name, column: &Column, _only: bool) -> Option<String> {
+        if column.data_type == "uuid" || column.data_type == "binary(16)" {
+            return None;
+        }
+        let c = Backend::MySql.quote(&column.name);
+        Some(format!(
+            "SELECT k, COUNT(*) FROM (SELECT REPLACE(REPLACE(REPLACE(REPLACE(LOWER(CAST({c} AS CHAR)), 'urn:uuid:', ''), \
+             '{{', ''), '}}', ''), '-', '') AS k FROM {t} WHERE {c} IS NOT NULL) d GROUP BY k HAVING COUNT(*) > 1",
+            t = table.quoted(Backend::MySql)
+        ))
+    }
+
     fn resolve(&self, user_name: &str) -> Result<Query<Option<Name>>, Error> {
         let (schema, name) = parse_name(user_name)?;
         Ok(Query {
@@ -401,8 +445,15 @@ impl Catalog for MySql {
         format!("SELECT {value} FROM {t} WHERE {c} IS NOT NULL{filter} ORDER BY {c}", t = table.quoted(Backend::MySql))
     }
 
-    fn add_foreign_key(&self, fk: &ForeignKey) -> Option<String> {
-        Some(format!("ALTER TABLE {} ADD {}", fk.child.quoted(Backend::MySql), fk.definition))
+    fn add_foreign_key(&self, fk: &ForeignKey, child_definition: &str) -> Option<Vec<String>> {
+        let table = fk.child.quoted(Backend::MySql);
+        // MariaDB replaces the index it made for a foreign key by one named after the
+        // constraint when the key is added back: the index is dropped and added again by its
+        // own name in the same statement, so the table ends as it was.
+        Some(vec![match fk_index(child_definition, &fk.child_columns) {
+            Some((name, line)) => format!("ALTER TABLE {table} DROP INDEX {name}, ADD {line}, ADD {}", fk.definition),
+            None => format!("ALTER TABLE {table} ADD {}", fk.definition),
+        }])
     }
 
     fn drop_foreign_key(&self, fk: &ForeignKey) -> Option<String> {
@@ -440,7 +491,8 @@ impl Catalog for MySql {
     fn insert_map(&self, rows: &[(Stored, Stored)]) -> String {
         let values: Vec<String> =
             rows.iter().map(|(o, n)| format!("({}, {})", self.key_literal(o), self.key_literal(n))).collect();
-        format!("INSERT INTO combkey_doctor_map (old, new) VALUES {}", values.join(", "))
+        // A value read twice (a referencing column's value that is also a key) maps once.
+        format!("INSERT INTO combkey_doctor_map (old, new) VALUES {} ON DUPLICATE KEY UPDATE new = new", values.join(", "))
     }
 
     fn rewrite_from_map(&self, targets: &[Rewrite], _only: bool) -> Vec<String> {

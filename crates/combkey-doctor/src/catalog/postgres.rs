@@ -48,6 +48,27 @@ fn array(s: &str) -> Vec<String> {
 }
 
 impl Catalog for Postgres {
+    fn backend(&self) -> Backend {
+        Backend::Postgres
+    }
+
+    fn retype_needed(&self, column: &Column) -> bool {
+        column.data_type != "uuid"
+    }
+
+    fn same_id(&self, table: &Name, column: &Column, only: bool) -> Option<String> {
+        if column.data_type == "uuid" || column.data_type == "bytea" {
+            return None;
+        }
+        let c = Backend::Postgres.quote(&column.name);
+        let only = if only { "ONLY " } else { "" };
+        Some(format!(
+            "SELECT k, count(*) FROM (SELECT replace(replace(replace(regexp_replace(lower(x.{c}::text), '^urn:uuid:', ''), \
+             '{{', ''), '}}', ''), '-', '') AS k FROM {only}{t} x WHERE x.{c} IS NOT NULL) d GROUP BY k HAVING count(*) > 1",
+            t = table.quoted(Backend::Postgres)
+        ))
+    }
+
     fn resolve(&self, user_name: &str) -> Result<Query<Option<Name>>, Error> {
         Ok(Query {
             sql:
@@ -396,7 +417,8 @@ impl Catalog for Postgres {
     }
 
     fn begin_read_only(&self) -> Vec<String> {
-        vec!["START TRANSACTION READ ONLY".into()]
+        // One snapshot for the audit's passes over the keys.
+        vec!["START TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY".into()]
     }
 
     fn begin_batch(&self) -> Vec<String> {
@@ -449,13 +471,22 @@ impl Catalog for Postgres {
         format!("SELECT k.{c}::text FROM {only}{t} k WHERE {c} IS NOT NULL", t = table.quoted(Backend::Postgres))
     }
 
-    fn add_foreign_key(&self, fk: &ForeignKey) -> Option<String> {
-        Some(format!(
+    fn add_foreign_key(&self, fk: &ForeignKey, _child_definition: &str) -> Option<Vec<String>> {
+        let mut out = vec![format!(
             "ALTER TABLE {} ADD CONSTRAINT {} {}",
             fk.child.quoted(Backend::Postgres),
             Backend::Postgres.quote(&fk.name),
             fk.definition
-        ))
+        )];
+        if let Some(comment) = &fk.comment {
+            out.push(format!(
+                "COMMENT ON CONSTRAINT {} ON {} IS {}",
+                Backend::Postgres.quote(&fk.name),
+                fk.child.quoted(Backend::Postgres),
+                string_literal(comment)
+            ));
+        }
+        Some(out)
     }
 
     fn drop_foreign_key(&self, fk: &ForeignKey) -> Option<String> {
@@ -495,7 +526,8 @@ impl Catalog for Postgres {
     fn insert_map(&self, rows: &[(Stored, Stored)]) -> String {
         let values: Vec<String> =
             rows.iter().map(|(o, n)| format!("({}, {})", self.key_literal(o), self.key_literal(n))).collect();
-        format!("INSERT INTO combkey_doctor_map (old, new) VALUES {}", values.join(", "))
+        // A value read twice (a referencing column's value that is also a key) maps once.
+        format!("INSERT INTO combkey_doctor_map (old, new) VALUES {} ON CONFLICT (old) DO NOTHING", values.join(", "))
     }
 
     fn rewrite_from_map(&self, targets: &[Rewrite], only: bool) -> Vec<String> {
@@ -528,6 +560,20 @@ impl Catalog for Postgres {
 
     fn retype(&self, table: &Name, column: &Column, _table_definition: &str) -> Result<Retype, Error> {
         let c = Backend::Postgres.quote(&column.name);
+        if column.data_type == "bytea" {
+            return Err(Error::refused(format!(
+                "{table}.{} is bytea: change it (and every column referencing it) to uuid first, in one transaction: \
+                 ALTER TABLE {} ALTER COLUMN {c} TYPE uuid USING encode({c}, 'hex')::uuid; then run this again",
+                column.name,
+                table.quoted(Backend::Postgres),
+            )));
+        }
+        if let Some(d) = &column.default {
+            return Err(Error::refused(format!(
+                "{table}.{} has DEFAULT {d}, a text default that the uuid column would not take; drop it first",
+                column.name
+            )));
+        }
         Ok(Retype {
             before: None,
             between_type: None,

@@ -104,6 +104,36 @@ fn checks_mentioning(sql: &str, column: &str) -> Vec<String> {
 }
 
 impl Catalog for Sqlite {
+    fn backend(&self) -> Backend {
+        Backend::Sqlite
+    }
+
+    fn retype_needed(&self, _column: &Column) -> bool {
+        // SQLite's columns hold any type: text values become 16-byte blobs in place.
+        false
+    }
+
+    fn same_id(&self, table: &Name, column: &Column, _only: bool) -> Option<String> {
+        // A column holds any type here: 16-byte blobs as their hex, text normalized.
+        let c = Backend::Sqlite.quote(&column.name);
+        Some(format!(
+            "SELECT k, count(*) FROM (SELECT CASE WHEN typeof({c}) = 'blob' AND length({c}) = 16 THEN lower(hex({c})) \
+             ELSE replace(replace(replace(replace(lower(CAST({c} AS TEXT)), 'urn:uuid:', ''), '{{', ''), '}}', ''), '-', '') \
+             END AS k FROM {t} WHERE {c} IS NOT NULL) d GROUP BY k HAVING count(*) > 1",
+            t = table.quoted(Backend::Sqlite)
+        ))
+    }
+
+    fn values_change_form(&self, column: &Column) -> bool {
+        ["char", "text", "clob"].iter().any(|t| column.data_type.contains(t))
+    }
+
+    fn sample_filter(&self, p: f64) -> String {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let every = (1.0 / p).round().max(1.0) as u64;
+        format!(" AND abs(random()) % {every} = 0")
+    }
+
     fn resolve(&self, user_name: &str) -> Result<Query<Option<Name>>, Error> {
         let (schema, name) = parse_name(user_name)?;
         let s = schema.clone().unwrap_or_else(|| "main".into());
@@ -356,7 +386,7 @@ impl Catalog for Sqlite {
         )
     }
 
-    fn add_foreign_key(&self, _fk: &ForeignKey) -> Option<String> {
+    fn add_foreign_key(&self, _fk: &ForeignKey, _child_definition: &str) -> Option<Vec<String>> {
         None
     }
 
@@ -393,7 +423,8 @@ impl Catalog for Sqlite {
     fn insert_map(&self, rows: &[(Stored, Stored)]) -> String {
         let values: Vec<String> =
             rows.iter().map(|(o, n)| format!("({}, {})", self.key_literal(o), self.key_literal(n))).collect();
-        format!("INSERT INTO combkey_doctor_map (old, new) VALUES {}", values.join(", "))
+        // A value read twice (a referencing column's value that is also a key) maps once.
+        format!("INSERT INTO combkey_doctor_map (old, new) VALUES {} ON CONFLICT (old) DO NOTHING", values.join(", "))
     }
 
     fn rewrite_from_map(&self, targets: &[Rewrite], _only: bool) -> Vec<String> {

@@ -2,14 +2,24 @@
 //! original definition, the database's own text) and what it restores. `--migration-sql`
 //! prints it, `--apply` executes exactly it, a journal keeps it (MySQL/MariaDB, where DDL
 //! cannot roll back), and unit tests inspect it without a database.
+//!
+//! Its parts: what is refused before anything changes ([`refuse`]), the steps ([`steps`]),
+//! and the checks they run ([`checks`]).
 
 use std::collections::BTreeMap;
 
-use crate::catalog::{Catalog, ForeignKey, Name, Retype, Rewrite};
+use crate::catalog::{Catalog, Name, Retype, Rewrite};
 use combkey::Backend;
 use serde::{Deserialize, Serialize};
 
-use crate::audit::{Classifier, Kind, target};
+pub(crate) mod checks;
+mod refuse;
+mod steps;
+
+pub(crate) use checks::orphan_count;
+pub(crate) use steps::guard_tag;
+
+use crate::audit::{Audit, Classifier, Kind, target};
 use crate::error::Error;
 use crate::schema::Schema;
 
@@ -340,142 +350,22 @@ pub(crate) fn new_id(id: &combkey::Comb, kind: Kind, convert_uncertain: bool) ->
     }
 }
 
-pub(crate) fn orphan_count(backend: Backend, r: &Reference, parent: &Name) -> String {
-    let q = |n: &str| backend.quote(n);
-    let not_null: Vec<String> = r.child_columns.iter().map(|c| format!("c.{} IS NOT NULL", q(c))).collect();
-    let join: Vec<String> =
-        r.child_columns.iter().zip(&r.parent_columns).map(|(c, p)| format!("p.{} = c.{}", q(p), q(c))).collect();
-    format!(
-        "SELECT count(*) FROM {} c WHERE {} AND NOT EXISTS (SELECT 1 FROM {} p WHERE {})",
-        Name::from(&r.child).quoted(backend),
-        not_null.join(" AND "),
-        parent.quoted(backend),
-        join.join(" AND ")
-    )
-}
-
-/// The plan for the table described by `schema`, whose keys were classified by `classifier`
-/// into `kinds` (counts per verdict). Refuses, naming them, what it cannot keep as it was.
-pub(crate) fn build(
-    backend: Backend,
-    schema: &Schema,
-    classifier: &Classifier,
-    kinds: &[Kind],
-    options: Options,
-) -> Result<Plan, Error> {
+/// The plan for the table described by `schema`, whose keys the audit classified (its
+/// classifier and counts per verdict). Refuses, naming them, what it cannot keep as it was.
+pub(crate) fn build(backend: Backend, schema: &Schema, audit: &Audit, options: Options) -> Result<Plan, Error> {
     let cat: &dyn Catalog = crate::catalog::of(backend)?;
     let column = &schema.column;
-    // What must be refused before anything changes.
-    let triggers = schema.update_triggers();
-    if options.triggers == Triggers::Refuse && !triggers.is_empty() {
-        let names: Vec<String> = triggers.iter().map(|t| format!("{} on {} ({})", t.name, t.table, t.events)).collect();
-        return Err(Error::refused(format!(
-            "triggers fire on UPDATE of the rows whose keys change: {}; they would run for every changed row. \
-             Give --triggers fire to let them (nothing else changes), or disable them first",
-            names.join(", ")
-        )));
+    refuse::before_anything(schema, options)?;
+    // Whatever reads the key column sees another type once its values change form (a text
+    // key to 16 bytes: a type change, or SQLite's values rewritten in place).
+    if cat.values_change_form(column) {
+        refuse::readers(schema)?;
     }
-    if options.inherited == Inherited::Refuse && !schema.inheritors.is_empty() {
-        let names: Vec<String> = schema.inheritors.iter().map(ToString::to_string).collect();
-        return Err(Error::refused(format!(
-            "tables inherit from {} (or are its partitions): {}; give --inherited only to convert this table's own \
-             rows, or --inherited include to convert theirs too",
-            schema.table,
-            names.join(", ")
-        )));
-    }
-    if schema.column.generated {
-        return Err(Error::refused(format!("{}.{} is a generated column", schema.table, column.name)));
-    }
-    if !schema.rules.is_empty() {
-        let names: Vec<String> = schema.rules.iter().map(|(t, r)| format!("{r} on {t}")).collect();
-        return Err(Error::refused(format!(
-            "rules rewrite writes to the tables whose keys change: {}; PostgreSQL runs the conversion's UPDATE \
-             through them (or refuses it inside WITH); drop them first and create them again afterwards",
-            names.join(", ")
-        )));
-    }
-    if !schema.chained.is_empty() {
-        let names: Vec<String> = schema
-            .chained
-            .iter()
-            .map(|g| {
-                format!(
-                    "{}.({}) -> {}.({}) ({})",
-                    g.child,
-                    g.child_columns.join(", "),
-                    g.parent,
-                    g.parent_columns.join(", "),
-                    g.name
-                )
-            })
-            .collect();
-        return Err(Error::refused(format!(
-            "foreign keys reference a column that references {}.{}: {}; the keys would have to change along the whole \
-             chain, which this tool does not do yet. Convert with the chain's foreign keys dropped by hand, or leave \
-             the keys as they are",
-            schema.table,
-            column.name,
-            names.join("; ")
-        )));
-    }
-    if schema.same_id.0 > 0 {
-        return Err(Error::refused(format!(
-            "{} values of {}.{} are the same id as another value, written differently ({}): one stored form would \
-             make them one key; merge or remove them first",
-            schema.same_id.0,
-            schema.table,
-            column.name,
-            schema.same_id.1.join(", ")
-        )));
-    }
-    if !schema.orphans.is_empty() {
-        let names: Vec<String> =
-            schema.orphans.iter().map(|(fk, t, n)| format!("{n} rows of {t} (foreign key {fk})")).collect();
-        return Err(Error::refused(format!(
-            "rows already reference no row of {}: {}; the foreign key is NOT VALID or they were written with checks \
-             off. The check after the change would fail: fix or remove them first",
-            schema.table,
-            names.join(", ")
-        )));
-    }
-    // The key column's type at the end.
-    let retype_needed = match backend {
-        Backend::Postgres => column.data_type != "uuid",
-        Backend::MySql => {
-            column.data_type.starts_with("char")
-                || column.data_type.starts_with("varchar")
-                || column.data_type.contains("text")
-        }
-        _ => false,
-    };
+    // The key column's type at the end, and the type changes that take it there (the
+    // catalog refuses what its database's type change cannot keep: PostgreSQL's bytea, a
+    // text default).
     let mut retypes: Vec<(Name, crate::catalog::Column, Retype)> = Vec::new();
-    // SQLite changes a text key's values to 16-byte blobs in place: what reads the column
-    // sees another type, as after a type change.
-    if backend == Backend::Sqlite && ["char", "text", "clob"].iter().any(|t| column.data_type.contains(t)) {
-        readers_refusal(schema)?;
-    }
-    if retype_needed {
-        if column.data_type == "bytea" {
-            return Err(Error::refused(format!(
-                "{}.{} is bytea: change it (and every column referencing it) to uuid first, in one transaction: \
-                 ALTER TABLE {} ALTER COLUMN {} TYPE uuid USING encode({}, 'hex')::uuid; then run this again",
-                schema.table,
-                column.name,
-                schema.table.quoted(backend),
-                backend.quote(&column.name),
-                backend.quote(&column.name)
-            )));
-        }
-        readers_refusal(schema)?;
-        if let Some(d) = &column.default
-            && backend == Backend::Postgres
-        {
-            return Err(Error::refused(format!(
-                "{}.{} has DEFAULT {d}, a text default that the uuid column would not take; drop it first",
-                schema.table, column.name
-            )));
-        }
+    if cat.retype_needed(column) {
         retypes.push((
             schema.table.clone(),
             column.clone(),
@@ -485,40 +375,33 @@ pub(crate) fn build(
             if retypes.iter().any(|(t, c, _)| *t == fk.child && c.name == col.name) {
                 continue;
             }
-            if let Some(d) = &col.default
-                && backend == Backend::Postgres
-            {
-                return Err(Error::refused(format!(
-                    "{}.{} has DEFAULT {d}, a text default that the uuid column would not take; drop it first",
-                    fk.child, col.name
-                )));
-            }
             retypes.push((fk.child.clone(), col.clone(), cat.retype(&fk.child, col, &schema.definitions[&fk.child])?));
         }
     }
+    let retype_needed = !retypes.is_empty();
     let final_type = retypes.first().map_or_else(|| column.data_type.clone(), |r| r.2.final_type.clone());
 
     // Counts.
     let mut converted = BTreeMap::new();
     let mut kept: BTreeMap<String, (usize, String)> = BTreeMap::new();
-    for kind in kinds {
-        let k = match *kind {
+    for &(kind, n) in &audit.counts {
+        let k = match kind {
             Kind::Uncertain(l) if options.convert_uncertain => Kind::Layout(l),
             k => k,
         };
         match (target(k), k) {
             (Ok(Some(to)), Kind::Layout(from)) => {
-                *converted.entry(format!("{} -> {}", from.name(), to.name())).or_default() += 1
+                *converted.entry(format!("{} -> {}", from.name(), to.name())).or_default() += n
             }
             (Ok(_), _) => {}
             (Err(why), k) => {
                 let e = kept.entry(k.name().to_string()).or_insert((0, why.to_string()));
-                e.0 += 1;
+                e.0 += n;
             }
         }
     }
     if retype_needed {
-        let same = kinds.len() - converted.values().sum::<usize>();
+        let same = audit.total() - converted.values().sum::<usize>();
         if same > 0 {
             converted.insert("same id, new column type".into(), same);
         }
@@ -552,8 +435,6 @@ pub(crate) fn build(
             definition: fk.definition.clone(),
         })
         .collect();
-    let only = options.inherited == Inherited::Only;
-
     let mut plan = Plan {
         backend: backend.name().into(),
         table: (&schema.table).into(),
@@ -561,7 +442,7 @@ pub(crate) fn build(
         column_type: column.data_type.clone(),
         final_type,
         options,
-        classifier: classifier.clone(),
+        classifier: audit.classifier.clone(),
         converted,
         kept,
         rewrites: rewrites
@@ -577,284 +458,8 @@ pub(crate) fn build(
         return Ok(plan);
     }
 
-    // The steps.
-    let mut steps = Vec::new();
-    let mut session = cat.session(options.lock_timeout_ms);
-    session.extend(cat.pass_guard());
-    steps.push(Step::new(
-        StepKind::Session,
-        format!("session: waits for locks end after {} ms", options.lock_timeout_ms),
-        session,
-    ));
-    let journaled = retype_needed && !cat.transactional_ddl();
-    let tag = guard_tag(&plan);
-    let tables: Vec<Name> = rewrites.iter().map(|r| r.table.clone()).collect();
-    let map_step =
-        Step::new(StepKind::Map, "map the old key values to the new ones", cat.map_table(&column.data_type)).inside();
-    let rewrite_step = Step::new(
-        StepKind::Rewrite,
-        format!("change the keys in {}", tables.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")),
-        cat.rewrite_from_map(&rewrites, only),
-    )
-    .inside();
-    let mut verify: Vec<String> = plan.references.iter().map(|r| orphan_count(backend, r, &schema.table)).collect();
-    // After a type change's values are rewritten, every one is 16 bytes.
-    let sixteen: Vec<String> = if retype_needed {
-        rewrites.iter().flat_map(|r| r.columns.iter().filter_map(|c| cat.not_sixteen_bytes(&r.table, c))).collect()
-    } else {
-        Vec::new()
-    };
-    let fk_check = cat.foreign_key_check();
-    let fk_off = cat.fk_checks_off();
-    let drop_fk = |fk: &ForeignKey| -> Option<Step> {
-        let sql = cat.drop_foreign_key(fk)?;
-        let mut s =
-            Step::new(StepKind::DropForeignKey, format!("drop foreign key {} of {}", fk.name, fk.child), vec![sql]);
-        s.drops = Some(Object {
-            kind: "foreign key".into(),
-            name: fk.name.clone(),
-            table: (&fk.child).into(),
-            definition: fk.definition.clone(),
-        });
-        s.skip = Some(Skip::ForeignKeyAbsent {
-            table: (&fk.child).into(),
-            name: fk.name.clone(),
-            column: column.name.clone(),
-        });
-        Some(s)
-    };
-    let add_fk = |fk: &ForeignKey| -> Option<Step> {
-        let mut sql = cat.add_foreign_key(fk)?;
-        // MariaDB replaces the index it made for a foreign key by one named after the
-        // constraint when the key is added back: the index is dropped and added again by its
-        // own name in the same statement, so the table ends as it was.
-        if backend == Backend::MySql
-            && let Some(index) = schema.definitions.get(&fk.child).and_then(|d| mysql_fk_index(d, &fk.child_columns))
-        {
-            sql = sql.replacen(
-                " ADD CONSTRAINT ",
-                &format!(" DROP INDEX {}, ADD {}, ADD CONSTRAINT ", index.0, index.1),
-                1,
-            );
-        }
-        let mut sqls = vec![sql];
-        if let Some(comment) = &fk.comment
-            && backend == Backend::Postgres
-        {
-            sqls.push(format!(
-                "COMMENT ON CONSTRAINT {} ON {} IS '{}'",
-                backend.quote(&fk.name),
-                fk.child.quoted(backend),
-                comment.replace('\'', "''")
-            ));
-        }
-        let mut s =
-            Step::new(StepKind::AddForeignKey, format!("add back foreign key {} of {}", fk.name, fk.child), sqls);
-        s.restores = Some(Object {
-            kind: "foreign key".into(),
-            name: fk.name.clone(),
-            table: (&fk.child).into(),
-            definition: fk.definition.clone(),
-        });
-        s.skip = Some(Skip::ForeignKeyPresent {
-            table: (&fk.child).into(),
-            name: fk.name.clone(),
-            column: column.name.clone(),
-        });
-        Some(s)
-    };
-    let retype_step = |(t, c, r): &(Name, crate::catalog::Column, Retype), before: bool| -> Option<Step> {
-        let (sql, ty) = if before {
-            (r.before.clone()?, r.between_type.clone()?)
-        } else {
-            (r.after.clone()?, r.final_type.clone())
-        };
-        let mut s = Step::new(StepKind::Retype, format!("change {t}.{} to {ty}", c.name), vec![sql]);
-        s.skip = Some(Skip::ColumnType { table: t.into(), column: c.name.clone(), data_type: ty });
-        Some(s)
-    };
-    if journaled {
-        // MySQL/MariaDB: DDL commits on its own. A journal in the database keeps the plan and the
-        // step reached, so a re-run after a crash at any step finishes it; triggers refuse other
-        // sessions' writes while the foreign keys are dropped, so none can orphan a row.
-        // Rows that already reference no parent (loaded with foreign key checks off, say)
-        // would make the foreign keys impossible to add back at the end: refuse before
-        // anything changes, not half-way with the keys dropped.
-        if !verify.is_empty() {
-            steps.push(Step::new(StepKind::Verify, "check: no orphaned row before anything changes", verify.clone()));
-        }
-        steps.push(Step::new(StepKind::Journal, "write the plan to the journal", Vec::new()));
-        for t in &tables {
-            if let Some((create, _)) = cat.write_guard(t, &guard_name(&tag, t)) {
-                steps.push(Step::new(StepKind::Guard, format!("refuse other sessions' writes to {t}"), create));
-            }
-        }
-        steps.extend(schema.references.iter().filter_map(drop_fk));
-        steps.extend(retypes.iter().filter_map(|r| retype_step(r, true)));
-        if let Some((off, _)) = &fk_off {
-            steps.push(Step::new(StepKind::ChecksOff, "foreign key checks off for this session", off.clone()));
-        }
-        steps.push(Step::new(StepKind::Begin, "begin", vec![cat.begin()]));
-        steps.push(map_step);
-        steps.push(rewrite_step);
-        steps.push(Step::new(StepKind::Verify, "check: every key value is 16 bytes now", sixteen.clone()).inside());
-        steps.push(Step::new(StepKind::Commit, "commit", vec!["COMMIT".into()]));
-        if let Some((_, on)) = &fk_off {
-            steps.push(Step::new(StepKind::ChecksOn, "foreign key checks on", on.clone()));
-        }
-        steps.extend(retypes.iter().filter_map(|r| retype_step(r, false)));
-        steps.extend(schema.references.iter().filter_map(add_fk));
-        for t in &tables {
-            if let Some((_, drop)) = cat.write_guard(t, &guard_name(&tag, t)) {
-                steps.push(Step::new(StepKind::Unguard, format!("writes to {t} allowed again"), drop));
-            }
-        }
-        steps.push(Step::new(StepKind::Verify, "check: no orphaned row", verify));
-        steps.push(Step::new(StepKind::CompareDefinitions, "check: every definition as it was", Vec::new()));
-        steps.push(Step::new(StepKind::Done, "record the end in the journal", Vec::new()));
-    } else {
-        // One transaction: it commits whole or rolls back whole, DDL included (PostgreSQL,
-        // SQLite), or changes values only (MySQL/MariaDB without a type change).
-        if let Some((off, _)) = &fk_off {
-            steps.push(Step::new(
-                StepKind::ChecksOff,
-                "foreign key checks off for this session (checked before commit)",
-                off.clone(),
-            ));
-        }
-        steps.push(Step::new(StepKind::Begin, "begin", vec![cat.begin()]));
-        steps.push(map_step);
-        if retype_needed {
-            let drops: Vec<Step> = schema.references.iter().filter_map(drop_fk).map(Step::inside).collect();
-            steps.extend(drops);
-            steps.push(rewrite_step);
-            steps.extend(retypes.iter().filter_map(|r| retype_step(r, false)).map(Step::inside));
-            let adds: Vec<Step> = schema.references.iter().filter_map(add_fk).map(Step::inside).collect();
-            steps.extend(adds);
-        } else {
-            let mut temp = Vec::new();
-            for (n, (t, cols)) in schema.unindexed.iter().enumerate() {
-                if let Some(pair) = cat.temporary_index(t, cols, &format!("combkey_doctor_tmp_{n}")) {
-                    temp.push((t.clone(), pair));
-                }
-            }
-            for (t, (create, _)) in &temp {
-                steps.push(
-                    Step::new(
-                        StepKind::TemporaryIndex,
-                        format!("a temporary index on {t}, dropped before commit"),
-                        vec![create.clone()],
-                    )
-                    .inside(),
-                );
-            }
-            steps.push(rewrite_step);
-            for (t, (_, drop)) in &temp {
-                steps.push(
-                    Step::new(StepKind::TemporaryIndex, format!("drop the temporary index on {t}"), vec![drop.clone()])
-                        .inside(),
-                );
-            }
-        }
-        if let Some(check) = fk_check {
-            verify.insert(0, check);
-        }
-        verify.extend(sixteen);
-        steps.push(Step::new(StepKind::Verify, "check: no orphaned row, no foreign key violation", verify).inside());
-        steps.push(Step::new(StepKind::Commit, "commit", vec!["COMMIT".into()]));
-        if let Some((_, on)) = &fk_off {
-            steps.push(Step::new(StepKind::ChecksOn, "foreign key checks on", on.clone()));
-        }
-        steps.push(Step::new(StepKind::CompareDefinitions, "check: every definition as it was", Vec::new()));
-    }
-    plan.steps = steps;
+    plan.steps = steps::steps(cat, &plan, schema, &retypes, &rewrites, options);
     Ok(plan)
-}
-
-/// A short tag for this plan's guard triggers.
-/// Refuses, naming them, what reads the key column or a referencing column and would break
-/// or silently compute something else once the column holds 16 bytes: views, policies,
-/// triggers and expression indexes, generated columns, `CHECK`s.
-fn readers_refusal(schema: &Schema) -> Result<(), Error> {
-    if !schema.views.is_empty() {
-        let names: Vec<String> = schema.views.iter().map(|(v, t, c)| format!("{v} (reads {t}.{c})")).collect();
-        return Err(Error::refused(format!(
-            "views, policies, triggers or indexes read the key column or a column referencing it, and would fail or \
-             give other results once the column holds 16 bytes: {}; drop them first and create them again afterwards",
-            names.join(", ")
-        )));
-    }
-    let columns: Vec<&str> = std::iter::once(schema.column.name.as_str())
-        .chain(schema.child_columns.iter().map(|c| c.name.as_str()))
-        .collect();
-    let triggers: Vec<String> = schema
-        .triggers
-        .iter()
-        .filter(|t| columns.iter().any(|c| crate::schema::mentions(&t.definition, c)))
-        .map(|t| format!("{} on {} ({})", t.name, t.table, t.events))
-        .collect();
-    if !triggers.is_empty() {
-        return Err(Error::refused(format!(
-            "triggers name the key column or a column referencing it, and would write or compare text where 16 bytes \
-             are held: {}; drop them first and create them again afterwards",
-            triggers.join(", ")
-        )));
-    }
-    if !schema.computed.is_empty() {
-        let names: Vec<String> = schema
-            .computed
-            .iter()
-            .map(|(t, c, e)| match e {
-                Some(e) => format!("{t}.{c} AS ({e})"),
-                None => format!("{t}.{c} (SQLite does not tell its expression)"),
-            })
-            .collect();
-        return Err(Error::refused(format!(
-            "generated columns are computed from the key column or a column referencing it, and would compute \
-             something else once the column holds 16 bytes (or stop the type change half-way): {}; drop or rewrite \
-             them first",
-            names.join("; ")
-        )));
-    }
-    if !schema.checks.is_empty() {
-        let names: Vec<String> =
-            schema.checks.iter().map(|c| format!("{} on {}: {}", c.name, c.table, c.definition)).collect();
-        return Err(Error::refused(format!(
-            "CHECK constraints mention the key column or a column referencing it, and would not hold once the \
-             column holds 16 bytes: {}; drop them first",
-            names.join("; ")
-        )));
-    }
-    Ok(())
-}
-
-/// The plain index of a MySQL table definition (`SHOW CREATE TABLE`) on exactly `columns`:
-/// its quoted name and its definition line (`KEY `pid` (`pid`)`).
-fn mysql_fk_index(definition: &str, columns: &[String]) -> Option<(String, String)> {
-    let want: Vec<String> = columns.iter().map(|c| Backend::MySql.quote(c)).collect();
-    let want = format!("({})", want.join(","));
-    definition.lines().map(|l| l.trim().trim_end_matches(',')).find_map(|line| {
-        let rest = line.strip_prefix("KEY ")?;
-        let end = rest[1..].find('`')? + 2;
-        let (name, after) = rest.split_at(end);
-        after.trim_start().starts_with(&want).then(|| (name.to_string(), line.to_string()))
-    })
-}
-
-pub(crate) fn guard_tag(plan: &Plan) -> String {
-    let mut h: u32 = 2_166_136_261;
-    for b in plan.target().bytes() {
-        h = (h ^ u32::from(b)).wrapping_mul(16_777_619);
-    }
-    format!("{h:08x}")
-}
-
-fn guard_name(tag: &str, t: &Name) -> String {
-    let mut h: u32 = 2_166_136_261;
-    for b in t.to_string().bytes() {
-        h = (h ^ u32::from(b)).wrapping_mul(16_777_619);
-    }
-    format!("{tag}_{h:08x}")
 }
 
 #[cfg(test)]
@@ -922,6 +527,25 @@ mod tests {
         }
     }
 
+    /// What the audit would say of keys with these verdicts.
+    fn audit_of(c: &Classifier, kinds: &[Kind]) -> Audit {
+        let mut counts: Vec<(Kind, usize)> = Vec::new();
+        for k in kinds {
+            match counts.iter_mut().find(|(x, _)| x == k) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((*k, 1)),
+            }
+        }
+        Audit {
+            classifier: c.clone(),
+            counts,
+            layouts: BTreeMap::new(),
+            uncertain: 0,
+            evidence: Vec::new(),
+            time_order: None,
+        }
+    }
+
     fn kinds() -> (Classifier, Vec<Kind>) {
         (Classifier { now_ms: 0, rules: Vec::new() }, vec![Kind::Layout(Layout::RtCombSql); 10])
     }
@@ -933,7 +557,7 @@ mod tests {
     #[test]
     fn postgres_values_only_is_one_transaction_that_drops_no_foreign_key() {
         let (c, k) = kinds();
-        let plan = build(Backend::Postgres, &schema("uuid", ""), &c, &k, Options::default()).unwrap();
+        let plan = build(Backend::Postgres, &schema("uuid", ""), &audit_of(&c, &k), Options::default()).unwrap();
         assert!(!plan.journaled() && !plan.retypes());
         assert_eq!(plan.converted.get("rtcomb-sql -> v7"), Some(&10));
         assert_eq!(
@@ -961,7 +585,7 @@ mod tests {
     fn mysql_type_change_is_journaled_guarded_and_names_what_it_drops() {
         let (c, k) = kinds();
         let show = "CREATE TABLE `x` (\n  `k` char(36) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL COMMENT 'the id',\n  PRIMARY KEY (`k`)\n)";
-        let plan = build(Backend::MySql, &schema("char(36)", show), &c, &k, Options::default()).unwrap();
+        let plan = build(Backend::MySql, &schema("char(36)", show), &audit_of(&c, &k), Options::default()).unwrap();
         assert!(plan.journaled() && plan.retypes());
         assert_eq!(plan.final_type, "binary(16)");
         let k = kinds_of(&plan);
@@ -1010,35 +634,35 @@ mod tests {
             events: "AFTER UPDATE".into(),
             definition: String::new(),
         });
-        let e = build(Backend::Postgres, &s, &c, &k, Options::default()).unwrap_err();
+        let e = build(Backend::Postgres, &s, &audit_of(&c, &k), Options::default()).unwrap_err();
         assert_eq!(e.kind(), crate::ErrorKind::Refused);
         assert!(e.to_string().contains("audit_orders on shop.orders (AFTER UPDATE)"), "{e}");
         let fire = Options { triggers: Triggers::Fire, ..Options::default() };
-        assert!(build(Backend::Postgres, &s, &c, &k, fire).is_ok());
+        assert!(build(Backend::Postgres, &s, &audit_of(&c, &k), fire).is_ok());
 
         let mut s = schema("uuid", "");
         s.inheritors.push(name("shop", "orders_2025"));
-        let e = build(Backend::Postgres, &s, &c, &k, Options::default()).unwrap_err();
+        let e = build(Backend::Postgres, &s, &audit_of(&c, &k), Options::default()).unwrap_err();
         assert!(e.to_string().contains("shop.orders_2025") && e.to_string().contains("--inherited"), "{e}");
         let only = Options { inherited: Inherited::Only, ..Options::default() };
-        let plan = build(Backend::Postgres, &s, &c, &k, only).unwrap();
+        let plan = build(Backend::Postgres, &s, &audit_of(&c, &k), only).unwrap();
         assert!(plan.steps.iter().any(|st| st.sql.iter().any(|q| q.contains("UPDATE ONLY"))));
 
         let mut s = schema("text", "");
         s.column.default = Some("gen_random_uuid()::text".into());
-        let e = build(Backend::Postgres, &s, &c, &k, Options::default()).unwrap_err();
+        let e = build(Backend::Postgres, &s, &audit_of(&c, &k), Options::default()).unwrap_err();
         assert!(e.to_string().contains("DEFAULT gen_random_uuid()::text"), "{e}");
 
         // A generated column computed from a text key refuses the type change; a plan that
         // only rewrites values lets the database compute it again.
         let mut s = schema("char(36)", "CREATE TABLE `orders` (`k` char(36) NOT NULL)");
         s.computed.push((s.table.clone(), "short_id".into(), Some("left(`id`,8)".into())));
-        let e = build(Backend::MySql, &s, &c, &k, Options::default()).unwrap_err();
+        let e = build(Backend::MySql, &s, &audit_of(&c, &k), Options::default()).unwrap_err();
         assert_eq!(e.kind(), crate::ErrorKind::Refused);
         assert!(e.to_string().contains("shop.orders.short_id AS (left(`id`,8))"), "{e}");
         s.column.data_type = "binary(16)".into();
         s.child_columns[0].data_type = "binary(16)".into();
-        assert!(build(Backend::MySql, &s, &c, &k, Options::default()).is_ok());
+        assert!(build(Backend::MySql, &s, &audit_of(&c, &k), Options::default()).is_ok());
     }
 
     #[test]
@@ -1057,12 +681,12 @@ mod tests {
     fn uncertain_and_random_keys_stay() {
         let c = Classifier { now_ms: 0, rules: Vec::new() };
         let k = vec![Kind::Random, Kind::Uncertain(Layout::RtCombSql), Kind::Layout(Layout::V7)];
-        let plan = build(Backend::Postgres, &schema("uuid", ""), &c, &k, Options::default()).unwrap();
+        let plan = build(Backend::Postgres, &schema("uuid", ""), &audit_of(&c, &k), Options::default()).unwrap();
         assert!(plan.is_empty(), "{:?}", plan.converted);
         assert_eq!(plan.kept.get("v4").map(|k| k.0), Some(1));
         assert_eq!(plan.kept.get("rtcomb-sql").map(|k| k.0), Some(1));
         let convert = Options { convert_uncertain: true, ..Options::default() };
-        let plan = build(Backend::Postgres, &schema("uuid", ""), &c, &k, convert).unwrap();
+        let plan = build(Backend::Postgres, &schema("uuid", ""), &audit_of(&c, &k), convert).unwrap();
         assert_eq!(plan.converted.get("rtcomb-sql -> v7"), Some(&1));
     }
 }

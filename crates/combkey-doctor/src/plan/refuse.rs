@@ -1,0 +1,145 @@
+//! What a plan refuses before anything changes: each refusal names what it found and what to
+//! do, and comes before the first statement that would change the database.
+
+use crate::error::Error;
+use crate::plan::{Inherited, Options, Triggers};
+use crate::schema::Schema;
+
+/// What the table and everything around its key column hold that a conversion cannot keep as
+/// it was: user triggers on `UPDATE` (unless allowed), inheriting tables (unless chosen),
+/// a generated key, rules, chains of foreign keys, the same id written twice, rows that
+/// already reference nothing.
+pub(crate) fn before_anything(schema: &Schema, options: Options) -> Result<(), Error> {
+    let column = &schema.column;
+    let triggers = schema.update_triggers();
+    if options.triggers == Triggers::Refuse && !triggers.is_empty() {
+        let names: Vec<String> = triggers.iter().map(|t| format!("{} on {} ({})", t.name, t.table, t.events)).collect();
+        return Err(Error::refused(format!(
+            "triggers fire on UPDATE of the rows whose keys change: {}; they would run for every changed row. \
+             Give --triggers fire to let them (nothing else changes), or disable them first",
+            names.join(", ")
+        )));
+    }
+    if options.inherited == Inherited::Refuse && !schema.inheritors.is_empty() {
+        let names: Vec<String> = schema.inheritors.iter().map(ToString::to_string).collect();
+        return Err(Error::refused(format!(
+            "tables inherit from {} (or are its partitions): {}; give --inherited only to convert this table's own \
+             rows, or --inherited include to convert theirs too",
+            schema.table,
+            names.join(", ")
+        )));
+    }
+    if schema.column.generated {
+        return Err(Error::refused(format!("{}.{} is a generated column", schema.table, column.name)));
+    }
+    if !schema.rules.is_empty() {
+        let names: Vec<String> = schema.rules.iter().map(|(t, r)| format!("{r} on {t}")).collect();
+        return Err(Error::refused(format!(
+            "rules rewrite writes to the tables whose keys change: {}; PostgreSQL runs the conversion's UPDATE \
+             through them (or refuses it inside WITH); drop them first and create them again afterwards",
+            names.join(", ")
+        )));
+    }
+    if !schema.chained.is_empty() {
+        let names: Vec<String> = schema
+            .chained
+            .iter()
+            .map(|g| {
+                format!(
+                    "{}.({}) -> {}.({}) ({})",
+                    g.child,
+                    g.child_columns.join(", "),
+                    g.parent,
+                    g.parent_columns.join(", "),
+                    g.name
+                )
+            })
+            .collect();
+        return Err(Error::refused(format!(
+            "foreign keys reference a column that references {}.{}: {}; the keys would have to change along the whole \
+             chain, which this tool does not do yet. Convert with the chain's foreign keys dropped by hand, or leave \
+             the keys as they are",
+            schema.table,
+            column.name,
+            names.join("; ")
+        )));
+    }
+    if schema.same_id.0 > 0 {
+        return Err(Error::refused(format!(
+            "{} values of {}.{} are the same id as another value, written differently ({}): one stored form would \
+             make them one key; merge or remove them first",
+            schema.same_id.0,
+            schema.table,
+            column.name,
+            schema.same_id.1.join(", ")
+        )));
+    }
+    if !schema.orphans.is_empty() {
+        let names: Vec<String> =
+            schema.orphans.iter().map(|(fk, t, n)| format!("{n} rows of {t} (foreign key {fk})")).collect();
+        return Err(Error::refused(format!(
+            "rows already reference no row of {}: {}; the foreign key is NOT VALID or they were written with checks \
+             off. The check after the change would fail: fix or remove them first",
+            schema.table,
+            names.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses, naming them, what reads the key column or a referencing column and would break
+/// or silently compute something else once the column holds 16 bytes: views, policies,
+/// triggers and expression indexes, generated columns, `CHECK`s.
+pub(crate) fn readers(schema: &Schema) -> Result<(), Error> {
+    if !schema.views.is_empty() {
+        let names: Vec<String> = schema.views.iter().map(|(v, t, c)| format!("{v} (reads {t}.{c})")).collect();
+        return Err(Error::refused(format!(
+            "views, policies, triggers or indexes read the key column or a column referencing it, and would fail or \
+             give other results once the column holds 16 bytes: {}; drop them first and create them again afterwards",
+            names.join(", ")
+        )));
+    }
+    let columns: Vec<&str> = std::iter::once(schema.column.name.as_str())
+        .chain(schema.child_columns.iter().map(|c| c.name.as_str()))
+        .collect();
+    let triggers: Vec<String> = schema
+        .triggers
+        .iter()
+        .filter(|t| columns.iter().any(|c| crate::schema::mentions(&t.definition, c)))
+        .map(|t| format!("{} on {} ({})", t.name, t.table, t.events))
+        .collect();
+    if !triggers.is_empty() {
+        return Err(Error::refused(format!(
+            "triggers name the key column or a column referencing it, and would write or compare text where 16 bytes \
+             are held: {}; drop them first and create them again afterwards",
+            triggers.join(", ")
+        )));
+    }
+    if !schema.computed.is_empty() {
+        let names: Vec<String> = schema
+            .computed
+            .iter()
+            .map(|(t, c, e)| match e {
+                Some(e) => format!("{t}.{c} AS ({e})"),
+                None => format!("{t}.{c} (SQLite does not tell its expression)"),
+            })
+            .collect();
+        return Err(Error::refused(format!(
+            "generated columns are computed from the key column or a column referencing it, and would compute \
+             something else once the column holds 16 bytes (or stop the type change half-way): {}; drop or rewrite \
+             them first",
+            names.join("; ")
+        )));
+    }
+    if !schema.checks.is_empty() {
+        let names: Vec<String> =
+            schema.checks.iter().map(|c| format!("{} on {}: {}", c.name, c.table, c.definition)).collect();
+        return Err(Error::refused(format!(
+            "CHECK constraints mention the key column or a column referencing it, and would not hold once the \
+             column holds 16 bytes: {}; drop them first",
+            names.join("; ")
+        )));
+    }
+    Ok(())
+}
+

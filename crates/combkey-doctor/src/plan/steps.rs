@@ -1,0 +1,208 @@
+//! The steps of a plan, in order: one transaction where the database's DDL rolls back (or only
+//! values change), a journaled sequence where it does not (MySQL/MariaDB).
+
+use crate::catalog::{Catalog, Column, ForeignKey, Name, Retype, Rewrite};
+use crate::plan::checks::orphan_count;
+use crate::plan::{Inherited, Object, Options, Plan, Skip, Step, StepKind};
+use crate::schema::Schema;
+
+/// The steps of `plan` (its counts and targets made), for the table `schema` describes.
+pub(crate) fn steps(
+    cat: &dyn Catalog,
+    plan: &Plan,
+    schema: &Schema,
+    retypes: &[(Name, Column, Retype)],
+    rewrites: &[Rewrite],
+    options: Options,
+) -> Vec<Step> {
+    let backend = cat.backend();
+    let _ = &schema.definitions;
+    let column = &schema.column;
+    let only = options.inherited == Inherited::Only;
+    let retype_needed = !retypes.is_empty();
+    let mut steps = Vec::new();
+    let mut session = cat.session(options.lock_timeout_ms);
+    session.extend(cat.pass_guard());
+    steps.push(Step::new(
+        StepKind::Session,
+        format!("session: waits for locks end after {} ms", options.lock_timeout_ms),
+        session,
+    ));
+    let journaled = retype_needed && !cat.transactional_ddl();
+    let tag = guard_tag(plan);
+    let tables: Vec<Name> = rewrites.iter().map(|r| r.table.clone()).collect();
+    let map_step =
+        Step::new(StepKind::Map, "map the old key values to the new ones", cat.map_table(&column.data_type)).inside();
+    let rewrite_step = Step::new(
+        StepKind::Rewrite,
+        format!("change the keys in {}", tables.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")),
+        cat.rewrite_from_map(rewrites, only),
+    )
+    .inside();
+    let mut verify: Vec<String> = plan.references.iter().map(|r| orphan_count(backend, r, &schema.table)).collect();
+    // After a type change's values are rewritten, every one is 16 bytes.
+    let sixteen: Vec<String> = if retype_needed {
+        rewrites.iter().flat_map(|r| r.columns.iter().filter_map(|c| cat.not_sixteen_bytes(&r.table, c))).collect()
+    } else {
+        Vec::new()
+    };
+    let fk_check = cat.foreign_key_check();
+    let fk_off = cat.fk_checks_off();
+    let drop_fk = |fk: &ForeignKey| -> Option<Step> {
+        let sql = cat.drop_foreign_key(fk)?;
+        let mut s =
+            Step::new(StepKind::DropForeignKey, format!("drop foreign key {} of {}", fk.name, fk.child), vec![sql]);
+        s.drops = Some(Object {
+            kind: "foreign key".into(),
+            name: fk.name.clone(),
+            table: (&fk.child).into(),
+            definition: fk.definition.clone(),
+        });
+        s.skip = Some(Skip::ForeignKeyAbsent {
+            table: (&fk.child).into(),
+            name: fk.name.clone(),
+            column: column.name.clone(),
+        });
+        Some(s)
+    };
+    let add_fk = |fk: &ForeignKey| -> Option<Step> {
+        let child_definition = schema.definitions.get(&fk.child).map_or("", String::as_str);
+        let sqls = cat.add_foreign_key(fk, child_definition)?;
+        let mut s =
+            Step::new(StepKind::AddForeignKey, format!("add back foreign key {} of {}", fk.name, fk.child), sqls);
+        s.restores = Some(Object {
+            kind: "foreign key".into(),
+            name: fk.name.clone(),
+            table: (&fk.child).into(),
+            definition: fk.definition.clone(),
+        });
+        s.skip = Some(Skip::ForeignKeyPresent {
+            table: (&fk.child).into(),
+            name: fk.name.clone(),
+            column: column.name.clone(),
+        });
+        Some(s)
+    };
+    let retype_step = |(t, c, r): &(Name, crate::catalog::Column, Retype), before: bool| -> Option<Step> {
+        let (sql, ty) = if before {
+            (r.before.clone()?, r.between_type.clone()?)
+        } else {
+            (r.after.clone()?, r.final_type.clone())
+        };
+        let mut s = Step::new(StepKind::Retype, format!("change {t}.{} to {ty}", c.name), vec![sql]);
+        s.skip = Some(Skip::ColumnType { table: t.into(), column: c.name.clone(), data_type: ty });
+        Some(s)
+    };
+    if journaled {
+        // MySQL/MariaDB: DDL commits on its own. A journal in the database keeps the plan and the
+        // step reached, so a re-run after a crash at any step finishes it; triggers refuse other
+        // sessions' writes while the foreign keys are dropped, so none can orphan a row.
+        // Rows that already reference no parent (loaded with foreign key checks off, say)
+        // would make the foreign keys impossible to add back at the end: refuse before
+        // anything changes, not half-way with the keys dropped.
+        if !verify.is_empty() {
+            steps.push(Step::new(StepKind::Verify, "check: no orphaned row before anything changes", verify.clone()));
+        }
+        steps.push(Step::new(StepKind::Journal, "write the plan to the journal", Vec::new()));
+        for t in &tables {
+            if let Some((create, _)) = cat.write_guard(t, &guard_name(&tag, t)) {
+                steps.push(Step::new(StepKind::Guard, format!("refuse other sessions' writes to {t}"), create));
+            }
+        }
+        steps.extend(schema.references.iter().filter_map(drop_fk));
+        steps.extend(retypes.iter().filter_map(|r| retype_step(r, true)));
+        if let Some((off, _)) = &fk_off {
+            steps.push(Step::new(StepKind::ChecksOff, "foreign key checks off for this session", off.clone()));
+        }
+        steps.push(Step::new(StepKind::Begin, "begin", vec![cat.begin()]));
+        steps.push(map_step);
+        steps.push(rewrite_step);
+        steps.push(Step::new(StepKind::Verify, "check: every key value is 16 bytes now", sixteen.clone()).inside());
+        steps.push(Step::new(StepKind::Commit, "commit", vec!["COMMIT".into()]));
+        if let Some((_, on)) = &fk_off {
+            steps.push(Step::new(StepKind::ChecksOn, "foreign key checks on", on.clone()));
+        }
+        steps.extend(retypes.iter().filter_map(|r| retype_step(r, false)));
+        steps.extend(schema.references.iter().filter_map(add_fk));
+        for t in &tables {
+            if let Some((_, drop)) = cat.write_guard(t, &guard_name(&tag, t)) {
+                steps.push(Step::new(StepKind::Unguard, format!("writes to {t} allowed again"), drop));
+            }
+        }
+        steps.push(Step::new(StepKind::Verify, "check: no orphaned row", verify));
+        steps.push(Step::new(StepKind::CompareDefinitions, "check: every definition as it was", Vec::new()));
+        steps.push(Step::new(StepKind::Done, "record the end in the journal", Vec::new()));
+    } else {
+        // One transaction: it commits whole or rolls back whole, DDL included (PostgreSQL,
+        // SQLite), or changes values only (MySQL/MariaDB without a type change).
+        if let Some((off, _)) = &fk_off {
+            steps.push(Step::new(
+                StepKind::ChecksOff,
+                "foreign key checks off for this session (checked before commit)",
+                off.clone(),
+            ));
+        }
+        steps.push(Step::new(StepKind::Begin, "begin", vec![cat.begin()]));
+        steps.push(map_step);
+        if retype_needed {
+            let drops: Vec<Step> = schema.references.iter().filter_map(drop_fk).map(Step::inside).collect();
+            steps.extend(drops);
+            steps.push(rewrite_step);
+            steps.extend(retypes.iter().filter_map(|r| retype_step(r, false)).map(Step::inside));
+            let adds: Vec<Step> = schema.references.iter().filter_map(add_fk).map(Step::inside).collect();
+            steps.extend(adds);
+        } else {
+            let mut temp = Vec::new();
+            for (n, (t, cols)) in schema.unindexed.iter().enumerate() {
+                if let Some(pair) = cat.temporary_index(t, cols, &format!("combkey_doctor_tmp_{n}")) {
+                    temp.push((t.clone(), pair));
+                }
+            }
+            for (t, (create, _)) in &temp {
+                steps.push(
+                    Step::new(
+                        StepKind::TemporaryIndex,
+                        format!("a temporary index on {t}, dropped before commit"),
+                        vec![create.clone()],
+                    )
+                    .inside(),
+                );
+            }
+            steps.push(rewrite_step);
+            for (t, (_, drop)) in &temp {
+                steps.push(
+                    Step::new(StepKind::TemporaryIndex, format!("drop the temporary index on {t}"), vec![drop.clone()])
+                        .inside(),
+                );
+            }
+        }
+        if let Some(check) = fk_check {
+            verify.insert(0, check);
+        }
+        verify.extend(sixteen);
+        steps.push(Step::new(StepKind::Verify, "check: no orphaned row, no foreign key violation", verify).inside());
+        steps.push(Step::new(StepKind::Commit, "commit", vec!["COMMIT".into()]));
+        if let Some((_, on)) = &fk_off {
+            steps.push(Step::new(StepKind::ChecksOn, "foreign key checks on", on.clone()));
+        }
+        steps.push(Step::new(StepKind::CompareDefinitions, "check: every definition as it was", Vec::new()));
+    }
+    steps
+}
+
+pub(crate) fn guard_tag(plan: &Plan) -> String {
+    let mut h: u32 = 2_166_136_261;
+    for b in plan.target().bytes() {
+        h = (h ^ u32::from(b)).wrapping_mul(16_777_619);
+    }
+    format!("{h:08x}")
+}
+
+fn guard_name(tag: &str, t: &Name) -> String {
+    let mut h: u32 = 2_166_136_261;
+    for b in t.to_string().bytes() {
+        h = (h ^ u32::from(b)).wrapping_mul(16_777_619);
+    }
+    format!("{tag}_{h:08x}")
+}
+

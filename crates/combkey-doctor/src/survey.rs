@@ -1,0 +1,176 @@
+//! The audit's read of a table: its schema facts, then its keys streamed through the audit's
+//! two passes (nothing held per key beyond a bounded sample), then the checks the database
+//! answers (the same id written twice, rows referencing nothing), all in one read-only
+//! transaction.
+
+use std::time::Instant;
+
+use crate::apply::id_of;
+use crate::audit::{Audit, Learner, Tally};
+use crate::catalog::{Catalog, Stored};
+use crate::db::Db;
+use crate::error::Error;
+use crate::plan::{Inherited, Options, Reference, orphan_count};
+use crate::report::IndexStats;
+use crate::schema::Schema;
+
+/// What the read found.
+pub(crate) struct Read {
+    pub(crate) schema: Schema,
+    /// Rows in the table (an estimate when sampling).
+    pub(crate) rows: i64,
+    /// Keys read, unreadable ones included.
+    pub(crate) read: u64,
+    /// Values that are no UUID at all: how many, and the first few.
+    pub(crate) unreadable: (usize, Vec<String>),
+    pub(crate) audit: Audit,
+    pub(crate) index: Option<IndexStats>,
+    /// Seconds the first pass over the keys took (the read rate an estimate starts from).
+    pub(crate) first_pass_seconds: f64,
+}
+
+/// A stored key value as a message shows it.
+pub(crate) fn shown(v: &Stored) -> String {
+    match v {
+        Stored::Text(t) => format!("{t:?}"),
+        Stored::Bytes(b) if b.len() == 16 => {
+            format!("0x{}", b.iter().map(|x| format!("{x:02X}")).collect::<String>())
+        }
+        // UUID text in a binary column (MySQL's text keys read as bytes): the text.
+        Stored::Bytes(b) if b.len() <= 64 && b.iter().all(|c| c.is_ascii_graphic()) => {
+            format!("{:?}", String::from_utf8_lossy(b))
+        }
+        Stored::Bytes(b) => format!("{} bytes", b.len()),
+    }
+}
+
+/// Reads the table's schema facts and its keys (about `sample` of them, drawn at random, or
+/// all), in a read-only transaction.
+pub(crate) async fn read(
+    db: &mut Db,
+    table: &str,
+    column: &str,
+    sample: Option<usize>,
+    options: Options,
+) -> Result<Read, Error> {
+    let cat = db.catalog()?;
+    db.exec_all(&cat.session(options.lock_timeout_ms)).await?;
+    db.exec_all(&cat.begin_read_only()).await?;
+    let result = read_in_transaction(db, cat, table, column, sample, options).await;
+    let end = db.exec_all(&cat.end_read_only()).await;
+    let read = result?;
+    end?;
+    Ok(read)
+}
+
+async fn read_in_transaction(
+    db: &mut Db,
+    cat: &dyn Catalog,
+    table: &str,
+    column: &str,
+    sample: Option<usize>,
+    options: Options,
+) -> Result<Read, Error> {
+    let mut schema = Schema::load(db, table, column).await?;
+    let backend = db.backend();
+    let estimate = db.query(cat.row_estimate(&schema.table)).await?;
+    let rows = match (sample, estimate) {
+        (Some(_), Some(n)) if n > 0 => n,
+        _ => db.count(&format!("SELECT count(*) FROM {}", schema.table.quoted(backend))).await?,
+    };
+    // The share of rows to draw.
+    #[allow(clippy::cast_precision_loss)]
+    let filter = match sample {
+        Some(n) if (n as f64) < rows as f64 => cat.sample_filter(n as f64 / rows.max(1) as f64),
+        _ => String::new(),
+    };
+    let only = options.inherited == Inherited::Only;
+    let sql = cat.select_keys(&schema.table, &schema.column, only, &filter);
+    let now = combkey::Timestamp::now();
+
+    // First pass: every key seen once; a bounded sample of the unlabelled ones kept.
+    let started = Instant::now();
+    let mut learner = Learner::new(now);
+    let mut read = 0u64;
+    let mut unreadable = (0usize, Vec::new());
+    db.each_row(&sql, |row| {
+        let v = cat.parse_key(&row)?;
+        read += 1;
+        match id_of(&v) {
+            Ok(id) => learner.feed(id),
+            Err(e) => {
+                unreadable.0 += 1;
+                if unreadable.1.len() < 5 {
+                    unreadable.1.push(format!("{} ({e})", shown(&v)));
+                }
+            }
+        }
+        Ok(())
+    })
+    .await?;
+    let first_pass_seconds = started.elapsed().as_secs_f64();
+
+    // Second pass: every key classified by what the first learned (the keys kept, where the
+    // table was small enough to keep them all; the table again otherwise).
+    let mut tally = Tally::new(learner.classifier(), now, learner.sampled());
+    match learner.keys() {
+        Some(keys) => keys.iter().for_each(|id| tally.feed(id)),
+        None => {
+            db.each_row(&sql, |row| {
+                if let Ok(id) = id_of(&cat.parse_key(&row)?) {
+                    tally.feed(&id);
+                }
+                Ok(())
+            })
+            .await?
+        }
+    }
+    drop(learner);
+    let audit = tally.finish();
+
+    if sample.is_none() {
+        // The same id written two ways (letter case, braces, urn:uuid:): one stored form
+        // would make them one key. Counted by the database, which groups them.
+        if let Some(sql) = cat.same_id(&schema.table, &schema.column, only) {
+            db.each_row(&sql, |row| {
+                let n: usize = row.get(1).cloned().flatten().and_then(|n| n.parse().ok()).unwrap_or(0);
+                schema.same_id.0 += n.saturating_sub(1);
+                if schema.same_id.1.len() < 5 {
+                    let k = row.first().cloned().flatten().unwrap_or_default();
+                    schema.same_id.1.push(format!("{n} values read as {k}"));
+                }
+                Ok(())
+            })
+            .await?;
+        }
+        // Rows that already reference nothing would fail the check after the change.
+        for fk in &schema.references {
+            let r = Reference {
+                name: fk.name.clone(),
+                child: (&fk.child).into(),
+                child_columns: fk.child_columns.clone(),
+                parent_columns: fk.parent_columns.clone(),
+                definition: fk.definition.clone(),
+            };
+            let n = db.count(&orphan_count(backend, &r, &schema.table)).await?;
+            if n > 0 {
+                schema.orphans.push((fk.name.clone(), fk.child.clone(), n));
+            }
+        }
+    }
+    let index = match db.query(cat.index_size(&schema.table)).await? {
+        Some(bytes) => {
+            let density = if db.query(cat.leaf_density_available()).await? {
+                match cat.leaf_density(&schema.table) {
+                    Some(q) => db.query(q).await?,
+                    None => None,
+                }
+            } else {
+                None
+            };
+            Some(IndexStats { bytes, leaf_density: density })
+        }
+        None => None,
+    };
+    Ok(Read { schema, rows, read, unreadable, audit, index, first_pass_seconds })
+}
