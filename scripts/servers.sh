@@ -6,7 +6,7 @@
 # machine, nor touches its users, passwords or configuration files.
 #
 #   source scripts/servers.sh            # starts what is missing, exports the URLs below
-#   source scripts/servers.sh pg mysql   # only these (pg, mysql, galera, spider)
+#   source scripts/servers.sh pg mysql   # only these (pg, mysql, galera, spider, pgrepl, myrepl)
 #
 # The servers go when the shell that started them ends, however it ends: its EXIT trap stops
 # them (a trap the script had before sourcing this still runs after, and one it sets later
@@ -27,6 +27,11 @@
 #   COMBKEY_GALERA_URLS   three mysql:// URLs, comma separated (plus COMBKEY_GALERA_DIR,
 #                         which scripts/galera.sh kill-node/start-node use)
 #   COMBKEY_SPIDER_URL    the Spider head (plus COMBKEY_SPIDER_BACKEND_URLS)
+#   COMBKEY_PGREPL_URLS   a PostgreSQL primary (wal_level=logical), its streaming standby
+#                         (a physical slot, combkey_standby) and a logical subscriber, comma
+#                         separated (plus COMBKEY_PGREPL_DIR, which scripts/pgrepl.sh uses to
+#                         stop and start the standby)
+#   COMBKEY_MYREPL_URLS   a MariaDB primary (binary log, GTID) and its replica, comma separated
 #
 # MariaDB's InnoDB reads its files past the OS cache (O_DIRECT): its buffer pool is all the
 # cache it has. The tests' small one (64M, redo log 48M) can be set for a benchmark:
@@ -40,7 +45,7 @@
 
 _combkey_servers() {
   local want=("$@")
-  [ ${#want[@]} -gt 0 ] || want=(pg mysql galera spider)
+  [ ${#want[@]} -gt 0 ] || want=(pg mysql galera spider pgrepl myrepl)
   local root_dir="${COMBKEY_TEST_DIR:-}"
   if [ -z "$root_dir" ]; then
     root_dir=$(mktemp -d "${TMPDIR:-/tmp}/combkey-test.XXXXXX") || return 1
@@ -64,7 +69,9 @@ _combkey_servers() {
       mysql) [ -n "${COMBKEY_MYSQL_URL:-}" ] || _combkey_mysql_start || return 1 ;;
       galera) [ -n "${COMBKEY_GALERA_URLS:-}" ] || _combkey_galera_start || return 1 ;;
       spider) [ -n "${COMBKEY_SPIDER_URL:-}" ] || _combkey_spider_start || return 1 ;;
-      *) echo "servers.sh: unknown server $w (pg, mysql, galera, spider)" >&2; return 2 ;;
+      pgrepl) [ -n "${COMBKEY_PGREPL_URLS:-}" ] || _combkey_pgrepl_start || return 1 ;;
+      myrepl) [ -n "${COMBKEY_MYREPL_URLS:-}" ] || _combkey_myrepl_start || return 1 ;;
+      *) echo "servers.sh: unknown server $w (pg, mysql, galera, spider, pgrepl, myrepl)" >&2; return 2 ;;
     esac
   done
 }
@@ -170,6 +177,65 @@ _combkey_mysql_start() {
   echo "servers.sh: MariaDB $(mariadbd --version | awk '{print $3}') on 127.0.0.1:$port ($COMBKEY_TEST_DIR/mysql)" >&2
 }
 
+# A private PostgreSQL cluster in $1 on port $2 (initdb'd unless $3 is "standby", whose data
+# directory pg_basebackup made); extra settings follow.
+_combkey_pg_cluster() {
+  local dir=$1 port=$2 kind=$3; shift 3
+  local bin
+  bin=$(_combkey_pg_bin)
+  mkdir -p "$dir" && chmod 700 "$dir"
+  [ -z "$pg_user" ] || chown "$pg_user" "$dir"
+  if [ "$kind" != standby ]; then
+    _combkey_as "$pg_user" "$bin/initdb" -D "$dir/data" -A trust -U postgres --no-sync -E UTF8 --locale=C >"$dir/initdb.log" 2>&1 \
+      || { cat "$dir/initdb.log" >&2; return 1; }
+  fi
+  local opts="-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$dir -c fsync=off -c max_connections=100 -c shared_buffers=32MB"
+  local o
+  for o in "$@"; do opts="$opts -c $o"; done
+  _combkey_as "$pg_user" "$bin/pg_ctl" -D "$dir/data" -l "$dir/log" -w -t 120 -o "$opts" start >/dev/null \
+    || { cat "$dir/log" >&2; return 1; }
+  echo "$opts" >"$dir/opts"
+  _combkey_wait_for "PostgreSQL on $port" "$bin/pg_isready" -q -h 127.0.0.1 -p "$port" || return 1
+}
+
+# A PostgreSQL primary with logical decoding, a streaming standby behind a physical slot, and
+# a logical subscriber: what doctor must stay safe for.
+_combkey_pgrepl_start() {
+  local dir="$COMBKEY_TEST_DIR/pgrepl" bin p1 p2 p3
+  bin=$(_combkey_pg_bin)
+  [ -n "$bin" ] || { echo "servers.sh: PostgreSQL's server binaries are missing: sudo apt-get install postgresql" >&2; return 1; }
+  p1=$(_combkey_free_port) && p2=$(_combkey_free_port) && p3=$(_combkey_free_port) || return 1
+  mkdir -p "$dir" && chmod 755 "$dir"
+  _combkey_pg_cluster "$dir/primary" "$p1" primary wal_level=logical max_wal_senders=10 max_replication_slots=10 || return 1
+  psql -h 127.0.0.1 -p "$p1" -U postgres -d postgres -qc "CREATE DATABASE test" || return 1
+  mkdir -p "$dir/standby" && chmod 700 "$dir/standby"
+  [ -z "$pg_user" ] || chown "$pg_user" "$dir/standby"
+  _combkey_as "$pg_user" "$bin/pg_basebackup" -h 127.0.0.1 -p "$p1" -U postgres -D "$dir/standby/data" -R -X stream -c fast \
+    -C -S combkey_standby >"$dir/standby/basebackup.log" 2>&1 || { cat "$dir/standby/basebackup.log" >&2; return 1; }
+  _combkey_pg_cluster "$dir/standby" "$p2" standby hot_standby=on || return 1
+  _combkey_pg_cluster "$dir/subscriber" "$p3" subscriber || return 1
+  psql -h 127.0.0.1 -p "$p3" -U postgres -d postgres -qc "CREATE DATABASE test" || return 1
+  echo "$bin" >"$dir/bin"
+  export COMBKEY_PGREPL_DIR="$dir"
+  export COMBKEY_PGREPL_URLS="postgres://postgres@127.0.0.1:$p1/test,postgres://postgres@127.0.0.1:$p2/test,postgres://postgres@127.0.0.1:$p3/test"
+  echo "servers.sh: PostgreSQL primary, standby and subscriber on 127.0.0.1:$p1, $p2, $p3 ($dir)" >&2
+}
+
+# A MariaDB primary writing a binary log (GTID) and its replica.
+_combkey_myrepl_start() {
+  _combkey_need "MariaDB's server (mariadbd)" "command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ]" mariadb-server || return 1
+  local dir="$COMBKEY_TEST_DIR/myrepl" p1 p2
+  p1=$(_combkey_free_port) && p2=$(_combkey_free_port) || return 1
+  mkdir -p "$dir"
+  _combkey_mariadbd "$dir/primary" "$p1" --server-id=1 --log-bin=primary-bin --binlog-format=MIXED || return 1
+  _combkey_mariadbd "$dir/replica" "$p2" --server-id=2 --log-bin=replica-bin --relay-log=relay-bin || return 1
+  mariadb --protocol=tcp -h 127.0.0.1 -P "$p2" -uroot -e \
+    "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=$p1, MASTER_USER='root', MASTER_USE_GTID=slave_pos; START SLAVE" \
+    || return 1
+  export COMBKEY_MYREPL_URLS="mysql://root@127.0.0.1:$p1/test,mysql://root@127.0.0.1:$p2/test"
+  echo "servers.sh: MariaDB primary and replica on 127.0.0.1:$p1, $p2 ($dir)" >&2
+}
+
 _combkey_galera_start() {
   local here
   here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -197,8 +263,14 @@ combkey_servers_stop() {
     bin=$(cat "$dir/pg.bin" 2>/dev/null || _combkey_pg_bin)
     _combkey_as "$( [ "$(id -u)" -eq 0 ] && echo postgres)" "$bin/pg_ctl" -D "$dir/pg/data" -m immediate -w stop >/dev/null 2>&1 || true
   fi
+  local c
+  for c in "$dir"/pgrepl/standby "$dir"/pgrepl/primary "$dir"/pgrepl/subscriber; do
+    [ -d "$c/data" ] || continue
+    _combkey_as "$( [ "$(id -u)" -eq 0 ] && echo postgres)" "$(cat "$dir/pgrepl/bin" 2>/dev/null || _combkey_pg_bin)/pg_ctl" \
+      -D "$c/data" -m immediate -w stop >/dev/null 2>&1 || true
+  done
   local pidfile pid
-  for pidfile in "$dir"/mysql/mysqld.pid; do
+  for pidfile in "$dir"/mysql/mysqld.pid "$dir"/myrepl/replica/mysqld.pid "$dir"/myrepl/primary/mysqld.pid; do
     [ -f "$pidfile" ] || continue
     pid=$(cat "$pidfile")
     kill "$pid" 2>/dev/null || true

@@ -12,6 +12,7 @@
 
 mod copy;
 mod doctor;
+mod doctor_memory;
 mod galera;
 mod query;
 mod report;
@@ -65,6 +66,27 @@ enum Bench {
     /// `combkey doctor --apply --online` on a big table while writers write, against the
     /// offline run of the same table: writer waits and throughput, times, lost rows, orphans.
     Doctor(DoctorArgs),
+    /// The peak memory (RSS) of `combkey doctor`'s audit, `--apply` and `--apply --online` at
+    /// several table sizes, on PostgreSQL and MariaDB: flat, whatever the table's size.
+    DoctorMemory(DoctorMemoryArgs),
+}
+
+/// `doctor-memory`.
+#[derive(clap::Args, Debug)]
+struct DoctorMemoryArgs {
+    /// Which backends: postgres, mysql (MariaDB), comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "postgres,mysql", value_parser = parse_backend)]
+    backends: Vec<combkey::Backend>,
+    /// Table sizes, comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "1000000,5000000")]
+    rows: Vec<usize>,
+    /// One referencing row for every this many keys.
+    #[arg(long, default_value_t = 10)]
+    child_every: usize,
+    /// The `combkey` binary (default: the one next to this benchmark; build it with
+    /// `cargo build --release -p combkey-cli`).
+    #[arg(long)]
+    combkey: Option<std::path::PathBuf>,
 }
 
 /// `doctor`.
@@ -511,6 +533,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             spider::write_all(&runs, &settings, out)?;
         }
         Bench::Doctor(args) => doctor_bench(&args, cli.own_servers, out).await?,
+        Bench::DoctorMemory(args) => doctor_memory_bench(&args, out).await?,
         Bench::Insert(args) => insert_bench(&args, cli.own_servers, out).await?,
     }
     Ok(())
@@ -600,6 +623,46 @@ async fn insert_bench(args: &InsertArgs, own_servers: bool, out: &std::path::Pat
         settings.push(s);
     }
     report::write_all(&runs, &settings, out, args.batch)?;
+    Ok(())
+}
+
+async fn doctor_memory_bench(args: &DoctorMemoryArgs, out: &std::path::Path) -> Result<(), BoxError> {
+    let combkey = match &args.combkey {
+        Some(p) => p.clone(),
+        None => std::env::current_exe()?.with_file_name("combkey"),
+    };
+    if !combkey.exists() {
+        return Err(format!("{}: no combkey binary; cargo build --release -p combkey-cli", combkey.display()).into());
+    }
+    sqlx::any::install_default_drivers();
+    let mut runs = Vec::new();
+    let mut settings = vec![format!("combkey: {}", combkey.display())];
+    for &backend in &args.backends {
+        let var = match backend {
+            combkey::Backend::Postgres => "COMBKEY_PG_URL",
+            _ => "COMBKEY_MYSQL_URL",
+        };
+        let url = std::env::var(var).map_err(|_| format!("{var} is not set: `source scripts/servers.sh`"))?;
+        let mut c = sqlx::AnyConnection::connect(&url).await?;
+        let version: String = sqlx::query_scalar("SELECT VERSION()").fetch_one(&mut c).await?;
+        settings.push(format!(
+            "{}: {}",
+            backend.name(),
+            version.split_whitespace().take(2).collect::<Vec<_>>().join(" ")
+        ));
+        for &rows in &args.rows {
+            runs.extend(
+                doctor_memory::run(&url, backend, &combkey, rows, args.child_every.max(1))
+                    .await
+                    .map_err(|e| -> BoxError { e.to_string().into() })?,
+            );
+        }
+    }
+    settings.push(format!("one referencing row for every {} keys", args.child_every));
+    let (text, _) = doctor_memory::summary(&runs, &settings);
+    print!("{text}");
+    std::fs::create_dir_all(out)?;
+    std::fs::write(out.join("summary-doctor-memory.txt"), text)?;
     Ok(())
 }
 

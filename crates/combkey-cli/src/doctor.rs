@@ -54,6 +54,12 @@ pub(crate) struct DoctorArgs {
     /// could be among them by chance).
     #[arg(long)]
     convert_uncertain: bool,
+    /// The system that made the keys, where you know it: every version-4 key with a
+    /// plausible time (1995 to a day from now) is read as this layout and converted, with no
+    /// clusters looked for. rtcomb-sql, rtcomb-postgres, rtcomb-legacy, uc-prefix, uc-suffix,
+    /// newsequentialid, mysql-swap.
+    #[arg(long, value_parser = parse_assumed)]
+    layout: Option<combkey::layouts::Layout>,
     /// With --apply: convert in batches of short transactions while the application keeps
     /// reading and writing (PostgreSQL, MySQL/MariaDB; not a column type change). Resumes
     /// where a killed run stopped.
@@ -65,11 +71,14 @@ pub(crate) struct DoctorArgs {
     /// With --online: wait before a batch while this many sessions (or more) wait for a lock.
     #[arg(long, requires = "online")]
     pause_when_busy: Option<i64>,
-    /// With --online: wait before a batch while a replica lags more than this (PostgreSQL:
-    /// the primary's pg_stat_replication; MySQL/MariaDB: the --replica-url servers).
+    /// With --online: wait before a batch while a replica lags more than this, or while a
+    /// replica's lag cannot be read (it fails closed and says why): the --replica-url servers,
+    /// and on PostgreSQL also the primary's pg_stat_replication and its replication slots.
     #[arg(long, value_parser = parse_duration, requires = "online")]
     max_lag: Option<Duration>,
-    /// With --max-lag on MySQL/MariaDB: a replica to ask for its lag (repeat for several).
+    /// With --max-lag: a replica to ask for its lag (a MariaDB/MySQL replica or a PostgreSQL
+    /// standby; repeat for several), connected to once per run; a URL that is no replica is
+    /// refused before anything changes.
     #[arg(long, requires = "max_lag")]
     replica_url: Vec<String>,
     /// With --online: pause this long after each batch that changed keys (e.g. 10ms).
@@ -121,6 +130,7 @@ impl DoctorArgs {
                 InheritedChoice::Include => Inherited::Include,
             })
             .with_convert_uncertain(self.convert_uncertain)
+            .with_layout(self.layout)
     }
 }
 
@@ -242,6 +252,16 @@ impl Progress for Reporter {
             self.line(scanned, total, "read", Some(converted));
         }
     }
+
+    fn waiting(&mut self, why: &str, so_far: Duration) {
+        // Always said, whatever --progress: a run that waits must say why.
+        let line =
+            format!("combkey doctor: waiting before the next batch ({:.0} s so far): {why}", so_far.as_secs_f64());
+        match &self.bar {
+            Some(bar) => bar.println(line),
+            None => eprintln!("{line}"),
+        }
+    }
 }
 
 /// Runs `combkey doctor`: `Ok(true)` when all is well, `Ok(false)` when the table has values
@@ -345,6 +365,9 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, Failure
     } else {
         header.push_str("\n--   one transaction: it commits whole, or nothing changes");
     }
+    for note in &plan.notes {
+        header.push_str(&format!("\n--   note: {note}"));
+    }
     for s in &plan.steps {
         if let Some(d) = &s.drops {
             header.push_str(&format!("\n--   drops {} {} (re-created from: {})", d.kind, d.name, d.definition));
@@ -417,6 +440,16 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, Failure
         }
     }
     Ok(true)
+}
+
+fn parse_assumed(s: &str) -> Result<combkey::layouts::Layout, String> {
+    let names = || combkey_doctor::ASSUMABLE.map(|l| l.name()).join(", ");
+    let l: combkey::layouts::Layout = s.parse().map_err(|e| format!("{e}; --layout takes {}", names()))?;
+    if combkey_doctor::ASSUMABLE.contains(&l) {
+        Ok(l)
+    } else {
+        Err(format!("{l} keys say what they are (their version nibble); --layout takes {}", names()))
+    }
 }
 
 fn parse_batch_size(s: &str) -> Result<usize, String> {

@@ -561,6 +561,54 @@ mod postgres {
 
     /// A password in the URL never shows in what the command prints.
     /// A table's keys as PostgreSQL prints them, in key order.
+    /// RT.Comb `Sql` keys made over a year, one of them with no neighbour within days: the
+    /// audit cannot tell it from a random key and leaves it; `--layout rtcomb-sql` (the DBA
+    /// knows .NET made every key) reads every version-4 key with a plausible time as RT.Comb,
+    /// says so, and converts them all, while a random key whose bytes read as no plausible time
+    /// stays as it was.
+    #[tokio::test]
+    async fn a_dba_says_which_layout_made_the_keys() {
+        let url = combkey_testutil::pg_url();
+        let mut c = connect().await;
+        let r = SeededRandom::new(95);
+        let t0: Timestamp = "2025-01-01T00:00:00Z".parse().unwrap();
+        // 1,999 keys a few minutes apart over the year's first week, one alone in the autumn.
+        let mut ids: Vec<Comb> =
+            (0..1999).map(|i| RtCombLayout::Sql.create(t0.saturating_add_ms(i * 300_000), v4(&r)).unwrap()).collect();
+        let lonely = RtCombLayout::Sql.create(t0.saturating_add_ms(280 * 86_400_000), v4(&r)).unwrap();
+        ids.push(lonely);
+        // A random key whose last six bytes read as a time in the 9th millennium.
+        let mut b = *v4(&r).as_bytes();
+        b[10] = 0xe0;
+        let random = Comb::from_bytes(b);
+        ids.push(random);
+        seed(&mut c, "doctor_said", &ids).await;
+
+        let audit = report(&url, "doctor_said", &[]);
+        assert_eq!(audit["layouts"]["v4"], 2, "the lonely key is taken for a random one: {audit}");
+        let said = report(&url, "doctor_said", &["--layout", "rtcomb-sql"]);
+        assert_eq!(said["layouts"]["rtcomb-sql"], 2000, "{said}");
+        assert_eq!(said["layouts"]["v4"], 1, "{said}");
+        let evidence = said["evidence"].to_string();
+        assert!(evidence.contains("as --layout rtcomb-sql says"), "the audit says what it assumed: {evidence}");
+
+        let after = report(&url, "doctor_said", &["--apply", "--layout", "rtcomb-sql"]);
+        assert_eq!(layouts(&after), [("v4".to_string(), 1), ("v7".to_string(), 2000)], "{after}");
+        let new = combkey::layouts::Layout::convert(&lonely, Layout::RtCombSql, Layout::V7).unwrap();
+        let n: i64 = sqlx::query_scalar(AssertSqlSafe(format!(
+            "SELECT count(*) FROM doctor_said WHERE id = '{new}' OR id = '{random}'"
+        )))
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+        assert_eq!(n, 2, "the lonely key converted, the random one unchanged");
+        // A layout whose keys say what they are is no assumption.
+        let out = combkey(&["doctor", "--url", &url, "--table", "doctor_said", "--layout", "v7"], None);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains("say what they are"), "{}", stderr(&out));
+        exec(&mut c, "DROP TABLE doctor_said_items; DROP TABLE doctor_said").await;
+    }
+
     async fn key_texts(c: &mut PgConnection, table: &str, column: &str) -> Vec<String> {
         sqlx::query_scalar(AssertSqlSafe(format!("SELECT {column}::text FROM {table} ORDER BY 1")))
             .fetch_all(c)
@@ -748,6 +796,86 @@ mod postgres {
         refused(&url, "doctor_chain", &[], "public.doctor_chain_g.(p) -> public.doctor_chain_items.(parent)");
         assert_eq!(pairs(&mut c, "doctor_chain").await, before);
         exec(&mut c, "DROP TABLE doctor_chain_g").await;
+    }
+
+    /// Row-level security the connecting role is subject to (its owner under `FORCE ROW LEVEL
+    /// SECURITY`, here) hides rows: the audit and `--apply` refuse before anything changes,
+    /// saying so (not calling the hidden parents' children orphans); as the owner without
+    /// FORCE, every row shows and every key converts.
+    #[tokio::test]
+    async fn rows_the_role_cannot_see_are_refused() {
+        let url = combkey_testutil::pg_url();
+        let mut c = connect().await;
+        seed(&mut c, "doctor_rls", &rtcomb_sql(40, 97)).await;
+        exec(
+            &mut c,
+            "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'doctor_rls_owner') THEN \
+               CREATE ROLE doctor_rls_owner LOGIN; END IF; END $$;
+             ALTER TABLE doctor_rls ADD COLUMN tenant int NOT NULL DEFAULT 1;
+             UPDATE doctor_rls SET tenant = 2 WHERE old > (SELECT old FROM doctor_rls ORDER BY old LIMIT 1 OFFSET 20);
+             ALTER TABLE doctor_rls OWNER TO doctor_rls_owner;
+             ALTER TABLE doctor_rls_items OWNER TO doctor_rls_owner;
+             GRANT CREATE ON SCHEMA public TO doctor_rls_owner;
+             ALTER TABLE doctor_rls ENABLE ROW LEVEL SECURITY;
+             ALTER TABLE doctor_rls FORCE ROW LEVEL SECURITY;
+             CREATE POLICY tenant_one ON doctor_rls USING (tenant = 1);",
+        )
+        .await;
+        let owner = url.replacen("postgres@", "doctor_rls_owner@", 1);
+        let before = pairs(&mut c, "doctor_rls").await;
+        let audit = report(&owner, "doctor_rls", &[]);
+        let refusal = audit["refusal"].as_str().unwrap_or_default();
+        assert!(
+            refusal.contains("row-level security hides rows") && refusal.contains("FORCE ROW LEVEL SECURITY"),
+            "{audit}"
+        );
+        assert!(
+            !refusal.contains("fix or remove them"),
+            "hidden parents' children are not called orphans to remove: {refusal}"
+        );
+        refused(&owner, "doctor_rls", &[], "row-level security hides rows");
+        assert_eq!(pairs(&mut c, "doctor_rls").await, before, "nothing changed");
+        exec(&mut c, "ALTER TABLE doctor_rls NO FORCE ROW LEVEL SECURITY").await;
+        let after = report(&owner, "doctor_rls", &["--apply"]);
+        assert_eq!(layouts(&after), [("v7".to_string(), 40)], "{after}");
+        exec(&mut c, "DROP TABLE doctor_rls_items; DROP TABLE doctor_rls").await;
+    }
+
+    /// A partition is converted with its partitioned table, never alone: run on one, doctor
+    /// names the table and the flag; `--inherited only` on the partitioned table says where
+    /// the keys are; `--inherited include` converts every partition.
+    #[tokio::test]
+    async fn partitions_are_converted_through_their_table() {
+        let url = combkey_testutil::pg_url();
+        let mut c = connect().await;
+        exec(
+            &mut c,
+            "DROP TABLE IF EXISTS doctor_hp_items; DROP TABLE IF EXISTS doctor_hp;
+             CREATE TABLE doctor_hp (id uuid PRIMARY KEY) PARTITION BY HASH (id);
+             CREATE TABLE doctor_hp0 PARTITION OF doctor_hp FOR VALUES WITH (MODULUS 2, REMAINDER 0);
+             CREATE TABLE doctor_hp1 PARTITION OF doctor_hp FOR VALUES WITH (MODULUS 2, REMAINDER 1);
+             CREATE TABLE doctor_hp_items (k serial PRIMARY KEY, parent uuid NOT NULL REFERENCES doctor_hp (id));",
+        )
+        .await;
+        for id in rtcomb_sql(40, 98) {
+            exec(
+                &mut c,
+                &format!("INSERT INTO doctor_hp VALUES ('{id}'); INSERT INTO doctor_hp_items (parent) VALUES ('{id}')"),
+            )
+            .await;
+        }
+        refused(&url, "doctor_hp0", &[], "doctor_hp0 is a partition of public.doctor_hp");
+        refused(&url, "doctor_hp0", &[], "--inherited include");
+        refused(&url, "doctor_hp", &["--inherited", "only"], "doctor_hp is partitioned: it holds no row of its own");
+        let after = report(&url, "doctor_hp", &["--apply", "--inherited", "include"]);
+        assert_eq!(layouts(&after), [("v7".to_string(), 40)], "{after}");
+        let joined: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM doctor_hp_items i JOIN doctor_hp p ON p.id = i.parent")
+                .fetch_one(&mut c)
+                .await
+                .unwrap();
+        assert_eq!(joined, 40);
+        exec(&mut c, "DROP TABLE doctor_hp_items; DROP TABLE doctor_hp").await;
     }
 
     #[tokio::test]
@@ -1224,6 +1352,61 @@ mod mariadb {
         )
         .await;
         assert_eq!(joined, 300);
+    }
+
+    /// System-versioned tables: a type change that would reach one is refused before anything
+    /// changes (MariaDB would stop it half-way, error 4119, with the foreign keys dropped); a
+    /// versioned parent is found (it was "no table"), and converting its binary keys says what
+    /// its history keeps.
+    #[tokio::test]
+    async fn system_versioned_tables() {
+        let url = combkey_testutil::mysql_url();
+        let mut c = connect().await;
+        exec(
+            &mut c,
+            "DROP TABLE IF EXISTS doctor_ver_items; DROP TABLE IF EXISTS doctor_ver;
+             CREATE TABLE doctor_ver (id CHAR(36) NOT NULL PRIMARY KEY);
+             CREATE TABLE doctor_ver_items (k INT AUTO_INCREMENT PRIMARY KEY, parent CHAR(36) NOT NULL,
+               CONSTRAINT doctor_ver_fk FOREIGN KEY (parent) REFERENCES doctor_ver (id)) WITH SYSTEM VERSIONING;",
+        )
+        .await;
+        for id in rtcomb_sql(20, 99) {
+            exec(
+                &mut c,
+                &format!(
+                    "INSERT INTO doctor_ver VALUES ('{id}'); INSERT INTO doctor_ver_items (parent) VALUES ('{id}')"
+                ),
+            )
+            .await;
+        }
+        let (parent, child) = (show(&mut c, "doctor_ver").await, show(&mut c, "doctor_ver_items").await);
+        let out = combkey(&["doctor", "--url", &url, "--table", "doctor_ver", "--apply"], None);
+        assert!(!out.status.success(), "{}", stderr(&out));
+        assert!(stderr(&out).contains("test.doctor_ver_items is system-versioned"), "{}", stderr(&out));
+        assert_eq!((show(&mut c, "doctor_ver").await, show(&mut c, "doctor_ver_items").await), (parent, child));
+
+        exec(
+            &mut c,
+            "DROP TABLE doctor_ver_items; DROP TABLE doctor_ver;
+             CREATE TABLE doctor_ver (id BINARY(16) NOT NULL PRIMARY KEY, note INT NOT NULL DEFAULT 0) WITH SYSTEM VERSIONING;",
+        )
+        .await;
+        for id in rtcomb_sql(20, 100) {
+            exec(&mut c, &format!("INSERT INTO doctor_ver (id) VALUES (0x{})", combkey_testutil::hex(id))).await;
+        }
+        let audit = report(&url, "doctor_ver", &[]);
+        assert_eq!(audit["layouts"]["rtcomb-sql"], 20, "the versioned table is found: {audit}");
+        assert!(audit["notes"].to_string().contains("system-versioned"), "{audit}");
+        let sql = ok(&combkey(&["doctor", "--url", &url, "--table", "doctor_ver", "--migration-sql"], None));
+        assert!(sql.contains("note: test.doctor_ver is system-versioned"), "{sql}");
+        let after = report(&url, "doctor_ver", &["--apply"]);
+        assert_eq!(layouts(&after), [("v7".to_string(), 20)], "{after}");
+        assert_eq!(
+            scalar(&mut c, "SELECT COUNT(*) FROM doctor_ver FOR SYSTEM_TIME ALL").await,
+            40,
+            "the history kept the old keys"
+        );
+        exec(&mut c, "DROP TABLE doctor_ver").await;
     }
 
     /// Keys written `urn:uuid:...` or `{...}` in a text column become their ids, never zeros.

@@ -24,6 +24,11 @@ pub trait Progress {
     fn batch(&mut self, scanned: usize, converted: usize, estimate: i64) {
         let _ = (scanned, converted, estimate);
     }
+    /// An online run waits before its next batch, and why (said again when the reason
+    /// changes, and every 30 s while it lasts); how long it has waited so far.
+    fn waiting(&mut self, why: &str, so_far: std::time::Duration) {
+        let _ = (why, so_far);
+    }
 }
 
 /// Progress that says nothing.

@@ -92,6 +92,10 @@ pub struct Classifier {
     pub now_ms: i64,
     /// The unlabelled layouts found, in the order they are tried.
     pub rules: Vec<Rule>,
+    /// The layout a DBA said made the keys (`--layout`): every key whose version nibble names
+    /// no layout is read as it where its time is plausible, and no clusters are looked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assumed: Option<String>,
 }
 
 fn plausible(t: Option<Timestamp>, now_ms: i64) -> bool {
@@ -138,6 +142,14 @@ impl Classifier {
             && (l == Layout::ShortPrefix || plausible(l.timestamp(id).ok().flatten(), self.now_ms))
         {
             return Kind::Layout(l);
+        }
+        if let Some(layout) = self.assumed.as_deref().and_then(|l| l.parse::<Layout>().ok()) {
+            let t = layout.timestamp(id).ok().flatten();
+            return if layout.check(id).is_ok() && plausible(t, self.now_ms) {
+                Kind::Layout(layout)
+            } else {
+                Kind::Random
+            };
         }
         for rule in &self.rules {
             let Some(layout) = rule.layout() else { continue };
@@ -252,12 +264,14 @@ fn coverage(windows: &[(i64, i64)]) -> f64 {
     windows.iter().map(|(a, b)| (b - a) as f64).sum()
 }
 
-/// Keys the audit holds at most, whatever the table's size: up to this many it keeps every
-/// key (and classifies them without reading the table again); past it, the clusters of the
-/// version-4 (unlabelled) keys are learned from a uniform sample of this many of them, and a
-/// second pass through the table classifies every key with what was learned. 16 bytes a key:
-/// 4 MiB, and the clustering's work space a few times that.
-pub(crate) const SAMPLE: usize = 1 << 18;
+/// Keys the audit keeps in full, at most: up to this many it classifies them without reading
+/// the table again (2 MiB). Past it, a second pass through the table classifies every key.
+pub(crate) const KEEP_ALL: usize = 1 << 17;
+
+/// Unlabelled (version-4) keys the audit learns their layouts' clusters from, at most: a
+/// uniform sample of this many (1 MiB, and the clustering's work space a few times that),
+/// whatever the table's size.
+pub(crate) const SAMPLE: usize = 1 << 16;
 
 /// The first pass of an audit: sees every key once, in the database's key order, and keeps a
 /// bounded sample of those whose layout their version nibble does not name.
@@ -266,7 +280,7 @@ pub(crate) struct Learner {
     unlabelled: u64,
     /// A uniform sample (reservoir) of the unlabelled keys.
     sample: Vec<Comb>,
-    /// Every key, in order, while there are at most [`SAMPLE`].
+    /// Every key, in order, while there are at most [`KEEP_ALL`].
     all: Option<Vec<Comb>>,
     random: combkey::SeededRandom,
 }
@@ -285,13 +299,14 @@ impl Learner {
 
     /// Whether the key's version nibble names a layout with a plausible time.
     fn labelled(&self, id: &Comb) -> bool {
-        Layout::detect(id).is_some_and(|l| l == Layout::ShortPrefix || plausible(l.timestamp(id).ok().flatten(), self.now_ms))
+        Layout::detect(id)
+            .is_some_and(|l| l == Layout::ShortPrefix || plausible(l.timestamp(id).ok().flatten(), self.now_ms))
     }
 
     pub(crate) fn feed(&mut self, id: Comb) {
         use combkey::RandomSource as _;
         if let Some(all) = &mut self.all {
-            if all.len() < SAMPLE {
+            if all.len() < KEEP_ALL {
                 all.push(id);
             } else {
                 self.all = None;
@@ -319,11 +334,14 @@ impl Learner {
         self.all.as_deref()
     }
 
-
-    /// What was learned: the layouts the unlabelled keys cluster under, and where.
+    /// What was learned: the layouts the unlabelled keys cluster under, and where; or, where a
+    /// DBA said which layout made the keys (`assumed`), that layout alone.
     #[allow(clippy::cast_precision_loss)] // Counts far below 2^52.
-    pub(crate) fn classifier(&self) -> Classifier {
+    pub(crate) fn classifier(&self, assumed: Option<Layout>) -> Classifier {
         let now_ms = self.now_ms;
+        if let Some(l) = assumed {
+            return Classifier { now_ms, rules: Vec::new(), assumed: Some(l.name().into()) };
+        }
         let keys = &self.sample;
         // 1. The sample holds only keys whose version nibble does not name a layout.
         let mut pool: Vec<usize> = (0..keys.len()).collect();
@@ -344,7 +362,7 @@ impl Learner {
                 continue;
             }
             let rule = Rule { layout: layout.name().into(), windows, expected_random: 0.0 };
-            let single = Classifier { now_ms, rules: vec![rule.clone()] };
+            let single = Classifier { now_ms, rules: vec![rule.clone()], assumed: None };
             pool.retain(|&i| single.classify(&keys[i]) == Kind::Random);
             rules.push(rule);
             if pool.len() < 2 {
@@ -358,7 +376,7 @@ impl Learner {
             let layout = rule.layout().unwrap_or(Layout::RtCombSql);
             rule.expected_random = pool.len() as f64 * scale * coverage(&rule.windows) / time_span_ms(layout);
         }
-        Classifier { now_ms, rules }
+        Classifier { now_ms, rules, assumed: None }
     }
 
     /// Whether the clusters were learned from a sample: its size and the unlabelled keys'.
@@ -416,7 +434,6 @@ impl Tally {
         }
     }
 
-
     #[allow(clippy::cast_precision_loss)] // Counts far below 2^52.
     pub(crate) fn finish(self) -> Audit {
         let Tally { classifier, counts, labelled, ordered, pairs, sampled, .. } = self;
@@ -458,7 +475,15 @@ impl Tally {
                 ));
             }
         }
-        if let Some((sample, of)) = sampled {
+        if let Some(l) = &classifier.assumed {
+            let n: usize =
+                counts.iter().filter(|(k, _)| matches!(k, Kind::Layout(x) if x.name() == l)).map(|(_, n)| n).sum();
+            evidence.push(format!(
+                "{l}: {n} keys, as --layout {l} says: every key whose version nibble names no layout is read as {l} \
+                 where its time is plausible (1995 to a day from now); no clusters were looked for"
+            ));
+        }
+        if let Some((sample, of)) = sampled.filter(|_| classifier.assumed.is_none()) {
             evidence.push(format!(
                 "the clusters were found in a uniform sample of {sample} of the {of} version-4 keys (memory stays \
                  bounded), and every key was then classified by them; a key of a layout whose times no sampled key \
@@ -484,7 +509,7 @@ pub(crate) fn audit(keys: &[Comb], now: Timestamp) -> Audit {
     for id in keys {
         learner.feed(*id);
     }
-    let mut tally = Tally::new(learner.classifier(), now, learner.sampled());
+    let mut tally = Tally::new(learner.classifier(None), now, learner.sampled());
     for id in keys {
         tally.feed(id);
     }
@@ -646,6 +671,54 @@ mod tests {
         let a = audit(&sorted((0..2000).map(|_| v4(&r)).collect()), now());
         assert_eq!(a.layouts.get("v4"), Some(&2000), "{:?} {:?}", a.layouts, a.evidence);
         assert_eq!(a.time_order, None);
+    }
+
+    /// More version-4 keys than the sample holds: the clusters are learned from a uniform
+    /// sample of them and every key is still classified (none is held beyond the sample),
+    /// with the counts of the whole table, and the evidence says a sample was used.
+    #[test]
+    fn a_table_larger_than_the_sample_is_classified_whole() {
+        let r = SeededRandom::new(7);
+        let t0: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
+        let combs = KEEP_ALL + 10_000;
+        let mut keys: Vec<Comb> = (0..combs)
+            .map(|i| RtCombLayout::Sql.create(t0.saturating_add_ms(i64::try_from(i).unwrap() * 100), v4(&r)).unwrap())
+            .collect();
+        keys.extend((0..20_000).map(|_| v4(&r)));
+        let keys = sorted(keys);
+        let mut learner = Learner::new(now());
+        for id in &keys {
+            learner.feed(*id);
+        }
+        assert!(learner.keys().is_none(), "more keys than are kept whole");
+        assert_eq!(learner.sample.len(), SAMPLE, "the sample holds at most SAMPLE keys");
+        let mut tally = Tally::new(learner.classifier(None), now(), learner.sampled());
+        for id in &keys {
+            tally.feed(id);
+        }
+        let a = tally.finish();
+        assert_eq!(a.layouts.get("rtcomb-sql"), Some(&combs), "{:?} {:?}", a.layouts, a.evidence);
+        assert_eq!(a.layouts.get("v4"), Some(&20_000), "{:?}", a.evidence);
+        assert!(a.evidence.iter().any(|e| e.contains("uniform sample of 65536")), "{:?}", a.evidence);
+    }
+
+    /// `--layout`: every unlabelled key with a plausible time is read as the layout said, with
+    /// no clusters; the others stay random.
+    #[test]
+    fn an_assumed_layout_reads_every_unlabelled_key_with_a_plausible_time() {
+        let r = SeededRandom::new(8);
+        let lonely = RtCombLayout::Sql.create(times(1)[0], v4(&r)).unwrap();
+        let mut far = *v4(&r).as_bytes();
+        far[10] = 0xe0;
+        let keys = sorted(vec![lonely, Comb::from_bytes(far)]);
+        let mut learner = Learner::new(now());
+        keys.iter().for_each(|k| learner.feed(*k));
+        assert_eq!(audit(&keys, now()).layouts.get("v4"), Some(&2), "alone, no cluster: random");
+        let c = learner.classifier(Some(Layout::RtCombSql));
+        assert_eq!(c.classify(&lonely), Kind::Layout(Layout::RtCombSql));
+        assert_eq!(c.classify(&Comb::from_bytes(far)), Kind::Random);
+        let replayed: Classifier = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
+        assert_eq!(replayed, c);
     }
 
     /// The classifier a journal keeps classifies every key as the audit did.

@@ -58,6 +58,7 @@ mod report;
 mod schema;
 mod script;
 mod survey;
+mod throttle;
 
 use std::time::Instant;
 
@@ -68,7 +69,9 @@ pub use apply::{Progress, Quiet};
 pub use audit::{Audit, Classifier, Kind, Rule};
 pub use error::{Error, ErrorKind};
 pub use online::{Online, OnlineOutcome};
-pub use plan::{Inherited, Object, Options, Plan, Reference, RewriteTarget, Skip, Step, StepKind, TableName, Triggers};
+pub use plan::{
+    ASSUMABLE, Inherited, Object, Options, Plan, Reference, RewriteTarget, Skip, Step, StepKind, TableName, Triggers,
+};
 pub use report::{IndexStats, Report};
 
 use db::Db;
@@ -158,7 +161,7 @@ impl Doctor {
     }
 
     /// The audit: reads only. The keys are streamed, in two passes at most, and memory stays
-    /// bounded whatever the table's size (a sample of at most 262,144 unlabelled keys).
+    /// bounded whatever the table's size (at most 131,072 keys, or a sample of 65,536).
     pub async fn audit(
         &mut self,
         table: &str,

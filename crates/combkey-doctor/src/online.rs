@@ -36,9 +36,12 @@ pub struct Online {
     pub batch_size: usize,
     /// Wait before a batch while this many sessions (or more) wait for a lock.
     pub pause_when_busy: Option<i64>,
-    /// Wait before a batch while a replica lags more than this.
+    /// Wait before a batch while a replica lags more than this, or while a replica's lag
+    /// cannot be read (it fails closed).
     pub max_lag: Option<Duration>,
-    /// MySQL/MariaDB replicas to ask for their lag (PostgreSQL's primary knows its own).
+    /// Replicas to ask for their lag, connected to once per run (MySQL/MariaDB replicas, and
+    /// PostgreSQL standbys; a PostgreSQL primary also reads its own `pg_stat_replication` and
+    /// replication slots). A URL that is no replica is refused before anything changes.
     pub replica_urls: Vec<String>,
     /// Retries of one batch that lost a lock race before the run gives up.
     pub max_retries: u32,
@@ -185,42 +188,6 @@ fn check(plan: &Plan) -> Result<(), Error> {
     Ok(())
 }
 
-/// Waits while the server is busier than allowed; the time waited.
-async fn throttle(db: &mut Db, online: &Online) -> Result<Duration, Error> {
-    let cat = db.catalog()?;
-    let started = Instant::now();
-    let mut delay = Duration::from_millis(50);
-    loop {
-        let mut busy = false;
-        if let (Some(limit), Some(q)) = (online.pause_when_busy, cat.lock_waiters()) {
-            busy |= db.query(q).await? >= limit;
-        }
-        if let Some(max) = online.max_lag {
-            if let Some(q) = cat.replication_lag() {
-                busy |= db.query(q).await? > max.as_secs_f64();
-            }
-            for url in &online.replica_urls {
-                let mut replica = Db::connect(url).await?;
-                if let Some((sql, column)) = replica.catalog()?.replica_lag() {
-                    let (names, rows) = replica.rows_named(sql).await?;
-                    if let Some(i) = names.iter().position(|n| n == column) {
-                        let lag = rows
-                            .iter()
-                            .filter_map(|r| r.get(i).cloned().flatten()?.parse::<f64>().ok())
-                            .fold(0.0, f64::max);
-                        busy |= lag > max.as_secs_f64();
-                    }
-                }
-            }
-        }
-        if !busy {
-            return Ok(started.elapsed());
-        }
-        tokio::time::sleep(delay).await;
-        delay = (delay * 2).min(Duration::from_secs(2));
-    }
-}
-
 /// Runs `plan` online.
 pub(crate) async fn run(
     db: &mut Db,
@@ -229,6 +196,8 @@ pub(crate) async fn run(
     progress: &mut dyn Progress,
 ) -> Result<OnlineOutcome, Error> {
     check(plan)?;
+    // Replicas are connected to (and checked to be replicas) before anything changes.
+    let mut throttle = crate::throttle::Throttle::connect(online).await?;
     let started = Instant::now();
     let backend = db.backend();
     let cat = db.catalog()?;
@@ -303,27 +272,25 @@ pub(crate) async fn run(
         // a run's reading, for a pass that usually finds nothing.)
         // At most SWEEP_CAP keys are kept from one sweep (memory stays bounded however many
         // old keys arrived meanwhile): a sweep that found more converts those, then sweeps again.
-        let sweep = async |scanner: &mut Db,
-                           live: &Plan,
-                           scanned: &mut usize|
-               -> Result<(Vec<Vec<Stored>>, bool), Error> {
-            let mut found = Vec::new();
-            let mut complete = true;
-            scanner
-                .each_page(&cat.sweep_keys(&table, &column, only), crate::apply::PAGE, async |rows| {
-                    *scanned += rows.len();
-                    if found.len() >= SWEEP_CAP {
-                        complete = false;
-                        return Ok(());
-                    }
-                    let values: Vec<Stored> = rows.iter().map(|r| cat.parse_key(r)).collect::<Result<_, _>>()?;
-                    found.extend(changes(live, &values)?.into_iter().map(|c| c.old));
-                    Ok(())
-                })
-                .await?;
-            found.sort();
-            Ok((found.chunks(online.batch_size).rev().map(<[Stored]>::to_vec).collect(), complete))
-        };
+        let sweep =
+            async |scanner: &mut Db, live: &Plan, scanned: &mut usize| -> Result<(Vec<Vec<Stored>>, bool), Error> {
+                let mut found = Vec::new();
+                let mut complete = true;
+                scanner
+                    .each_page(&cat.sweep_keys(&table, &column, only), crate::apply::PAGE, async |rows| {
+                        *scanned += rows.len();
+                        if found.len() >= SWEEP_CAP {
+                            complete = false;
+                            return Ok(());
+                        }
+                        let values: Vec<Stored> = rows.iter().map(|r| cat.parse_key(r)).collect::<Result<_, _>>()?;
+                        found.extend(changes(live, &values)?.into_iter().map(|c| c.old));
+                        Ok(())
+                    })
+                    .await?;
+                found.sort();
+                Ok((found.chunks(online.batch_size).rev().map(<[Stored]>::to_vec).collect(), complete))
+            };
         // One batch's transaction on `db`, retried when it loses a race; the keys it changed.
         let run_batch =
             async |db: &mut Db, values: &[Stored], live: &Plan, passes: usize| -> Result<(usize, usize), Error> {
@@ -432,7 +399,7 @@ pub(crate) async fn run(
         // Whether the last sweep kept every key it found (it stops keeping at SWEEP_CAP).
         let mut sweep_complete = true;
         loop {
-            out.paused += throttle(db, online).await?;
+            out.paused += throttle.wait(db, progress).await?;
             // This round's keys: up to `lanes` batches, in key order.
             let mut round: Vec<Vec<Stored>> = Vec::new();
             let mut pass_ended = false;

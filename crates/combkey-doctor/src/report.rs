@@ -69,10 +69,10 @@ fn size(bytes: f64) -> String {
 }
 
 /// How much longer than the audit's first pass over the keys an offline `--apply` takes per
-/// key it changes: the ratio measured by `combkey-bench doctor-memory` (the audit's read against
-/// the offline conversion of the same 1M-row table with 100k referencing rows, PostgreSQL and
-/// MariaDB alike within a factor of two, on a 2-core VM); docs/doctor.md shows the runs.
-const OFFLINE_PER_KEY_READ: f64 = 30.0;
+/// key it changes: `combkey-bench doctor-memory` measured 30 to 60 (the conversion of tables
+/// of 1M and 5M keys, one referencing row per ten, against the audit's read of them, on
+/// PostgreSQL and MariaDB, a 2-core VM); docs/doctor.md shows the runs.
+const OFFLINE_PER_KEY_READ: f64 = 45.0;
 
 /// An offline run estimated above this many seconds is better run `--online`.
 const LONG_OFFLINE_S: f64 = 300.0;
@@ -285,7 +285,9 @@ impl Report {
                 self.schema.table,
                 duration(t)
             ),
-            Some(t) => format!(" Offline, --apply would take about {} (estimated from this audit's read rate).", duration(t)),
+            Some(t) => {
+                format!(" Offline, --apply would take about {} (estimated from this audit's read rate).", duration(t))
+            }
             None => String::new(),
         };
         format!(
@@ -332,6 +334,7 @@ impl Report {
             "unfinished_step": self.unfinished.map(|(s, _)| s),
             "unfinished_online": self.unfinished_online,
             "offline_estimate_seconds": self.offline_estimate().map(|t| t.round()),
+            "notes": self.plan.as_ref().map(|p| p.notes.clone()).unwrap_or_default(),
             "recommendation": self.recommendation(),
             "seconds": (self.seconds * 1000.0).round() / 1000.0,
         })
@@ -392,6 +395,9 @@ impl Report {
         if !self.schema.inheritors.is_empty() {
             let t: Vec<String> = self.schema.inheritors.iter().map(ToString::to_string).collect();
             s.push_str(&format!("  inherited by    {}\n", t.join(", ")));
+        }
+        for note in self.plan.iter().flat_map(|p| &p.notes) {
+            s.push_str(&format!("  note            {note}\n"));
         }
         s.push_str(&format!("  recommendation  {}\n", self.recommendation()));
         s.push_str(&format!("  (audit took {:.2} s)\n", self.seconds));

@@ -53,6 +53,20 @@ pub struct Schema {
     /// Key values that are the same id written differently (letter case, braces, `urn:uuid:`),
     /// which one stored form would make one key: how many, and a few of them.
     pub same_id: (usize, Vec<String>),
+    /// The table and referencing tables whose rows the connected role cannot all see (row-level
+    /// security), and why.
+    pub row_security: Vec<(Name, String)>,
+    /// The partitioned table this table is a partition of (PostgreSQL).
+    pub partition_of: Option<Name>,
+    /// Whether the table is partitioned (PostgreSQL: its rows are all in its partitions).
+    pub partitioned: bool,
+    /// The system-versioned tables among the table and the referencing tables (MariaDB).
+    pub versioned: Vec<Name>,
+    /// The table and referencing tables that publications publish, with their names
+    /// (PostgreSQL logical replication).
+    pub published: Vec<(Name, Vec<String>)>,
+    /// The table and referencing tables that subscriptions write, with their names.
+    pub subscribed: Vec<(Name, Vec<String>)>,
 }
 
 /// A column name as given (`"My Id"`, `` `My Id` ``, `[My Id]`, `my_id`) as the catalog
@@ -220,6 +234,48 @@ impl Schema {
             }
         }
         let inheritors = db.query(catalog.inheritors(&name)).await?;
+        // Facts about the table and every referencing table that decide whether a change may
+        // go ahead at all.
+        let mut tables = vec![name.clone()];
+        for fk in &references {
+            if !tables.contains(&fk.child) {
+                tables.push(fk.child.clone());
+            }
+        }
+        let (mut row_security, mut versioned, mut published, mut subscribed) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for t in &tables {
+            if let Some(q) = catalog.row_security(t)
+                && let Some(why) = db.query(q).await?
+            {
+                row_security.push((t.clone(), why));
+            }
+            if let Some(q) = catalog.versioned(t)
+                && db.query(q).await?
+            {
+                versioned.push(t.clone());
+            }
+            if let Some(q) = catalog.publications(t) {
+                let pubs = db.query(q).await?;
+                if !pubs.is_empty() {
+                    published.push((t.clone(), pubs));
+                }
+            }
+            if let Some(q) = catalog.subscriptions(t) {
+                let subs = db.query(q).await?;
+                if !subs.is_empty() {
+                    subscribed.push((t.clone(), subs));
+                }
+            }
+        }
+        let partition_of = match catalog.partition_of(&name) {
+            Some(q) => db.query(q).await?,
+            None => None,
+        };
+        let partitioned = match catalog.partitioned(&name) {
+            Some(q) => db.query(q).await?,
+            None => false,
+        };
         Ok(Schema {
             table: name,
             column,
@@ -238,6 +294,12 @@ impl Schema {
             chained,
             orphans: Vec::new(),
             same_id: (0, Vec::new()),
+            row_security,
+            partition_of,
+            partitioned,
+            versioned,
+            published,
+            subscribed,
         })
     }
 

@@ -112,7 +112,7 @@ async fn read_in_transaction(
 
     // Second pass: every key classified by what the first learned (the keys kept, where the
     // table was small enough to keep them all; the table again otherwise).
-    let mut tally = Tally::new(learner.classifier(), now, learner.sampled());
+    let mut tally = Tally::new(learner.classifier(options.layout), now, learner.sampled());
     match learner.keys() {
         Some(keys) => keys.iter().for_each(|id| tally.feed(id)),
         None => {

@@ -39,7 +39,10 @@ async fn serve(app: Router) -> SocketAddr {
 async fn route_extractors_sessions_and_the_uuid_boundary() {
     let app = Router::new()
         // Was `Path<Uuid>`.
-        .route("/users/{id}", get(|Path(id): Path<Comb>| async move { Json(json!({ "id": id, "audit": audit_line(id.into()) })) }))
+        .route(
+            "/users/{id}",
+            get(|Path(id): Path<Comb>| async move { Json(json!({ "id": id, "audit": audit_line(id.into()) })) }),
+        )
         // Was `Path<(Uuid, Uuid)>`.
         .route(
             "/users/{user}/orders/{order}",

@@ -155,6 +155,17 @@ pub struct Retype {
     pub final_type: String,
 }
 
+/// How far a replica is behind its primary.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum ReplicaLag {
+    /// The server is no replica.
+    NotAReplica,
+    /// Seconds behind.
+    Behind(f64),
+    /// It cannot be told, and why.
+    Unknown(String),
+}
+
 /// The rows a catalog query answered: each value as text, `None` for `NULL`.
 pub type Rows = [Vec<Option<String>>];
 
@@ -235,6 +246,34 @@ pub(crate) trait Catalog: Sync {
     fn checks(&self, table: &Name, column: &str) -> Query<Vec<Check>>;
     /// The tables that inherit from this one or are its partitions (PostgreSQL; none elsewhere).
     fn inheritors(&self, table: &Name) -> Query<Vec<Name>>;
+    /// Why the connected role cannot see every row of `table` (PostgreSQL's row-level
+    /// security applies to it: `FORCE ROW LEVEL SECURITY`, or a role that is not the owner, and
+    /// neither superuser nor `BYPASSRLS`), or no row where it sees them all.
+    fn row_security(&self, _table: &Name) -> Option<Query<Option<String>>> {
+        None
+    }
+    /// The partitioned table `table` is a partition of (PostgreSQL), if it is one.
+    fn partition_of(&self, _table: &Name) -> Option<Query<Option<Name>>> {
+        None
+    }
+    /// Whether `table` is partitioned, its rows all in its partitions (PostgreSQL).
+    fn partitioned(&self, _table: &Name) -> Option<Query<bool>> {
+        None
+    }
+    /// Whether `table` is system-versioned (MariaDB `WITH SYSTEM VERSIONING`: every `UPDATE`
+    /// adds a history row).
+    fn versioned(&self, _table: &Name) -> Option<Query<bool>> {
+        None
+    }
+    /// The publications that publish `table` (PostgreSQL logical replication: named, `FOR
+    /// TABLES IN SCHEMA` or `FOR ALL TABLES`).
+    fn publications(&self, _table: &Name) -> Option<Query<Vec<String>>> {
+        None
+    }
+    /// The subscriptions that write `table` (PostgreSQL logical replication's subscriber side).
+    fn subscriptions(&self, _table: &Name) -> Option<Query<Vec<String>>> {
+        None
+    }
     /// Whether an index of `table` starts with one of `columns` (what makes a look-up of
     /// referencing rows an index probe instead of a scan).
     fn has_index_on(&self, table: &Name, columns: &[String]) -> Query<bool>;
@@ -263,9 +302,17 @@ pub(crate) trait Catalog: Sync {
     fn replication_lag(&self) -> Option<Query<f64>> {
         None
     }
-    /// On a replica: the statement whose column (named by the second value) says how far it is
-    /// behind its primary, in seconds (MySQL `SHOW ALL SLAVES STATUS`, `Seconds_Behind_Master`).
-    fn replica_lag(&self) -> Option<(&'static str, &'static str)> {
+    /// On a replica: the statement that says how far it is behind its primary (MySQL `SHOW ALL
+    /// SLAVES STATUS`; PostgreSQL's recovery functions and WAL receiver), read by
+    /// [`read_replica`](Self::read_replica).
+    fn replica_status(&self) -> &'static str;
+    /// What [`replica_status`](Self::replica_status)'s rows (with their column names) say: not
+    /// a replica at all, behind by so many seconds, or behind by an amount nobody can tell (a
+    /// stopped SQL thread, a WAL receiver that is not streaming), with the reason.
+    fn read_replica(&self, names: &[String], rows: &Rows) -> ReplicaLag;
+    /// Replication the primary knows of whose lag cannot be read (PostgreSQL: a replication
+    /// slot that no standby or subscriber is using, which holds WAL back), each with why.
+    fn unread_replication(&self) -> Option<Query<Vec<String>>> {
         None
     }
     /// The statements that rebuild the primary key's index without blocking readers and
@@ -336,7 +383,13 @@ pub(crate) trait Catalog: Sync {
         "?".into()
     }
     /// The statement that makes the journal table `combkey_doctor_journal` in `schema` (a
-    /// tool's record of a change in progress, which survives a crash), and its quoted name.
+    /// tool's record of a change in progress, which survives the tool's crash), and its quoted
+    /// name. It must not break replication: PostgreSQL's is `UNLOGGED`, which no publication
+    /// publishes (a `FOR ALL TABLES` publication would otherwise publish it, and a subscriber
+    /// without it would stop applying every change) and no standby receives; it lasts through
+    /// the tool's crash, and after the server's own crash an online run begins again from the
+    /// start (it finds the keys converted so far converted). MariaDB's is a plain InnoDB table,
+    /// which replicates in every binlog format.
     fn journal_table(&self, schema: Option<&str>) -> (String, String);
     /// The statements around a change's transaction that turn foreign key checks off for this
     /// session only, and back on, where checking each updated row against its referencing

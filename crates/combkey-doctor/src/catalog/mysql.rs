@@ -2,8 +2,8 @@
 //! value as text. A table's schema is its database.
 
 use super::{
-    Catalog, Check, Column, ForeignKey, Name, Query, Retype, Rewrite, Stored, Trigger, cell, flag, hex, string_literal,
-    text, unhex,
+    Catalog, Check, Column, ForeignKey, Name, Query, ReplicaLag, Retype, Rewrite, Rows, Stored, Trigger, cell, flag,
+    hex, string_literal, text, unhex,
 };
 use crate::error::Error;
 use combkey::Backend;
@@ -109,6 +109,17 @@ impl Catalog for MySql {
         t.starts_with("char") || t.starts_with("varchar") || t.contains("text")
     }
 
+    fn versioned(&self, table: &Name) -> Option<Query<bool>> {
+        Some(Query {
+            sql: format!(
+                "SELECT CAST(TABLE_TYPE = 'SYSTEM VERSIONED' AS CHAR) FROM information_schema.TABLES \
+                 WHERE TABLE_SCHEMA = {SCHEMA} AND TABLE_NAME = ?"
+            ),
+            params: params(table),
+            parse: |rows| rows.first().map_or(Ok(false), |r| flag(r, 0)),
+        })
+    }
+
     fn reader_session(&self) -> Vec<String> {
         // The server gives up on a client that reads nothing for net_write_timeout (60 s by
         // default): an hour, for a reader whose writer is slow under load.
@@ -136,7 +147,7 @@ impl Catalog for MySql {
         Ok(Query {
             sql: format!(
                 "SELECT CAST(TABLE_SCHEMA AS CHAR), CAST(TABLE_NAME AS CHAR), CAST(CAST(TABLE_NAME AS BINARY) = CAST(? AS BINARY) AS CHAR) \
-                 FROM information_schema.TABLES WHERE TABLE_SCHEMA = {SCHEMA} AND TABLE_NAME = ? AND TABLE_TYPE = 'BASE TABLE'"
+                 FROM information_schema.TABLES WHERE TABLE_SCHEMA = {SCHEMA} AND TABLE_NAME = ? AND TABLE_TYPE IN ('BASE TABLE', 'SYSTEM VERSIONED')"
             ),
             params: vec![name.clone(), schema.unwrap_or_default(), name],
             parse: |rows| {
@@ -392,8 +403,42 @@ impl Catalog for MySql {
         })
     }
 
-    fn replica_lag(&self) -> Option<(&'static str, &'static str)> {
-        Some(("SHOW ALL SLAVES STATUS", "Seconds_Behind_Master"))
+    fn replica_status(&self) -> &'static str {
+        "SHOW ALL SLAVES STATUS"
+    }
+
+    fn read_replica(&self, names: &[String], rows: &Rows) -> ReplicaLag {
+        let col = |row: &Vec<Option<String>>, n: &str| {
+            names.iter().position(|c| c == n).and_then(|i| row.get(i).cloned().flatten()).unwrap_or_default()
+        };
+        if rows.is_empty() {
+            return ReplicaLag::NotAReplica;
+        }
+        // The connection furthest behind; one whose lag MariaDB gives as NULL (its SQL or I/O
+        // thread stopped, or failed) makes the whole answer unknown, as pt-online-schema-change
+        // reads it.
+        let mut worst = 0.0f64;
+        for row in rows {
+            match col(row, "Seconds_Behind_Master").parse::<f64>() {
+                Ok(s) => worst = worst.max(s),
+                Err(_) => {
+                    let name = col(row, "Connection_name");
+                    let error = [col(row, "Last_SQL_Error"), col(row, "Last_IO_Error")]
+                        .into_iter()
+                        .filter(|e| !e.is_empty())
+                        .collect::<Vec<_>>()
+                        .join("; ");
+                    return ReplicaLag::Unknown(format!(
+                        "Seconds_Behind_Master is NULL{} (Slave_SQL_Running {}, Slave_IO_Running {}{})",
+                        if name.is_empty() { String::new() } else { format!(" for connection '{name}'") },
+                        col(row, "Slave_SQL_Running"),
+                        col(row, "Slave_IO_Running"),
+                        if error.is_empty() { String::new() } else { format!(": {error}") }
+                    ));
+                }
+            }
+        }
+        ReplicaLag::Behind(worst)
     }
 
     fn rebuild_primary_key(&self, table: &Name, _index: Option<&str>) -> Vec<String> {
@@ -492,7 +537,10 @@ impl Catalog for MySql {
         let values: Vec<String> =
             rows.iter().map(|(o, n)| format!("({}, {})", self.key_literal(o), self.key_literal(n))).collect();
         // A value read twice (a referencing column's value that is also a key) maps once.
-        format!("INSERT INTO combkey_doctor_map (old, new) VALUES {} ON DUPLICATE KEY UPDATE new = new", values.join(", "))
+        format!(
+            "INSERT INTO combkey_doctor_map (old, new) VALUES {} ON DUPLICATE KEY UPDATE new = new",
+            values.join(", ")
+        )
     }
 
     fn rewrite_from_map(&self, targets: &[Rewrite], _only: bool) -> Vec<String> {

@@ -2,8 +2,8 @@
 //! `pg_inherits`, `pg_index`), read with every value cast to text.
 
 use super::{
-    Catalog, Check, Column, ForeignKey, Name, Query, Retype, Rewrite, Stored, Trigger, cell, flag, hex, string_literal,
-    text, unhex,
+    Catalog, Check, Column, ForeignKey, Name, Query, ReplicaLag, Retype, Rewrite, Rows, Stored, Trigger, cell, flag,
+    hex, string_literal, text, unhex,
 };
 use crate::error::Error;
 use combkey::Backend;
@@ -230,6 +230,60 @@ impl Catalog for Postgres {
         }
     }
 
+    fn row_security(&self, table: &Name) -> Option<Query<Option<String>>> {
+        Some(Query {
+            sql: format!(
+                "SELECT CASE WHEN c.relforcerowsecurity THEN 'FORCE ROW LEVEL SECURITY applies its policies to every role \
+                 but superusers and BYPASSRLS roles, its owner too' ELSE 'row-level security is on and ' || current_user || \
+                 ' is not its owner' END FROM pg_class c, pg_roles r WHERE c.oid = {OID} AND r.rolname = current_user \
+                 AND c.relrowsecurity AND NOT r.rolsuper AND NOT r.rolbypassrls \
+                 AND (c.relforcerowsecurity OR NOT pg_has_role(current_user, c.relowner, 'USAGE'))"
+            ),
+            params: params(table),
+            parse: |rows| rows.first().map(|r| text(r, 0)).transpose(),
+        })
+    }
+
+    fn partition_of(&self, table: &Name) -> Option<Query<Option<Name>>> {
+        Some(Query {
+            sql: format!(
+                "SELECT n.nspname::text, p.relname::text FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid \
+                 JOIN pg_class p ON p.oid = i.inhparent JOIN pg_namespace n ON n.oid = p.relnamespace \
+                 WHERE i.inhrelid = {OID} AND c.relispartition"
+            ),
+            params: params(table),
+            parse: |rows| Ok(names(rows)?.into_iter().next()),
+        })
+    }
+
+    fn partitioned(&self, table: &Name) -> Option<Query<bool>> {
+        Some(Query {
+            sql: format!("SELECT (relkind = 'p')::text FROM pg_class WHERE oid = {OID}"),
+            params: params(table),
+            parse: |rows| rows.first().map_or(Ok(false), |r| flag(r, 0)),
+        })
+    }
+
+    fn publications(&self, table: &Name) -> Option<Query<Vec<String>>> {
+        Some(Query {
+            sql: "SELECT pubname::text FROM pg_publication_tables WHERE schemaname = $1 AND tablename = $2 ORDER BY 1"
+                .into(),
+            params: params(table),
+            parse: |rows| rows.iter().map(|r| text(r, 0)).collect(),
+        })
+    }
+
+    fn subscriptions(&self, table: &Name) -> Option<Query<Vec<String>>> {
+        Some(Query {
+            sql: format!(
+                "SELECT s.subname::text FROM pg_subscription_rel r JOIN pg_subscription s ON s.oid = r.srsubid \
+                 WHERE r.srrelid = {OID} ORDER BY 1"
+            ),
+            params: params(table),
+            parse: |rows| rows.iter().map(|r| text(r, 0)).collect(),
+        })
+    }
+
     fn has_index_on(&self, table: &Name, columns: &[String]) -> Query<bool> {
         let mut p = params(table);
         p.push(format!(
@@ -387,6 +441,42 @@ impl Catalog for Postgres {
         })
     }
 
+    fn replica_status(&self) -> &'static str {
+        "SELECT pg_is_in_recovery()::text AS replica, \
+         COALESCE((SELECT status FROM pg_stat_wal_receiver), 'no WAL receiver') AS receiver, \
+         (CASE WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0 \
+               ELSE EXTRACT(epoch FROM now() - pg_last_xact_replay_timestamp()) END)::text AS lag"
+    }
+
+    fn read_replica(&self, _names: &[String], rows: &Rows) -> ReplicaLag {
+        let Some(row) = rows.first() else { return ReplicaLag::NotAReplica };
+        if !flag(row, 0).unwrap_or(false) {
+            return ReplicaLag::NotAReplica;
+        }
+        let receiver = cell(row, 1).ok().flatten().unwrap_or_default();
+        // Caught up with what it received says nothing when it receives nothing.
+        if receiver != "streaming" {
+            return ReplicaLag::Unknown(format!("its WAL receiver is not streaming ({receiver})"));
+        }
+        match cell(row, 2).ok().flatten().and_then(|l| l.parse::<f64>().ok()) {
+            Some(l) => ReplicaLag::Behind(l.max(0.0)),
+            None => ReplicaLag::Unknown("it has replayed no transaction yet".into()),
+        }
+    }
+
+    fn unread_replication(&self) -> Option<Query<Vec<String>>> {
+        Some(Query {
+            sql:
+                "SELECT format('replication slot %s (%s%s) is not in use: its standby or subscriber is not connected, \
+                  and it holds WAL back since %s', slot_name, slot_type, \
+                  CASE WHEN database IS NOT NULL THEN ', database ' || database ELSE '' END, restart_lsn) \
+                  FROM pg_replication_slots WHERE NOT active ORDER BY slot_name"
+                    .into(),
+            params: Vec::new(),
+            parse: |rows| rows.iter().map(|r| text(r, 0)).collect(),
+        })
+    }
+
     fn replication_lag(&self) -> Option<Query<f64>> {
         Some(Query {
             sql: "SELECT COALESCE(max(EXTRACT(epoch FROM replay_lag)), 0)::text FROM pg_stat_replication".into(),
@@ -447,7 +537,8 @@ impl Catalog for Postgres {
             .quoted(Backend::Postgres);
         (
             format!(
-                "CREATE TABLE IF NOT EXISTS {name} (target text PRIMARY KEY, state text NOT NULL, step integer NOT NULL, \
+                // UNLOGGED: never published, never streamed (see the trait's docs).
+                "CREATE UNLOGGED TABLE IF NOT EXISTS {name} (target text PRIMARY KEY, state text NOT NULL, step integer NOT NULL, \
                  plan text NOT NULL, cursor_value text, updated_at timestamptz NOT NULL DEFAULT now())"
             ),
             name,

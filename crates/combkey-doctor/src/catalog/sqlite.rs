@@ -2,8 +2,8 @@
 //! value as text. Names compare without regard to ASCII case, as SQLite compares them.
 
 use super::{
-    Catalog, Check, Column, ForeignKey, Name, Query, Retype, Rewrite, Stored, Trigger, cell, flag, hex, string_literal,
-    text, unhex,
+    Catalog, Check, Column, ForeignKey, Name, Query, ReplicaLag, Retype, Rewrite, Rows, Stored, Trigger, cell, flag,
+    hex, string_literal, text, unhex,
 };
 use crate::error::Error;
 use combkey::Backend;
@@ -104,6 +104,14 @@ fn checks_mentioning(sql: &str, column: &str) -> Vec<String> {
 }
 
 impl Catalog for Sqlite {
+    fn replica_status(&self) -> &'static str {
+        "SELECT 0"
+    }
+
+    fn read_replica(&self, _names: &[String], _rows: &Rows) -> ReplicaLag {
+        ReplicaLag::NotAReplica
+    }
+
     fn backend(&self) -> Backend {
         Backend::Sqlite
     }

@@ -20,4 +20,3 @@ pub(crate) fn orphan_count(backend: Backend, r: &Reference, parent: &Name) -> St
         join.join(" AND ")
     )
 }
-

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use crate::catalog::{Catalog, Name, Retype, Rewrite};
 use combkey::Backend;
+use combkey::layouts::Layout;
 use serde::{Deserialize, Serialize};
 
 pub(crate) mod checks;
@@ -210,6 +211,39 @@ pub struct Options {
     pub inherited: Inherited,
     /// Convert keys whose layout is uncertain.
     pub convert_uncertain: bool,
+    /// The layout that made the keys, as the DBA knows it: every version-4 key with a
+    /// plausible time is read as it (no clusters are looked for).
+    #[serde(default, with = "layout_name")]
+    pub layout: Option<Layout>,
+}
+
+/// The layouts `--layout` may name: those whose keys carry no version nibble of their own
+/// (version 4, or a moved one), so only a DBA can say what made them.
+pub const ASSUMABLE: [Layout; 7] = [
+    Layout::RtCombSql,
+    Layout::RtCombPostgres,
+    Layout::RtCombLegacy,
+    Layout::UcPrefix,
+    Layout::UcSuffix,
+    Layout::NewSequentialId,
+    Layout::MySqlSwap,
+];
+
+/// An optional layout kept in a plan (the journal's JSON) by its name.
+mod layout_name {
+    use combkey::layouts::Layout;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(l: &Option<Layout>, s: S) -> Result<S::Ok, S::Error> {
+        match l {
+            Some(l) => s.serialize_some(l.name()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Layout>, D::Error> {
+        Option::<String>::deserialize(d)?.map(|n| n.parse().map_err(serde::de::Error::custom)).transpose()
+    }
 }
 
 impl Options {
@@ -236,6 +270,15 @@ impl Options {
         self.convert_uncertain = convert;
         self
     }
+
+    /// The layout that made the keys, where the DBA knows it (`--layout`): every key whose
+    /// version nibble names no layout is read as it where its time is plausible. Only the
+    /// layouts whose keys do not say what they are: RT.Comb's three, uuid-creator's prefix
+    /// and suffix COMBs, `NEWSEQUENTIALID`, MySQL's swapped v1.
+    pub fn with_layout(mut self, layout: Option<Layout>) -> Self {
+        self.layout = layout;
+        self
+    }
 }
 
 impl Default for Options {
@@ -245,6 +288,7 @@ impl Default for Options {
             triggers: Triggers::Refuse,
             inherited: Inherited::Refuse,
             convert_uncertain: false,
+            layout: None,
         }
     }
 }
@@ -281,6 +325,10 @@ pub struct Plan {
     pub unindexed: Vec<(TableName, Vec<String>)>,
     /// The steps, in order.
     pub steps: Vec<Step>,
+    /// What the DBA must know or do beyond these tables (a subscriber's column type, a
+    /// versioned table's history).
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 /// A table's columns that hold key values.
@@ -379,6 +427,40 @@ pub(crate) fn build(backend: Backend, schema: &Schema, audit: &Audit, options: O
         }
     }
     let retype_needed = !retypes.is_empty();
+    // What the DBA must know or do beyond this database's tables.
+    let mut notes = Vec::new();
+    if !schema.versioned.is_empty() {
+        let names: Vec<String> = schema.versioned.iter().map(ToString::to_string).collect();
+        if retype_needed {
+            return Err(Error::refused(format!(
+                "{} {} system-versioned: MariaDB changes no column type there unless the session sets \
+                 system_versioning_alter_history = KEEP, and then the history keeps every old key as text in a column \
+                 that holds 16 bytes. Keep the text keys (combkey's text-key types read them), or drop the versioning \
+                 first (ALTER TABLE ... DROP SYSTEM VERSIONING, which drops the history)",
+                names.join(", "),
+                if names.len() == 1 { "is" } else { "are" }
+            )));
+        }
+        notes.push(format!(
+            "{} {} system-versioned: every row whose key changes adds a history row that keeps the old key, and \
+             history rows of a referencing table keep old keys that no current row has (their joins through the \
+             history still match the history of the parent); FOR SYSTEM_TIME queries see the old keys before the change",
+            names.join(", "),
+            if names.len() == 1 { "is" } else { "are" }
+        ));
+    }
+    if retype_needed && !schema.published.is_empty() {
+        let pubs: Vec<String> =
+            schema.published.iter().map(|(t, p)| format!("{t} (publication {})", p.join(", "))).collect();
+        notes.push(format!(
+            "the column type changes here, and logical replication does not carry DDL: published are {}. The new key \
+             values reach each subscriber as updates, as text; on each subscriber, change the same columns to {} \
+             as well (ALTER TABLE ... ALTER COLUMN ... TYPE ... USING ...::{}) when this has run",
+            pubs.join(", "),
+            retypes.first().map_or("uuid", |r| r.2.final_type.as_str()),
+            retypes.first().map_or("uuid", |r| r.2.final_type.as_str())
+        ));
+    }
     let final_type = retypes.first().map_or_else(|| column.data_type.clone(), |r| r.2.final_type.clone());
 
     // Counts.
@@ -453,6 +535,7 @@ pub(crate) fn build(backend: Backend, schema: &Schema, audit: &Audit, options: O
         definitions: schema.definitions.iter().map(|(n, d)| (n.into(), d.clone())).collect(),
         unindexed: schema.unindexed.iter().map(|(n, c)| (n.into(), c.clone())).collect(),
         steps: Vec::new(),
+        notes,
     };
     if plan.is_empty() {
         return Ok(plan);
@@ -524,6 +607,12 @@ mod tests {
             chained: Vec::new(),
             orphans: Vec::new(),
             same_id: (0, Vec::new()),
+            row_security: Vec::new(),
+            partition_of: None,
+            partitioned: false,
+            versioned: Vec::new(),
+            published: Vec::new(),
+            subscribed: Vec::new(),
         }
     }
 
@@ -547,7 +636,7 @@ mod tests {
     }
 
     fn kinds() -> (Classifier, Vec<Kind>) {
-        (Classifier { now_ms: 0, rules: Vec::new() }, vec![Kind::Layout(Layout::RtCombSql); 10])
+        (Classifier { now_ms: 0, rules: Vec::new(), assumed: None }, vec![Kind::Layout(Layout::RtCombSql); 10])
     }
 
     fn kinds_of(plan: &Plan) -> Vec<StepKind> {
@@ -679,7 +768,7 @@ mod tests {
 
     #[test]
     fn uncertain_and_random_keys_stay() {
-        let c = Classifier { now_ms: 0, rules: Vec::new() };
+        let c = Classifier { now_ms: 0, rules: Vec::new(), assumed: None };
         let k = vec![Kind::Random, Kind::Uncertain(Layout::RtCombSql), Kind::Layout(Layout::V7)];
         let plan = build(Backend::Postgres, &schema("uuid", ""), &audit_of(&c, &k), Options::default()).unwrap();
         assert!(plan.is_empty(), "{:?}", plan.converted);

@@ -11,6 +11,51 @@ use crate::schema::Schema;
 /// already reference nothing.
 pub(crate) fn before_anything(schema: &Schema, options: Options) -> Result<(), Error> {
     let column = &schema.column;
+    if let Some(parent) = &schema.partition_of {
+        return Err(Error::refused(format!(
+            "{} is a partition of {parent}: the foreign keys and the application reach its rows through {parent}, so \
+             its keys change with the other partitions'. Run this on {parent} with --inherited include (every \
+             partition in one run)",
+            schema.table
+        )));
+    }
+    if schema.partitioned && options.inherited == Inherited::Only {
+        let parts: Vec<String> = schema.inheritors.iter().map(ToString::to_string).collect();
+        return Err(Error::refused(format!(
+            "{} is partitioned: it holds no row of its own, every key is in its partitions ({}); give --inherited \
+             include to convert them",
+            schema.table,
+            parts.join(", ")
+        )));
+    }
+    if !schema.row_security.is_empty() {
+        let why: Vec<String> = schema.row_security.iter().map(|(t, w)| format!("{t}: {w}")).collect();
+        return Err(Error::refused(format!(
+            "row-level security hides rows from this role ({}): the keys read and converted would be only the rows \
+             its policies show, the others would keep their old keys, and referencing rows of hidden rows would look \
+             orphaned. Run as a role that sees every row (a superuser, or one WITH BYPASSRLS), or lift the policies \
+             for the run (ALTER TABLE ... NO FORCE ROW LEVEL SECURITY, as the owner)",
+            why.join("; ")
+        )));
+    }
+    if !schema.subscribed.is_empty() {
+        let subs: Vec<String> =
+            schema.subscribed.iter().map(|(t, s)| format!("{t} (subscription {})", s.join(", "))).collect();
+        return Err(Error::refused(format!(
+            "logical replication writes these tables from a publisher: {}; keys changed here would differ from the \
+             publisher's, and its later changes by the old keys would find no row. Convert on the publisher: the new \
+             keys reach this subscriber as updates",
+            subs.join(", ")
+        )));
+    }
+    if let Some(l) = options.layout
+        && !crate::plan::ASSUMABLE.contains(&l)
+    {
+        return Err(Error::usage(format!(
+            "--layout {l}: {l} keys say what they are (their version nibble); --layout names a layout whose keys do not: {}",
+            crate::plan::ASSUMABLE.map(|l| l.name()).join(", ")
+        )));
+    }
     let triggers = schema.update_triggers();
     if options.triggers == Triggers::Refuse && !triggers.is_empty() {
         let names: Vec<String> = triggers.iter().map(|t| format!("{} on {} ({})", t.name, t.table, t.events)).collect();
@@ -142,4 +187,3 @@ pub(crate) fn readers(schema: &Schema) -> Result<(), Error> {
     }
     Ok(())
 }
-

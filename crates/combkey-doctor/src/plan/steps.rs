@@ -205,4 +205,3 @@ fn guard_name(tag: &str, t: &Name) -> String {
     }
     format!("{tag}_{h:08x}")
 }
-

@@ -33,8 +33,8 @@ mod _entities {
 
 /// Hand-written, kept across regenerations (Loco's `src/models/notes.rs`).
 mod notes {
-    use sea_orm::entity::prelude::*;
     use sea_orm::ActiveValue;
+    use sea_orm::entity::prelude::*;
 
     pub use super::_entities::notes::{ActiveModel, Column, Entity};
 

@@ -1,0 +1,524 @@
+//! `combkey doctor` on a primary with replicas behind it, the production case: a PostgreSQL
+//! primary with a streaming standby (behind a physical slot) and a logical subscriber, and a
+//! MariaDB primary with a GTID replica (`scripts/servers.sh pgrepl myrepl`, which the test
+//! command starts). What doctor creates never stops replication; its throttle waits, and says
+//! why, while a replica's lag cannot be read; a URL that is no replica is refused.
+//!
+//! The scenarios of each primary run one after another in one test: they stop and start the
+//! replicas the others rely on.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use combkey::layouts::RtCombLayout;
+use combkey::{Comb, RandomSource, SeededRandom, Timestamp};
+use sqlx::{AssertSqlSafe, Connection, MySqlConnection, PgConnection};
+
+fn urls(var: &str) -> Vec<String> {
+    combkey_testutil::url(var).split(',').map(str::to_string).collect()
+}
+
+/// The same server's URL with another database.
+fn with_db(url: &str, db: &str) -> String {
+    let (base, _) = url.rsplit_once('/').expect("a URL with a database");
+    format!("{base}/{db}")
+}
+
+fn combkey(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_combkey")).args(args).stdin(Stdio::null()).output().expect("run combkey")
+}
+
+fn text(out: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+/// RT.Comb `Sql` keys a second apart.
+fn rtcomb(n: usize, seed: u64) -> Vec<Comb> {
+    let r = SeededRandom::new(seed);
+    let t0: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
+    (0..n)
+        .map(|i| {
+            let mut b = [0u8; 16];
+            r.fill_bytes(&mut b);
+            b[6] = 0x40 | (b[6] & 0x0f);
+            b[8] = 0x80 | (b[8] & 0x3f);
+            let t = t0.saturating_add_ms(1000 * i64::try_from(i).unwrap());
+            RtCombLayout::Sql.create(t, Comb::from_bytes(b)).unwrap()
+        })
+        .collect()
+}
+
+/// Polls `check` every 100 ms until it holds, up to `limit`: the condition, never a fixed wait.
+async fn until(what: &str, limit: Duration, mut check: impl AsyncFnMut() -> bool) {
+    let started = Instant::now();
+    while !check().await {
+        assert!(started.elapsed() < limit, "{what}: not within {limit:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A `combkey doctor` running in the background, its stderr read line by line.
+struct Running {
+    child: Child,
+    lines: std::sync::mpsc::Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Running {
+    fn start(args: &[&str]) -> Running {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_combkey"))
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run combkey");
+        let err = child.stderr.take().expect("stderr");
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Running { child, lines, seen: Vec::new() }
+    }
+
+    /// Waits (up to `limit`) for a line of stderr that contains every one of `words`.
+    fn wait_for_line(&mut self, words: &[&str], limit: Duration) -> String {
+        let started = Instant::now();
+        loop {
+            if let Some(l) = self.seen.iter().find(|l| words.iter().all(|w| l.contains(w))) {
+                return l.clone();
+            }
+            let left = limit.saturating_sub(started.elapsed());
+            match self.lines.recv_timeout(left.min(Duration::from_millis(500))) {
+                Ok(l) => self.seen.push(l),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    assert!(
+                        !left.is_zero(),
+                        "no line with {words:?} within {limit:?}; stderr so far:\n{}",
+                        self.seen.join("\n")
+                    );
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    panic!("doctor ended without a line with {words:?}; stderr:\n{}", self.seen.join("\n"))
+                }
+            }
+        }
+    }
+
+    /// Waits (up to `limit`) for the run to end: whether it succeeded, and all of stderr.
+    fn finish(mut self, limit: Duration) -> (bool, String) {
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                while let Ok(l) = self.lines.recv_timeout(Duration::from_millis(200)) {
+                    self.seen.push(l);
+                }
+                return (status.success(), self.seen.join("\n"));
+            }
+            if started.elapsed() > limit {
+                let _ = self.child.kill();
+                panic!("doctor did not end within {limit:?}; stderr:\n{}", self.seen.join("\n"));
+            }
+            while let Ok(l) = self.lines.try_recv() {
+                self.seen.push(l);
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+mod postgres {
+    use super::*;
+
+    async fn exec(c: &mut PgConnection, sql: &str) {
+        sqlx::raw_sql(AssertSqlSafe(sql.to_string())).execute(c).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+
+    async fn count(c: &mut PgConnection, sql: &str) -> i64 {
+        sqlx::query_scalar(AssertSqlSafe(sql.to_string())).fetch_one(c).await.unwrap_or_else(|e| panic!("{sql}: {e}"))
+    }
+
+    /// A fresh database `db` on the server of `url`, and a connection to it.
+    async fn database(url: &str, db: &str) -> PgConnection {
+        let mut admin = PgConnection::connect(url).await.unwrap_or_else(|e| panic!("{url}: {e}"));
+        exec(&mut admin, &format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)")).await;
+        exec(&mut admin, &format!("CREATE DATABASE {db}")).await;
+        PgConnection::connect(&with_db(url, db)).await.unwrap()
+    }
+
+    /// A parent of `ids` and a child per parent.
+    async fn table(c: &mut PgConnection, t: &str, key: &str, ids: &[Comb]) {
+        exec(
+            c,
+            &format!(
+                "CREATE TABLE {t} (id {key} PRIMARY KEY, n int NOT NULL DEFAULT 0);
+                 CREATE TABLE {t}_items (k serial PRIMARY KEY, parent {key} NOT NULL REFERENCES {t} (id));
+                 CREATE INDEX ON {t}_items (parent);"
+            ),
+        )
+        .await;
+        if ids.is_empty() {
+            return;
+        }
+        let values: Vec<String> = ids.iter().map(|id| format!("('{id}')")).collect();
+        exec(c, &format!("INSERT INTO {t} (id) VALUES {}", values.join(","))).await;
+        exec(c, &format!("INSERT INTO {t}_items (parent) SELECT id FROM {t}")).await;
+    }
+
+    /// Keys with version 7 in `t`.
+    async fn v7(c: &mut PgConnection, t: &str) -> i64 {
+        count(c, &format!("SELECT count(*) FROM {t} WHERE substring(id::text, 15, 1) = '7'")).await
+    }
+
+    fn pgrepl(cmd: &str) {
+        let out = Command::new("bash")
+            .args(["scripts/pgrepl.sh", cmd])
+            .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "pgrepl.sh {cmd}: {}", text(&out));
+    }
+
+    /// Starts the standby again however the test ends.
+    struct StandbyBack;
+
+    impl Drop for StandbyBack {
+        fn drop(&mut self) {
+            pgrepl("start-standby");
+        }
+    }
+
+    #[tokio::test]
+    async fn standby_and_logical_subscriber() {
+        let [primary, standby, subscriber]: [String; 3] =
+            urls("COMBKEY_PGREPL_URLS").try_into().expect("three URLs: primary, standby, subscriber");
+        // What an earlier run that failed half-way may have left: the subscription (and its
+        // slot on the primary, which would hold WAL back unused).
+        if let Ok(mut old) = PgConnection::connect(&with_db(&subscriber, "doctor_logical")).await {
+            let _ = sqlx::raw_sql(
+                "ALTER SUBSCRIPTION doctor_sub DISABLE; ALTER SUBSCRIPTION doctor_sub SET (slot_name = NONE); \
+                 DROP SUBSCRIPTION doctor_sub",
+            )
+            .execute(&mut old)
+            .await;
+        }
+        let mut admin = PgConnection::connect(&primary).await.unwrap();
+        until("the old subscription's slot released", Duration::from_secs(60), async || {
+            count(&mut admin, "SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'doctor_sub' AND active")
+                .await
+                == 0
+        })
+        .await;
+        exec(
+            &mut admin,
+            "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = 'doctor_sub'",
+        )
+        .await;
+
+        // 1. A standby that left pg_stat_replication while its slot holds WAL back: the run
+        //    waits and says why, converts nothing meanwhile, and goes on when it is back.
+        let mut c = database(&primary, "doctor_standby").await;
+        table(&mut c, "t", "uuid", &rtcomb(300, 1)).await;
+        let url = with_db(&primary, "doctor_standby");
+        let back = StandbyBack;
+        pgrepl("stop-standby");
+        let mut run = Running::start(&[
+            "doctor",
+            "--url",
+            &url,
+            "--table",
+            "t",
+            "--apply",
+            "--online",
+            "--batch-size",
+            "50",
+            "--max-lag",
+            "5s",
+        ]);
+        let line = run.wait_for_line(
+            &["waiting before the next batch", "combkey_standby", "not in use"],
+            Duration::from_secs(120),
+        );
+        assert!(line.contains("holds WAL back"), "{line}");
+        assert_eq!(v7(&mut c, "t").await, 0, "nothing converted while the lag cannot be read");
+        drop(back);
+        let (ok, err) = run.finish(Duration::from_secs(300));
+        assert!(ok, "{err}");
+        assert_eq!(v7(&mut c, "t").await, 300);
+
+        // 2. --replica-url: the standby's own lag is read; the primary is no replica and is
+        //    refused before anything changes.
+        exec(&mut c, "CREATE TABLE u (id uuid PRIMARY KEY)").await;
+        let values: Vec<String> = rtcomb(100, 2).iter().map(|id| format!("('{id}')")).collect();
+        exec(&mut c, &format!("INSERT INTO u VALUES {}", values.join(","))).await;
+        let out = combkey(&[
+            "doctor",
+            "--url",
+            &url,
+            "--table",
+            "u",
+            "--apply",
+            "--online",
+            "--max-lag",
+            "5s",
+            "--replica-url",
+            &url,
+        ]);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        assert!(text(&out).contains("is no replica"), "{}", text(&out));
+        assert_eq!(v7(&mut c, "u").await, 0, "nothing changed");
+        let standby_db = with_db(&standby, "doctor_standby");
+        let out = combkey(&[
+            "doctor",
+            "--url",
+            &url,
+            "--table",
+            "u",
+            "--apply",
+            "--online",
+            "--max-lag",
+            "30s",
+            "--replica-url",
+            &standby_db,
+        ]);
+        assert!(out.status.success(), "{}", text(&out));
+        assert_eq!(v7(&mut c, "u").await, 100);
+        drop(c);
+
+        // 3. A FOR ALL TABLES publication and its subscriber: an online run (which keeps a
+        //    journal) and an offline one leave replication flowing, and the subscriber gets
+        //    the new keys; a type change says what each subscriber must do; doctor on the
+        //    subscriber's table refuses.
+        let mut sub = database(&subscriber, "doctor_logical").await;
+        let mut c = database(&primary, "doctor_logical").await;
+        for conn in [&mut c, &mut sub] {
+            exec(conn, "CREATE TABLE legacy (id text PRIMARY KEY)").await;
+        }
+        table(&mut c, "online", "uuid", &rtcomb(200, 3)).await;
+        table(&mut c, "offline", "uuid", &rtcomb(200, 4)).await;
+        table(&mut sub, "online", "uuid", &[]).await;
+        table(&mut sub, "offline", "uuid", &[]).await;
+        let values: Vec<String> = rtcomb(20, 5).iter().map(|id| format!("('{id}')")).collect();
+        exec(&mut c, &format!("INSERT INTO legacy VALUES {}", values.join(","))).await;
+        exec(&mut c, "CREATE PUBLICATION doctor_pub FOR ALL TABLES").await;
+        let port = primary.rsplit_once(':').unwrap().1.split('/').next().unwrap().to_string();
+        exec(
+            &mut sub,
+            &format!(
+                "CREATE SUBSCRIPTION doctor_sub CONNECTION 'host=127.0.0.1 port={port} dbname=doctor_logical user=postgres' \
+                 PUBLICATION doctor_pub"
+            ),
+        )
+        .await;
+        until("the subscriber's first copy", Duration::from_secs(120), async || {
+            count(&mut sub, "SELECT (SELECT count(*) FROM online) + (SELECT count(*) FROM offline_items)").await == 400
+        })
+        .await;
+        let logical = with_db(&primary, "doctor_logical");
+        let out =
+            combkey(&["doctor", "--url", &logical, "--table", "online", "--apply", "--online", "--batch-size", "50"]);
+        assert!(out.status.success(), "{}", text(&out));
+        let out = combkey(&["doctor", "--url", &logical, "--table", "offline", "--apply"]);
+        assert!(out.status.success(), "{}", text(&out));
+        // Replication still flows: a row written now arrives.
+        let marker = Comb::new();
+        exec(&mut c, &format!("INSERT INTO online (id) VALUES ('{marker}')")).await;
+        until("the row written after the runs, on the subscriber", Duration::from_secs(120), async || {
+            count(&mut sub, &format!("SELECT count(*) FROM online WHERE id = '{marker}'")).await == 1
+        })
+        .await;
+        assert_eq!(v7(&mut sub, "online").await, 201, "the subscriber has the new keys");
+        until("the offline run's keys on the subscriber", Duration::from_secs(60), async || {
+            v7(&mut sub, "offline").await == 200
+        })
+        .await;
+        assert_eq!(
+            count(&mut sub, "SELECT count(*) FROM online_items i JOIN online o ON o.id = i.parent").await,
+            200,
+            "the subscriber's children follow"
+        );
+        assert_eq!(
+            count(
+                &mut sub,
+                "SELECT count(*) FROM pg_stat_subscription WHERE subname = 'doctor_sub' AND pid IS NOT NULL"
+            )
+            .await,
+            1
+        );
+        // The type change of a published text key: the plan says what each subscriber must do.
+        let out = combkey(&["doctor", "--url", &logical, "--table", "legacy", "--migration-sql"]);
+        assert!(out.status.success(), "{}", text(&out));
+        assert!(
+            text(&out).contains("logical replication does not carry DDL") && text(&out).contains("doctor_pub"),
+            "{}",
+            text(&out)
+        );
+        // On the subscriber, the table is written by the subscription: refused.
+        let out =
+            combkey(&["doctor", "--url", &with_db(&subscriber, "doctor_logical"), "--table", "offline", "--apply"]);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        assert!(text(&out).contains("subscription doctor_sub"), "{}", text(&out));
+        exec(&mut sub, "DROP SUBSCRIPTION doctor_sub").await;
+    }
+}
+
+mod mariadb {
+    use super::*;
+
+    async fn exec(c: &mut MySqlConnection, sql: &str) {
+        sqlx::raw_sql(AssertSqlSafe(sql.to_string())).execute(c).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+
+    async fn one(c: &mut MySqlConnection, sql: &str) -> String {
+        let v: Option<String> = sqlx::query_scalar(AssertSqlSafe(sql.to_string()))
+            .fetch_one(c)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        v.unwrap_or_default()
+    }
+
+    /// Every row of the tables of `db`, and their definitions, as one text.
+    async fn contents(c: &mut MySqlConnection, db: &str) -> String {
+        let mut all = String::new();
+        for t in ["bin", "bin_items", "txt", "txt_items"] {
+            let (_, def): (String, String) =
+                sqlx::query_as(AssertSqlSafe(format!("SHOW CREATE TABLE {db}.{t}"))).fetch_one(&mut *c).await.unwrap();
+            all.push_str(def.split(") ENGINE").next().unwrap_or_default());
+            let key = if t.ends_with("_items") { "parent" } else { "id" };
+            all.push_str(
+                &one(c, &format!("SELECT CAST(GROUP_CONCAT(HEX({key}) ORDER BY {key}) AS CHAR) FROM {db}.{t}")).await,
+            );
+        }
+        all
+    }
+
+    /// Waits until the replica has applied everything the primary has logged.
+    async fn caught_up(primary: &mut MySqlConnection, replica: &mut MySqlConnection) {
+        let pos = one(primary, "SELECT @@GLOBAL.gtid_binlog_pos").await;
+        let waited = one(replica, &format!("SELECT CAST(MASTER_GTID_WAIT('{pos}', 120) AS CHAR)")).await;
+        assert_eq!(waited, "0", "the replica applied the primary's binary log up to {pos}");
+    }
+
+    #[tokio::test]
+    async fn replicas_stay_identical_and_the_throttle_fails_closed() {
+        let [primary, replica]: [String; 2] =
+            urls("COMBKEY_MYREPL_URLS").try_into().expect("two URLs: primary, replica");
+        let mut p = MySqlConnection::connect(&primary).await.unwrap();
+        let mut r = MySqlConnection::connect(&replica).await.unwrap();
+        // A run that failed half-way may have left the replica's SQL thread stopped.
+        exec(&mut r, "START SLAVE").await;
+
+        // 1. An online run and a journaled type change, in each binlog format: the replica
+        //    ends identical, row for row and definition for definition.
+        for format in ["STATEMENT", "MIXED", "ROW"] {
+            exec(&mut p, &format!("SET GLOBAL binlog_format = '{format}'")).await;
+            let db = format!("doctor_repl_{}", format.to_lowercase());
+            exec(&mut p, &format!("DROP DATABASE IF EXISTS {db}; CREATE DATABASE {db}")).await;
+            let url = with_db(&primary, &db);
+            let mut c = MySqlConnection::connect(&url).await.unwrap();
+            exec(
+                &mut c,
+                "CREATE TABLE bin (id BINARY(16) NOT NULL PRIMARY KEY, n INT NOT NULL DEFAULT 0);
+                 CREATE TABLE bin_items (k INT AUTO_INCREMENT PRIMARY KEY, parent BINARY(16) NOT NULL,
+                   KEY (parent), CONSTRAINT bin_fk FOREIGN KEY (parent) REFERENCES bin (id));
+                 CREATE TABLE txt (id CHAR(36) NOT NULL PRIMARY KEY);
+                 CREATE TABLE txt_items (k INT AUTO_INCREMENT PRIMARY KEY, parent CHAR(36) NOT NULL,
+                   CONSTRAINT txt_fk FOREIGN KEY (parent) REFERENCES txt (id));",
+            )
+            .await;
+            let bins: Vec<String> =
+                rtcomb(150, 10).iter().map(|id| format!("(0x{})", combkey_testutil::hex(*id))).collect();
+            exec(&mut c, &format!("INSERT INTO bin (id) VALUES {}", bins.join(","))).await;
+            exec(&mut c, "INSERT INTO bin_items (parent) SELECT id FROM bin").await;
+            let txts: Vec<String> = rtcomb(50, 11).iter().map(|id| format!("('{id}')")).collect();
+            exec(&mut c, &format!("INSERT INTO txt VALUES {}", txts.join(","))).await;
+            exec(&mut c, "INSERT INTO txt_items (parent) SELECT id FROM txt").await;
+            let out = combkey(&[
+                "doctor",
+                "--url",
+                &url,
+                "--table",
+                "bin",
+                "--apply",
+                "--online",
+                "--batch-size",
+                "40",
+                "--max-lag",
+                "30s",
+                "--replica-url",
+                &replica,
+            ]);
+            assert!(out.status.success(), "{format}: {}", text(&out));
+            let out = combkey(&["doctor", "--url", &url, "--table", "txt", "--apply"]);
+            assert!(out.status.success(), "{format}: {}", text(&out));
+            caught_up(&mut p, &mut r).await;
+            assert_eq!(contents(&mut r, &db).await, contents(&mut p, &db).await, "{format}: the replica is identical");
+            assert!(contents(&mut p, &db).await.contains("binary(16)"), "{format}: the text key changed type");
+        }
+        exec(&mut p, "SET GLOBAL binlog_format = 'MIXED'").await;
+
+        // 2. A replica whose SQL thread stopped: Seconds_Behind_Master is NULL, so the run waits
+        //    and says why, converting nothing, and goes on once it runs again.
+        let db = "doctor_repl_throttle";
+        exec(&mut p, &format!("DROP DATABASE IF EXISTS {db}; CREATE DATABASE {db}")).await;
+        let url = with_db(&primary, db);
+        let mut c = MySqlConnection::connect(&url).await.unwrap();
+        exec(&mut c, "CREATE TABLE t (id BINARY(16) NOT NULL PRIMARY KEY)").await;
+        let bins: Vec<String> =
+            rtcomb(120, 12).iter().map(|id| format!("(0x{})", combkey_testutil::hex(*id))).collect();
+        exec(&mut c, &format!("INSERT INTO t VALUES {}", bins.join(","))).await;
+        caught_up(&mut p, &mut r).await;
+        exec(&mut r, "STOP SLAVE SQL_THREAD").await;
+        let mut run = Running::start(&[
+            "doctor",
+            "--url",
+            &url,
+            "--table",
+            "t",
+            "--apply",
+            "--online",
+            "--batch-size",
+            "40",
+            "--max-lag",
+            "5s",
+            "--replica-url",
+            &replica,
+        ]);
+        run.wait_for_line(
+            &["waiting before the next batch", "Seconds_Behind_Master is NULL"],
+            Duration::from_secs(120),
+        );
+        let v7 = "SELECT CAST(COUNT(*) AS CHAR) FROM t WHERE SUBSTR(HEX(id), 13, 1) = '7'";
+        assert_eq!(one(&mut c, v7).await, "0", "nothing converted while the lag cannot be read");
+        exec(&mut r, "START SLAVE SQL_THREAD").await;
+        let (ok, err) = run.finish(Duration::from_secs(300));
+        assert!(ok, "{err}");
+        assert_eq!(one(&mut c, v7).await, "120");
+
+        // 3. A --replica-url that is no replica (the primary itself): refused before anything
+        //    changes.
+        exec(&mut c, "CREATE TABLE u (id BINARY(16) NOT NULL PRIMARY KEY)").await;
+        exec(&mut c, &format!("INSERT INTO u VALUES {}", bins.join(","))).await;
+        let out = combkey(&[
+            "doctor",
+            "--url",
+            &url,
+            "--table",
+            "u",
+            "--apply",
+            "--online",
+            "--max-lag",
+            "5s",
+            "--replica-url",
+            &primary,
+        ]);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        assert!(text(&out).contains("is no replica"), "{}", text(&out));
+        assert_eq!(one(&mut c, "SELECT CAST(COUNT(*) AS CHAR) FROM u WHERE SUBSTR(HEX(id), 13, 1) = '7'").await, "0");
+    }
+}
