@@ -307,12 +307,15 @@ combkey_on_exit() {
 # (replaced by the caller, or never run because the shell was replaced by `exec`).
 _combkey_watchdog() {
   local owner=$1
+  # Started twice removed (a subshell that starts it and ends at once), so the shell's own
+  # `wait` never waits for it.
   (
-    trap '' INT TERM HUP
-    tail --pid="$owner" -f /dev/null
-    combkey_servers_stop
-  ) >/dev/null 2>&1 </dev/null &
-  disown 2>/dev/null || true
+    (
+      trap '' INT TERM HUP
+      tail --pid="$owner" -f /dev/null
+      combkey_servers_stop
+    ) >/dev/null 2>&1 </dev/null &
+  )
 }
 
 _combkey_owned_before=${_COMBKEY_SERVERS_OWNER:-}

@@ -54,3 +54,18 @@ run added "source scripts/servers.sh pg; $(record added); combkey_on_exit 'echo 
 [ "$(cat "$work/added.mark" 2>/dev/null)" = added ] || { echo "FAIL added: combkey_on_exit's command did not run" >&2; exit 1; }
 gone added
 echo "ok: combkey_on_exit runs the script's command and the servers stop"
+
+# 4. The recipe of servers.sh's header: a shell that sleeps in the background and waits. When
+#    the sleep ends, `wait` returns (it does not wait for the watchdog) and the servers stop.
+env -u COMBKEY_PG_URL -u COMBKEY_MYSQL_URL -u COMBKEY_GALERA_URLS -u COMBKEY_SPIDER_URL \
+  -u COMBKEY_TEST_DIR -u _COMBKEY_SERVERS_OWNER \
+  bash -c "cd '$here'; source scripts/servers.sh pg; $(record kept); sleep 600 & echo \$! > $work/kept.sleep; wait" \
+  >"$work/kept.out" 2>&1 &
+keeper=$!
+for _ in $(seq 1 600); do [ -s "$work/kept.sleep" ] && break; sleep 0.2; done
+[ -s "$work/kept.sleep" ] || { cat "$work/kept.out" >&2; echo "FAIL kept: the servers did not start" >&2; exit 1; }
+kill "$(cat "$work/kept.sleep")"
+for _ in $(seq 1 300); do kill -0 "$keeper" 2>/dev/null || break; sleep 0.2; done
+kill -0 "$keeper" 2>/dev/null && { echo "FAIL kept: the shell still waits after its sleep ended" >&2; exit 1; }
+gone kept
+echo "ok: the header's keep-alive recipe ends when its sleep does, and the servers stop"

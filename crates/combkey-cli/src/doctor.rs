@@ -39,8 +39,8 @@ pub(crate) struct DoctorArgs {
     #[arg(long, conflicts_with = "sample")]
     apply: bool,
     /// How long any statement waits for a lock before the run gives up (changing nothing):
-    /// e.g. 5s, 500ms.
-    #[arg(long, value_parser = parse_duration, default_value = "5s")]
+    /// e.g. 5s, 500ms; from 1 ms to 1 h (PostgreSQL takes 0 for "no timeout at all").
+    #[arg(long, value_parser = parse_lock_timeout, default_value = "5s")]
     lock_timeout: Duration,
     /// User triggers on UPDATE of the table or a referencing table: refuse (the default), or
     /// fire them for every changed row.
@@ -440,6 +440,17 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, Failure
         }
     }
     Ok(true)
+}
+
+fn parse_lock_timeout(s: &str) -> Result<Duration, String> {
+    let d = parse_duration(s)?;
+    if d < Duration::from_millis(1) || d > Duration::from_secs(3600) {
+        return Err(format!(
+            "{s}: a lock timeout from 1ms to 1h (0 would let PostgreSQL wait for a lock for ever, and a longer wait \
+             would hold up every writer queued behind the tool)"
+        ));
+    }
+    Ok(d)
 }
 
 fn parse_assumed(s: &str) -> Result<combkey::layouts::Layout, String> {

@@ -645,7 +645,7 @@ mod postgres {
         }
         exec(&mut c, &format!("INSERT INTO doctor_case VALUES ('{}')", ids[3].to_string().to_uppercase())).await;
         let before = key_texts(&mut c, "doctor_case", "id").await;
-        refused(&url, "doctor_case", &[], "the same id as another value, written differently");
+        refused(&url, "doctor_case", &[], "repeat the id of another value, written differently");
         assert_eq!(key_texts(&mut c, "doctor_case", "id").await, before, "nothing changed");
         let column: String = sqlx::query_scalar(
             "SELECT data_type::text FROM information_schema.columns WHERE table_name = 'doctor_case'",
@@ -1298,7 +1298,7 @@ mod mariadb {
             stderr(&out)
         );
         assert_eq!(show(&mut c, "doctor_stale_p").await, before, "nothing changed");
-        exec(&mut c, "DELETE FROM combkey_doctor_journal WHERE target = 'test.doctor_stale_p.id'").await;
+        exec(&mut c, r#"DELETE FROM combkey_doctor_journal WHERE target = '"test"."doctor_stale_p"."id"'"#).await;
         let after = report(&url, "doctor_stale_p", &["--apply"]);
         assert_eq!(after["column_type"], "binary(16)", "{after}");
         assert_eq!(text_state(&mut c, "doctor_stale").await, (15, 15, 30));
@@ -1544,6 +1544,11 @@ mod sqlite {
         let mut c = SqliteConnection::connect(&url).await.unwrap();
         for (child, says) in [
             ("CREATE TABLE g (n INTEGER PRIMARY KEY, pid TEXT REFERENCES p (id) CHECK (length(pid) = 36))", "CHECK"),
+            // An index on an expression of the key would compute something else of 16 bytes.
+            (
+                "CREATE TABLE g (n INTEGER PRIMARY KEY, pid TEXT REFERENCES p (id)); CREATE INDEX p_lower ON p (lower(id))",
+                "index p_lower",
+            ),
             (
                 "CREATE TABLE g (n INTEGER PRIMARY KEY, pid TEXT REFERENCES p (id), h TEXT GENERATED ALWAYS AS (substr(pid, 1, 8)) STORED)",
                 "generated",
@@ -1578,6 +1583,26 @@ mod sqlite {
                     .unwrap();
             assert_eq!(after, before, "nothing changed");
         }
+    }
+
+    /// A text-declared key keeps its declaration and its values become blobs: the plan says so
+    /// (code comparing text ids finds none afterwards). A column of numbers is no UUID column.
+    #[tokio::test]
+    async fn text_declared_keys_say_their_values_become_blobs() {
+        let (_dir, url) = url("blobs");
+        let mut c = SqliteConnection::connect(&url).await.unwrap();
+        sqlx::raw_sql("CREATE TABLE p (id TEXT PRIMARY KEY); CREATE TABLE n (id INTEGER PRIMARY KEY)")
+            .execute(&mut c)
+            .await
+            .unwrap();
+        for id in rtcomb_sql(20, 93) {
+            sqlx::query("INSERT INTO p VALUES (?1)").bind(id.to_string()).execute(&mut c).await.unwrap();
+        }
+        let sql = ok(&combkey(&["doctor", "--url", &url, "--table", "p", "--migration-sql"], None));
+        assert!(sql.contains("note: p.id is declared text") && sql.contains("16-byte blobs"), "{sql}");
+        let out = combkey(&["doctor", "--url", &url, "--table", "n"], None);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains("n.id is integer: a column of numbers holds no UUID"), "{}", stderr(&out));
     }
 
     #[tokio::test]
@@ -1703,4 +1728,10 @@ fn bad_arguments_are_errors() {
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("give 1 to 1000000"), "{out:?}");
+    // A lock timeout of 0 is PostgreSQL's "no timeout": refused, as is one past an hour.
+    for t in ["0s", "2h"] {
+        let out = combkey(&["doctor", "--url", "sqlite::memory:", "--table", "t", "--lock-timeout", t], None);
+        assert_eq!(out.status.code(), Some(2), "{t}");
+        assert!(stderr(&out).contains("a lock timeout from 1ms to 1h"), "{out:?}");
+    }
 }

@@ -336,6 +336,60 @@ mod postgres {
             .await;
     }
 
+    /// Table `online_dot` with a column named `x.id`, and table `online_dot.x` with column `id`:
+    /// a killed run of the first is never taken up by a run of the second (their journal keys
+    /// differ), which converts its own table and leaves the other's run for later.
+    #[tokio::test]
+    async fn two_tables_whose_dotted_names_meet_keep_their_journals_apart() {
+        let url = combkey_testutil::pg_url();
+        let mut c = connect().await;
+        exec(
+            &mut c,
+            r#"DROP TABLE IF EXISTS online_dot; DROP TABLE IF EXISTS "online_dot.x";
+               CREATE TABLE online_dot ("x.id" uuid PRIMARY KEY);
+               CREATE TABLE "online_dot.x" (id uuid PRIMARY KEY);"#,
+        )
+        .await;
+        for (t, col, n, seed) in [("online_dot", "\"x.id\"", 3000, 31), ("\"online_dot.x\"", "id", 300, 32)] {
+            let texts: Vec<String> = rtcomb_sql(n, seed).iter().map(ToString::to_string).collect();
+            sqlx::query(AssertSqlSafe(format!("INSERT INTO {t} ({col}) SELECT u::uuid FROM UNNEST($1::text[]) u")))
+                .bind(&texts)
+                .execute(&mut c)
+                .await
+                .unwrap();
+        }
+        let out = combkey_env(
+            &[
+                "doctor",
+                "--url",
+                &url,
+                "--table",
+                "online_dot",
+                "--column",
+                "x.id",
+                "--apply",
+                "--online",
+                "--batch-size",
+                "200",
+            ],
+            &[("COMBKEY_DOCTOR_FAIL_AFTER_BATCH", "2")],
+        );
+        assert!(!out.status.success(), "stopped as a kill would stop it");
+        let v7 = |t: &str, col: &str| format!("SELECT count(*) FROM {t} WHERE substring({col}::text, 15, 1) = '7'");
+        let half = count(&mut c, &v7("online_dot", "\"x.id\"")).await;
+        assert!((1..3000).contains(&half), "{half} of online_dot converted before the kill");
+        let out = combkey_env(&["doctor", "--url", &url, "--table", "\"online_dot.x\"", "--apply", "--online"], &[]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            !String::from_utf8_lossy(&out.stderr).contains("went on from"),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(count(&mut c, &v7("\"online_dot.x\"", "id")).await, 300, "its own table converted");
+        assert_eq!(count(&mut c, &v7("online_dot", "\"x.id\"")).await, half, "the other table's run left as it was");
+        exec(&mut c, r#"DROP TABLE online_dot; DROP TABLE "online_dot.x""#).await;
+    }
+
     #[tokio::test]
     async fn a_killed_online_run_goes_on_from_its_journal() {
         let url = combkey_testutil::pg_url();

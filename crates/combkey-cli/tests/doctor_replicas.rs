@@ -288,6 +288,10 @@ mod postgres {
         ]);
         assert!(out.status.success(), "{}", text(&out));
         assert_eq!(v7(&mut c, "u").await, 100);
+        // On the standby itself: refused up front (it takes no writes), audit included.
+        let out = combkey(&["doctor", "--url", &standby_db, "--table", "u", "--apply"]);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        assert!(text(&out).contains("this server is a replica"), "{}", text(&out));
         drop(c);
 
         // 3. A FOR ALL TABLES publication and its subscriber: an online run (which keeps a
@@ -303,8 +307,15 @@ mod postgres {
         table(&mut c, "offline", "uuid", &rtcomb(200, 4)).await;
         table(&mut sub, "online", "uuid", &[]).await;
         table(&mut sub, "offline", "uuid", &[]).await;
+        table(&mut c, "stalled", "uuid", &rtcomb(100, 6)).await;
+        table(&mut sub, "stalled", "uuid", &[]).await;
         let values: Vec<String> = rtcomb(20, 5).iter().map(|id| format!("('{id}')")).collect();
         exec(&mut c, &format!("INSERT INTO legacy VALUES {}", values.join(","))).await;
+        for conn in [&mut c, &mut sub] {
+            exec(conn, "CREATE TABLE noident (id uuid NOT NULL); CREATE UNIQUE INDEX noident_id ON noident (id)").await;
+        }
+        let values: Vec<String> = rtcomb(30, 7).iter().map(|id| format!("('{id}')")).collect();
+        exec(&mut c, &format!("INSERT INTO noident VALUES {}", values.join(","))).await;
         exec(&mut c, "CREATE PUBLICATION doctor_pub FOR ALL TABLES").await;
         let port = primary.rsplit_once(':').unwrap().1.split('/').next().unwrap().to_string();
         exec(
@@ -363,6 +374,75 @@ mod postgres {
             combkey(&["doctor", "--url", &with_db(&subscriber, "doctor_logical"), "--table", "offline", "--apply"]);
         assert_eq!(out.status.code(), Some(1), "{}", text(&out));
         assert!(text(&out).contains("subscription doctor_sub"), "{}", text(&out));
+        // A published table with no replica identity: PostgreSQL would refuse its updates, so
+        // doctor refuses it before anything changes.
+        let out = combkey(&["doctor", "--url", &logical, "--table", "noident", "--apply"]);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        assert!(text(&out).contains("has no replica identity"), "{}", text(&out));
+        assert_eq!(v7(&mut c, "noident").await, 0);
+
+        // 4. The subscriber stops applying (a table it does not have gets a row: its apply
+        //    worker fails and restarts, and the slot's sender catches up or streams with no
+        //    lag reported): --max-lag waits, converting nothing, until it applies again.
+        until("the subscriber has the stalled table's rows", Duration::from_secs(120), async || {
+            count(&mut sub, "SELECT count(*) FROM stalled").await == 100
+        })
+        .await;
+        exec(&mut c, "CREATE TABLE only_here (id int PRIMARY KEY); INSERT INTO only_here VALUES (1)").await;
+        let mut run = Running::start(&[
+            "doctor",
+            "--url",
+            &logical,
+            "--table",
+            "stalled",
+            "--apply",
+            "--online",
+            "--batch-size",
+            "20",
+            "--max-lag",
+            "5s",
+        ]);
+        run.wait_for_line(&["waiting before the next batch"], Duration::from_secs(120));
+        assert_eq!(v7(&mut c, "stalled").await, 0, "nothing converted while the subscriber applies nothing");
+        exec(&mut sub, "CREATE TABLE only_here (id int PRIMARY KEY)").await;
+        let (ok, err) = run.finish(Duration::from_secs(300));
+        assert!(ok, "{err}");
+        assert_eq!(v7(&mut c, "stalled").await, 100);
+        until("the subscriber applies again", Duration::from_secs(120), async || v7(&mut sub, "stalled").await == 100)
+            .await;
+        // 5. The subscriber's apply worker waits for a lock (a long transaction there): the
+        //    sender streams, the last lag it reported is small, but it replies no more; the
+        //    run waits once it has not replied for --max-lag, and goes on when it applies.
+        exec(&mut c, "DELETE FROM stalled_items; DELETE FROM stalled").await;
+        let values: Vec<String> = rtcomb(2000, 8).iter().map(|id| format!("('{id}')")).collect();
+        exec(&mut c, &format!("INSERT INTO stalled (id) VALUES {}", values.join(","))).await;
+        until("the subscriber has the new rows", Duration::from_secs(120), async || {
+            count(&mut sub, "SELECT count(*) FROM stalled").await == 2000
+        })
+        .await;
+        let mut blocker = PgConnection::connect(&with_db(&subscriber, "doctor_logical")).await.unwrap();
+        exec(&mut blocker, "BEGIN; LOCK TABLE stalled IN ACCESS EXCLUSIVE MODE").await;
+        let mut run = Running::start(&[
+            "doctor",
+            "--url",
+            &logical,
+            "--table",
+            "stalled",
+            "--apply",
+            "--online",
+            "--batch-size",
+            "20",
+            "--max-lag",
+            "1s",
+            "--sleep",
+            "40ms",
+        ]);
+        run.wait_for_line(&["waiting before the next batch", "has not replied"], Duration::from_secs(120));
+        assert!(v7(&mut c, "stalled").await < 2000, "the run waits before its end");
+        exec(&mut blocker, "COMMIT").await;
+        let (ok, err) = run.finish(Duration::from_secs(300));
+        assert!(ok, "{err}");
+        assert_eq!(v7(&mut c, "stalled").await, 2000);
         exec(&mut sub, "DROP SUBSCRIPTION doctor_sub").await;
     }
 }
@@ -500,7 +580,15 @@ mod mariadb {
         assert!(ok, "{err}");
         assert_eq!(one(&mut c, v7).await, "120");
 
-        // 3. A --replica-url that is no replica (the primary itself): refused before anything
+        // 3. Run on the replica itself: refused up front (changed there, the replica would stop
+        //    at the primary's next change to a converted row, error 1032).
+        caught_up(&mut p, &mut r).await;
+        let on_replica = with_db(&replica, db);
+        let out = combkey(&["doctor", "--url", &on_replica, "--table", "t", "--apply"]);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        assert!(text(&out).contains("this server is a replica"), "{}", text(&out));
+
+        // 4. A --replica-url that is no replica (the primary itself): refused before anything
         //    changes.
         exec(&mut c, "CREATE TABLE u (id BINARY(16) NOT NULL PRIMARY KEY)").await;
         exec(&mut c, &format!("INSERT INTO u VALUES {}", bins.join(","))).await;

@@ -183,6 +183,9 @@ impl Journal {
         target: &str,
     ) -> Result<Option<Plan>, Error> {
         let (_, table) = cat.journal_table(schema);
+        if !db.query(cat.journal_exists(schema)).await? {
+            return Ok(None);
+        }
         let Ok(rows) = db
             .rows(
                 &format!("SELECT plan FROM {table} WHERE target = {} AND state = 'online'", cat.param(1)),
@@ -208,8 +211,7 @@ impl Journal {
         target: &str,
     ) -> Result<Option<(Plan, i64)>, Error> {
         let (_, table) = cat.journal_table(schema);
-        let exists = db.rows(&format!("SELECT 1 FROM {table} WHERE 1 = 0"), &[]).await.is_ok();
-        if !exists {
+        if !db.query(cat.journal_exists(schema)).await? {
             return Ok(None);
         }
         let rows = db

@@ -461,7 +461,8 @@ impl Tally {
             let span = format!("{} to {}", Timestamp::from_unix_ms(first), Timestamp::from_unix_ms(last));
             if rule.certain() {
                 evidence.push(format!(
-                    "{}: {n} keys, certain: version-4 keys whose bytes read as times that cluster ({span}, {} windows); \
+                    "{}: {n} keys, certain: keys whose version nibble names no layout, their bytes read as times that \
+                     cluster ({span}, {} windows); \
                      random keys would put {:.4} keys there by chance",
                     rule.layout,
                     rule.windows.len(),
@@ -469,7 +470,8 @@ impl Tally {
                 ));
             } else {
                 evidence.push(format!(
-                    "{}: {n} keys, uncertain: version-4 keys whose bytes read as times that cluster ({span}), but the table's \
+                    "{}: {n} keys, uncertain: keys whose version nibble names no layout, their bytes read as times that \
+                     cluster ({span}), but the table's \
                      other random keys would put about {:.1} keys there by chance; they stay unless --convert-uncertain",
                     rule.layout, rule.expected_random
                 ));
@@ -478,9 +480,16 @@ impl Tally {
         if let Some(l) = &classifier.assumed {
             let n: usize =
                 counts.iter().filter(|(k, _)| matches!(k, Kind::Layout(x) if x.name() == l)).map(|(_, n)| n).sum();
+            let random: usize = counts.iter().filter(|(k, _)| *k == Kind::Random).map(|(_, n)| n).sum();
+            // Were they all random keys, this many would read as a plausible time by chance.
+            let span = (classifier.now_ms + DAY_MS - EARLIEST_MS) as f64;
+            let layout_span = l.parse::<Layout>().map_or(2.814_749_767_106_56e14, time_span_ms);
+            let by_chance = (n + random) as f64 * span / layout_span;
             evidence.push(format!(
                 "{l}: {n} keys, as --layout {l} says: every key whose version nibble names no layout is read as {l} \
-                 where its time is plausible (1995 to a day from now); no clusters were looked for"
+                 where its time is plausible (1995 to a day from now); no clusters were looked for. Had these {} keys \
+                 been random, about {by_chance:.0} would have read as a plausible time by chance",
+                n + random
             ));
         }
         if let Some((sample, of)) = sampled.filter(|_| classifier.assumed.is_none()) {

@@ -157,7 +157,8 @@ impl Doctor {
 
     async fn unfinished(&mut self, table: &Name, column: &str) -> Result<Option<(Plan, i64)>, Error> {
         let cat = self.db.catalog()?;
-        apply::Journal::unfinished(&mut self.db, cat, table.schema.as_deref(), &format!("{table}.{column}")).await
+        apply::Journal::unfinished(&mut self.db, cat, table.schema.as_deref(), &plan::journal_target(table, column))
+            .await
     }
 
     /// The audit: reads only. The keys are streamed, in two passes at most, and memory stays
@@ -173,7 +174,7 @@ impl Doctor {
         let read = survey::read(&mut self.db, table, column, sample, options).await?;
         let unfinished = self.unfinished(&read.schema.table, &read.schema.column.name).await?;
         let cat = self.db.catalog()?;
-        let target = format!("{}.{}", read.schema.table, read.schema.column.name);
+        let target = plan::journal_target(&read.schema.table, &read.schema.column.name);
         let unfinished_online =
             apply::Journal::unfinished_online(&mut self.db, cat, read.schema.table.schema.as_deref(), &target)
                 .await?
@@ -224,7 +225,7 @@ impl Doctor {
             return Ok(plan);
         }
         let cat = self.db.catalog()?;
-        let target = format!("{}.{}", read.schema.table, read.schema.column.name);
+        let target = plan::journal_target(&read.schema.table, &read.schema.column.name);
         if let Some(plan) =
             apply::Journal::unfinished_online(&mut self.db, cat, read.schema.table.schema.as_deref(), &target).await?
         {
@@ -282,7 +283,8 @@ impl Doctor {
                     "the journal of an earlier run on {table}.{column} (stopped after step {from} of {steps}) does not \
                      match the tables: the triggers it put up are gone, so the tables were re-created or changed since. \
                      Nothing was changed. If the tables are as they should be, remove the journal's row and run again: \
-                     DELETE FROM {journal} WHERE target = '{table}.{column}'",
+                     DELETE FROM {journal} WHERE target = '{target}'",
+                    target = plan.target().replace('\'', "''"),
                     column = plan.column,
                     steps = plan.steps.len(),
                 )));

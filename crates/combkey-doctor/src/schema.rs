@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::catalog::{Check, Column, ForeignKey, Name, Trigger};
+use crate::catalog::{Check, Column, ForeignKey, Name, ReplicaLag, Trigger};
 
 use crate::db::Db;
 use crate::error::Error;
@@ -67,6 +67,12 @@ pub struct Schema {
     pub published: Vec<(Name, Vec<String>)>,
     /// The table and referencing tables that subscriptions write, with their names.
     pub subscribed: Vec<(Name, Vec<String>)>,
+    /// The published tables whose `UPDATE`s their publication would refuse (no replica
+    /// identity).
+    pub no_replica_identity: Vec<Name>,
+    /// The server applies what a primary writes (a MySQL/MariaDB replica, a PostgreSQL
+    /// standby): what it says of its lag.
+    pub replica: Option<String>,
 }
 
 /// A column name as given (`"My Id"`, `` `My Id` ``, `[My Id]`, `my_id`) as the catalog
@@ -147,6 +153,14 @@ impl Schema {
             .or_else(|| columns.iter().find(|c| c.name.eq_ignore_ascii_case(column)))
             .cloned()
             .ok_or_else(|| Error::usage(format!("no column {column} in table {name}")))?;
+        let ty = column.data_type.as_str();
+        if ["int", "serial", "numeric", "decimal", "float", "double", "real"].iter().any(|n| ty.contains(n)) {
+            return Err(Error::usage(format!(
+                "{name}.{} is {ty}: a column of numbers holds no UUID; combkey doctor audits and converts UUID keys \
+                 (uuid, binary(16), blob, or UUID text)",
+                column.name
+            )));
+        }
         let primary_key = db.query(catalog.primary_key(&name)).await?;
         let mut references = db.query(catalog.references(&name, &column.name)).await?;
         let mut definitions = BTreeMap::new();
@@ -244,6 +258,17 @@ impl Schema {
         }
         let (mut row_security, mut versioned, mut published, mut subscribed) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut no_replica_identity = Vec::new();
+        // A replica of a primary (a role without the privilege to ask cannot tell: it is not
+        // taken for one).
+        let replica = match db.rows_named(catalog.replica_status()).await {
+            Ok((names, rows)) => match catalog.read_replica(&names, &rows) {
+                ReplicaLag::NotAReplica => None,
+                ReplicaLag::Behind(s) => Some(format!("{s:.0} s behind its primary")),
+                ReplicaLag::Unknown(why) => Some(why),
+            },
+            Err(_) => None,
+        };
         for t in &tables {
             if let Some(q) = catalog.row_security(t)
                 && let Some(why) = db.query(q).await?
@@ -258,6 +283,11 @@ impl Schema {
             if let Some(q) = catalog.publications(t) {
                 let pubs = db.query(q).await?;
                 if !pubs.is_empty() {
+                    if let Some(q) = catalog.missing_replica_identity(t)
+                        && db.query(q).await?
+                    {
+                        no_replica_identity.push(t.clone());
+                    }
                     published.push((t.clone(), pubs));
                 }
             }
@@ -300,6 +330,8 @@ impl Schema {
             versioned,
             published,
             subscribed,
+            no_replica_identity,
+            replica,
         })
     }
 

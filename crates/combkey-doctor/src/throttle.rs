@@ -17,10 +17,18 @@ use crate::online::Online;
 const REPORT_EVERY: Duration = Duration::from_secs(30);
 
 pub(crate) struct Throttle {
-    /// Each replica: its URL as shown (no password) and the connection to it.
-    replicas: Vec<(String, Db)>,
+    /// Each replica: its URL, as shown (no password), and the connection to it (`None` after
+    /// it was lost: made again at the next check).
+    replicas: Vec<Replica>,
     pause_when_busy: Option<i64>,
     max_lag: Option<Duration>,
+}
+
+/// One `--replica-url`.
+struct Replica {
+    url: String,
+    shown: String,
+    db: Option<Db>,
 }
 
 impl Throttle {
@@ -35,11 +43,13 @@ impl Throttle {
             let (names, rows) = replica.rows_named(cat.replica_status()).await?;
             if cat.read_replica(&names, &rows) == ReplicaLag::NotAReplica {
                 return Err(Error::refused(format!(
-                    "--replica-url {shown} is no replica (it replicates from no primary), so its lag means nothing; \
-                     give the URL of each replica behind this primary; nothing was changed"
+                    "--replica-url {shown} is no replica (no MySQL/MariaDB replication source; on PostgreSQL not in \
+                     recovery), so its lag means nothing; give the URL of each replica or standby behind this primary \
+                     (a PostgreSQL logical subscriber's lag is read on the primary, through its replication slot, \
+                     without a URL); nothing was changed"
                 )));
             }
-            replicas.push((shown, replica));
+            replicas.push(Replica { url: url.clone(), shown, db: Some(replica) });
         }
         if online.max_lag.is_none() && !replicas.is_empty() {
             return Err(Error::usage(
@@ -62,15 +72,36 @@ impl Throttle {
         if let Some(q) = cat.replication_lag() {
             let lag = db.query(q).await?;
             if lag > max.as_secs_f64() {
-                why.push(format!("a standby is {lag:.1} s behind (--max-lag {} s)", max.as_secs_f64()));
+                why.push(format!(
+                    "a standby or subscriber is {lag:.1} s behind, or has WAL to replay and has not replied for that \
+                     long (--max-lag {} s)",
+                    max.as_secs_f64()
+                ));
             }
         }
         if let Some(q) = cat.unread_replication() {
             why.extend(db.query(q).await?);
         }
-        for (shown, replica) in &mut self.replicas {
+        for r in &mut self.replicas {
+            let shown = &r.shown;
+            // A connection lost (the replica restarted) is made again; while it cannot be,
+            // the lag is unknown and the run waits.
+            if r.db.is_none() {
+                r.db = Db::connect(&r.url).await.ok();
+            }
+            let Some(replica) = r.db.as_mut() else {
+                why.push(format!("replica {shown} cannot be reached: its lag cannot be read"));
+                continue;
+            };
             let rcat = replica.catalog()?;
-            let (names, rows) = replica.rows_named(rcat.replica_status()).await?;
+            let (names, rows) = match replica.rows_named(rcat.replica_status()).await {
+                Ok(answer) => answer,
+                Err(e) => {
+                    r.db = None;
+                    why.push(format!("replica {shown} did not answer ({e}): its lag cannot be read"));
+                    continue;
+                }
+            };
             match rcat.read_replica(&names, &rows) {
                 ReplicaLag::Behind(s) if s > max.as_secs_f64() => {
                     why.push(format!("replica {shown} is {s:.1} s behind (--max-lag {} s)", max.as_secs_f64()));

@@ -216,7 +216,8 @@ async fn a_stopped_backend_is_a_clear_error_and_the_batch_is_retried_whole() {
         .collect();
     spider(&["stop-backend", "2"]);
     let err = insert_or_verify::<MySql, Order>(&mut head, &rows).await.expect_err("b2 is stopped");
-    let text = format!("{err}");
+    // The database's message is the error's source: the chain names the shard.
+    let text = combkey_testutil::chain(&err);
     assert!(text.contains("b2"), "the error names the unreachable shard: {text}");
     // The batch is one statement: nothing of it on b1 either.
     assert_eq!(on_backend(0, t, "2026_01").await, 0, "nothing half-written");

@@ -50,6 +50,25 @@ pub struct Order {
     pub quantity: i64,
 }
 
+/// A note on an order, which references the order by its key.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Note {
+    /// The note's id (made by the server).
+    pub id: Comb,
+    /// The order's key (its new key, where the order's key was converted).
+    pub order_id: Comb,
+    /// The text.
+    pub body: String,
+}
+
+/// The body of `POST /orders/{id}/notes`.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+struct CreateNote {
+    /// The text: 1 to 200 characters.
+    #[schema(min_length = 1, max_length = 200)]
+    body: String,
+}
+
 /// The body of `POST /orders`: a client-made `id`, or a `command_id` for the server to
 /// make the id under.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -84,8 +103,8 @@ struct ApiError {
 #[derive(utoipa::OpenApi)]
 #[openapi(
     info(title = "idempotent-service", description = "Orders with client-made, time-ordered ids (combkey)"),
-    paths(create, read),
-    components(schemas(Order, CreateOrder, ApiError))
+    paths(create, read, add_note),
+    components(schemas(Order, CreateOrder, Note, CreateNote, ApiError))
 )]
 pub struct ApiDoc;
 
@@ -169,6 +188,7 @@ pub async fn app(config: Config) -> Result<Router, sqlx::Error> {
     Ok(Router::new()
         .route("/orders", post(create))
         .route("/orders/{id}", get(read))
+        .route("/orders/{id}/notes", post(add_note))
         .route("/openapi.json", get(openapi))
         .with_state(state))
 }
@@ -338,4 +358,58 @@ async fn read(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Res
         }
     }
     error(StatusCode::NOT_FOUND, format!("no order {id}"))
+}
+
+/// Adds a note to an order, by the key the client holds. While `combkey doctor --apply
+/// --online` converts the orders' keys (and after), a key a client kept from before names no
+/// order: the insert fails its foreign key (PostgreSQL 23503, MySQL/MariaDB 1452) and is tried
+/// again with the order's new key ([`Config::key_migration`]), as docs/doctor.md says an
+/// application does.
+#[utoipa::path(
+    post,
+    path = "/orders/{id}/notes",
+    params(("id" = Comb, Path, description = "The order's id (an id from before its key was converted works too)")),
+    request_body = CreateNote,
+    responses(
+        (status = 201, description = "Added; `order_id` is the order's key now", body = Note),
+        (status = 400, description = "A malformed id, or the body is not JSON", body = ApiError),
+        (status = 404, description = "No such order", body = ApiError),
+        (status = 415, description = "The body is not sent as application/json", body = ApiError),
+        (status = 422, description = "The body's text is empty or too long", body = ApiError),
+        (status = 500, description = "The database failed", body = ApiError),
+    )
+)]
+async fn add_note(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    body: Result<Json<CreateNote>, JsonRejection>,
+) -> Response {
+    let order_id: Comb = match id.parse() {
+        Ok(id) => id,
+        Err(e) => return error(StatusCode::BAD_REQUEST, format!("id: {e}")),
+    };
+    let Json(req) = match body {
+        Ok(b) => b,
+        Err(rejection) => return error(rejection.status(), rejection.body_text()),
+    };
+    let chars = req.body.chars().count();
+    if req.body.trim().is_empty() || chars > MAX_ITEM_CHARS {
+        return error(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            format!("body: expected 1 to {MAX_ITEM_CHARS} characters of text, found {chars}"),
+        );
+    }
+    let mut note = Note { id: Comb::new(), order_id, body: req.body };
+    let mut tries = vec![order_id];
+    tries.extend(state.config.key_migration.and_then(|m| m.new_key(&order_id)));
+    for key in tries {
+        note.order_id = key;
+        match on_store!(&state.backend, s => s.add_note(&note).await) {
+            Ok(()) => return (StatusCode::CREATED, Json(note)).into_response(),
+            // No order has this key (any more): the next key, if the id is an old one.
+            Err(e) if store::foreign_key_violation(&e) => {}
+            Err(e) => return internal(e),
+        }
+    }
+    error(StatusCode::NOT_FOUND, format!("no order {order_id}"))
 }

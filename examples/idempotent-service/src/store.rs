@@ -1,10 +1,11 @@
-//! The two tables, on any of the three sqlx backends.
+//! The three tables (orders, the command ids that made them, notes on orders), on any of the
+//! three sqlx backends.
 
 use combkey::Comb;
 use combkey_sqlx::Comb as Col;
 use sqlx::{AssertSqlSafe, Database, Decode, Encode, Executor, IntoArguments, Pool, Type};
 
-use crate::Order;
+use crate::{Note, Order};
 
 /// What a create did.
 pub enum Created {
@@ -22,12 +23,14 @@ pub struct Sql {
     insert: String,
     lookup_command: String,
     insert_command: String,
+    create_notes: String,
+    insert_note: String,
 }
 
 impl Sql {
     /// `p(n)` writes the n-th placeholder.
     pub fn new(prefix: &str, column: &str, text: &str, p: impl Fn(usize) -> String) -> Self {
-        let (o, c) = (format!("{prefix}orders"), format!("{prefix}creation_identifiers"));
+        let (o, c, n) = (format!("{prefix}orders"), format!("{prefix}creation_identifiers"), format!("{prefix}notes"));
         Sql {
             create_orders: format!(
                 "CREATE TABLE IF NOT EXISTS {o} (id {column} NOT NULL PRIMARY KEY, item {text} NOT NULL, quantity BIGINT NOT NULL)"
@@ -39,12 +42,24 @@ impl Sql {
             insert: format!("INSERT INTO {o} (id, item, quantity) VALUES ({}, {}, {})", p(1), p(2), p(3)),
             lookup_command: format!("SELECT entity_id FROM {c} WHERE command_id = {}", p(1)),
             insert_command: format!("INSERT INTO {c} (command_id, entity_id) VALUES ({}, {})", p(1), p(2)),
+            // A note references its order by key: what an order's key change (`combkey doctor
+            // --apply --online`) reaches.
+            create_notes: format!(
+                "CREATE TABLE IF NOT EXISTS {n} (id {column} NOT NULL PRIMARY KEY, order_id {column} NOT NULL, \
+                 body {text} NOT NULL, FOREIGN KEY (order_id) REFERENCES {o} (id))"
+            ),
+            insert_note: format!("INSERT INTO {n} (id, order_id, body) VALUES ({}, {}, {})", p(1), p(2), p(3)),
         }
     }
 }
 
 fn unique_violation(e: &sqlx::Error) -> bool {
     matches!(e, sqlx::Error::Database(d) if d.is_unique_violation())
+}
+
+/// A foreign key violation: PostgreSQL 23503, MySQL/MariaDB 1452, SQLite's constraint error.
+pub(crate) fn foreign_key_violation(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(d) if d.is_foreign_key_violation())
 }
 
 /// Attempts at one create before a retryable error reaches the client.
@@ -94,6 +109,7 @@ where
         let mut c = pool.acquire().await?;
         sqlx::query(AssertSqlSafe(sql.create_orders.clone())).execute(&mut *c).await?;
         sqlx::query(AssertSqlSafe(sql.create_commands.clone())).execute(&mut *c).await?;
+        sqlx::query(AssertSqlSafe(sql.create_notes.clone())).execute(&mut *c).await?;
         drop(c);
         Ok(Store { pool, sql })
     }
@@ -172,6 +188,22 @@ where
             }
             Err(e) => Err(e),
         }
+    }
+
+    /// Adds `note` to its order (the key in `note.order_id`): a foreign key violation when no
+    /// order has that key.
+    pub async fn add_note(&self, note: &Note) -> Result<(), sqlx::Error> {
+        retrying(|| async {
+            let mut c = self.pool.acquire().await?;
+            sqlx::query(AssertSqlSafe(self.sql.insert_note.clone()))
+                .bind(Col::from(note.id))
+                .bind(Col::from(note.order_id))
+                .bind(note.body.clone())
+                .execute(&mut *c)
+                .await
+                .map(drop)
+        })
+        .await
     }
 
     async fn by_command(&self, command_id: Comb) -> Result<Option<Order>, sqlx::Error> {

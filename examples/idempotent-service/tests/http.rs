@@ -203,7 +203,7 @@ async fn on_postgres() {
         async move { sqlx::query_scalar(AssertSqlSafe(sql)).bind(item).fetch_one(&pool).await.expect("count") }
     })
     .await;
-    for t in ["orders", "creation_identifiers"] {
+    for t in ["notes", "orders", "creation_identifiers"] {
         sqlx::query(AssertSqlSafe(format!("DROP TABLE {p}{t}"))).execute(&pool).await.expect("drop");
     }
 }
@@ -220,7 +220,7 @@ async fn on_mariadb() {
         async move { sqlx::query_scalar(AssertSqlSafe(sql)).bind(item).fetch_one(&pool).await.expect("count") }
     })
     .await;
-    for t in ["orders", "creation_identifiers"] {
+    for t in ["notes", "orders", "creation_identifiers"] {
         sqlx::query(AssertSqlSafe(format!("DROP TABLE {p}{t}"))).execute(&pool).await.expect("drop");
     }
 }
@@ -235,6 +235,7 @@ async fn serves_its_openapi_document() {
     assert_eq!(doc["openapi"], "3.1.0", "{doc}");
     assert!(doc["paths"]["/orders"]["post"].is_object(), "{doc}");
     assert!(doc["paths"]["/orders/{id}"]["get"].is_object(), "{doc}");
+    assert!(doc["paths"]["/orders/{id}/notes"]["post"].is_object(), "{doc}");
     let schemas = &doc["components"]["schemas"];
     assert_eq!(schemas["Comb"]["type"], "string", "{doc}");
     assert_eq!(schemas["Comb"]["format"], "uuid", "{doc}");
@@ -278,4 +279,48 @@ async fn an_id_from_before_the_conversion_is_redirected_to_the_new_key() {
     // An id that never existed, in either form: 404.
     let (s, _) = request(addr, "GET", &format!("/orders/{}", Comb::new()), None).await;
     assert_eq!(s, 404);
+}
+
+/// A note on an order by the key a client kept from before the conversion: the insert fails
+/// the foreign key (PostgreSQL 23503, MariaDB 1452, SQLite's constraint) and the service tries
+/// again with the new key, as docs/doctor.md tells an application to during `--online`.
+#[tokio::test]
+async fn a_note_by_an_old_key_is_added_to_the_order_under_its_new_key() {
+    let migration: combkey::layouts::KeyMigration = "rtcomb-sql -> v7".parse().unwrap();
+    let env = |v: &str| std::env::var(v).unwrap_or_else(|_| panic!("{v} (source scripts/servers.sh)"));
+    for url in ["sqlite::memory:".to_string(), env("COMBKEY_PG_URL"), env("COMBKEY_MYSQL_URL")] {
+        let p = prefix();
+        let config = Config {
+            database_url: url.clone(),
+            table_prefix: p.clone(),
+            key_migration: Some(migration),
+            ..Config::default()
+        };
+        let app = idempotent_service::app(config).await.unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await.expect("serve") });
+        let id = Comb::new();
+        let (s, order) = post(addr, &json!({ "id": id.to_string(), "item": "noted", "quantity": 1 })).await;
+        assert_eq!(s, 201, "{order}");
+        let old = migration.old_key(&id).expect("an RT.Comb Sql form");
+        let body = json!({ "body": "by the old key" }).to_string();
+        let (s, note) = request(addr, "POST", &format!("/orders/{old}/notes"), Some(&body)).await;
+        assert_eq!(s, 201, "{url}: {note}");
+        assert_eq!(note["order_id"], id.to_string(), "{url}: the order's key now");
+        let (s, note) = request(addr, "POST", &format!("/orders/{id}/notes"), Some(&body)).await;
+        assert_eq!((s, note["order_id"].as_str()), (201, Some(id.to_string().as_str())), "{url}");
+        let (s, e) = request(addr, "POST", &format!("/orders/{}/notes", Comb::new()), Some(&body)).await;
+        assert_eq!(s, 404, "{url}: {e}");
+        let (s, _) = request(addr, "POST", &format!("/orders/{id}/notes"), Some(r#"{"body": ""}"#)).await;
+        assert_eq!(s, 422, "{url}");
+        let drop = format!("DROP TABLE {p}notes; DROP TABLE {p}orders; DROP TABLE {p}creation_identifiers");
+        if url.starts_with("postgres") {
+            let pool = sqlx::PgPool::connect(&url).await.expect("PostgreSQL");
+            sqlx::raw_sql(AssertSqlSafe(drop)).execute(&pool).await.expect("drop");
+        } else if url.starts_with("mysql") {
+            let pool = sqlx::MySqlPool::connect(&url).await.expect("MariaDB");
+            sqlx::raw_sql(AssertSqlSafe(drop)).execute(&pool).await.expect("drop");
+        }
+    }
 }

@@ -391,6 +391,15 @@ pub(crate) trait Catalog: Sync {
     /// start (it finds the keys converted so far converted). MariaDB's is a plain InnoDB table,
     /// which replicates in every binlog format.
     fn journal_table(&self, schema: Option<&str>) -> (String, String);
+    /// Whether the journal table exists in `schema`: asked of the catalog, so that an audit
+    /// (which reads only) makes the server log no error for a table that is not there.
+    fn journal_exists(&self, schema: Option<&str>) -> Query<bool>;
+    /// Whether `table` would have its `UPDATE`s refused by a publication that publishes them:
+    /// no replica identity (PostgreSQL: `REPLICA IDENTITY NOTHING`, or `DEFAULT` without a
+    /// primary key).
+    fn missing_replica_identity(&self, _table: &Name) -> Option<Query<bool>> {
+        None
+    }
     /// The statements around a change's transaction that turn foreign key checks off for this
     /// session only, and back on, where checking each updated row against its referencing
     /// rows one by one would be the cost (SQLite without an index on the referencing column)

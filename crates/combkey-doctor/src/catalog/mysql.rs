@@ -479,6 +479,17 @@ impl Catalog for MySql {
         )
     }
 
+    fn journal_exists(&self, schema: Option<&str>) -> Query<bool> {
+        Query {
+            sql: format!(
+                "SELECT CAST(COUNT(*) AS CHAR) FROM information_schema.TABLES WHERE TABLE_SCHEMA = {SCHEMA} \
+                 AND TABLE_NAME = 'combkey_doctor_journal'"
+            ),
+            params: vec![schema.unwrap_or_default().to_string()],
+            parse: |rows| rows.first().map_or(Ok(false), |r| flag(r, 0)),
+        }
+    }
+
     fn select_keys(&self, table: &Name, column: &Column, _only: bool, filter: &str) -> String {
         // HEX() of the bytes as stored; MariaDB's UUID type shows its text through CAST.
         let c = Backend::MySql.quote(&column.name);

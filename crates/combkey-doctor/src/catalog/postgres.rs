@@ -465,12 +465,23 @@ impl Catalog for Postgres {
     }
 
     fn unread_replication(&self) -> Option<Query<Vec<String>>> {
+        // A slot nobody uses, and a sender that is not streaming (a standby or subscriber
+        // catching up, or restarting after an error: its replay_lag is NULL then, which says
+        // nothing of how far behind it is).
         Some(Query {
             sql:
                 "SELECT format('replication slot %s (%s%s) is not in use: its standby or subscriber is not connected, \
                   and it holds WAL back since %s', slot_name, slot_type, \
                   CASE WHEN database IS NOT NULL THEN ', database ' || database ELSE '' END, restart_lsn) \
-                  FROM pg_replication_slots WHERE NOT active ORDER BY slot_name"
+                  FROM pg_replication_slots WHERE NOT active \
+                  UNION ALL SELECT format('%s (%s) is %s, not streaming: how far behind it is cannot be read', \
+                  application_name, COALESCE(host(client_addr), 'local'), state) \
+                  FROM pg_stat_replication WHERE state <> 'streaming' \
+                  UNION ALL SELECT format('%s (%s) has replayed up to %s of the %s sent to it, and reports no lag: \
+                  how far behind it is cannot be read', application_name, COALESCE(host(client_addr), 'local'), \
+                  replay_lsn, sent_lsn) \
+                  FROM pg_stat_replication WHERE state = 'streaming' AND replay_lag IS NULL AND replay_lsn < sent_lsn \
+                  ORDER BY 1"
                     .into(),
             params: Vec::new(),
             parse: |rows| rows.iter().map(|r| text(r, 0)).collect(),
@@ -479,7 +490,13 @@ impl Catalog for Postgres {
 
     fn replication_lag(&self) -> Option<Query<f64>> {
         Some(Query {
-            sql: "SELECT COALESCE(max(EXTRACT(epoch FROM replay_lag)), 0)::text FROM pg_stat_replication".into(),
+            // replay_lag is the last one a standby or subscriber reported: one that has WAL to
+            // replay and has not replied since (its apply worker waits for a lock, say) counts
+            // as behind by the time since its last reply.
+            sql: "SELECT COALESCE(max(GREATEST(COALESCE(EXTRACT(epoch FROM replay_lag), 0), \
+                  CASE WHEN replay_lsn < sent_lsn THEN EXTRACT(epoch FROM now() - reply_time) ELSE 0 END)), 0)::text \
+                  FROM pg_stat_replication"
+                .into(),
             params: Vec::new(),
             parse: |rows| {
                 Ok(rows.first().and_then(|r| cell(r, 0).ok().flatten()).and_then(|n| n.parse().ok()).unwrap_or(0.0))
@@ -503,7 +520,8 @@ impl Catalog for Postgres {
     }
 
     fn session(&self, lock_timeout_ms: u64) -> Vec<String> {
-        vec![format!("SET lock_timeout = '{lock_timeout_ms}ms'")]
+        // 0 would turn PostgreSQL's timeout off (wait for ever): at least 1 ms.
+        vec![format!("SET lock_timeout = '{}ms'", lock_timeout_ms.max(1))]
     }
 
     fn begin_read_only(&self) -> Vec<String> {
@@ -543,6 +561,26 @@ impl Catalog for Postgres {
             ),
             name,
         )
+    }
+
+    fn journal_exists(&self, schema: Option<&str>) -> Query<bool> {
+        Query {
+            sql: "SELECT (to_regclass($1) IS NOT NULL)::text".into(),
+            params: vec![self.journal_table(schema).1],
+            parse: |rows| rows.first().map_or(Ok(false), |r| flag(r, 0)),
+        }
+    }
+
+    fn missing_replica_identity(&self, table: &Name) -> Option<Query<bool>> {
+        Some(Query {
+            sql: format!(
+                "SELECT (c.relreplident = 'n' OR (c.relreplident = 'd' AND NOT EXISTS \
+                 (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary)))::text \
+                 FROM pg_class c WHERE c.oid = {OID}"
+            ),
+            params: params(table),
+            parse: |rows| rows.first().map_or(Ok(false), |r| flag(r, 0)),
+        })
     }
 
     fn select_keys(&self, table: &Name, column: &Column, only: bool, filter: &str) -> String {

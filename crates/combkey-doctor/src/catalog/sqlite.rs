@@ -163,10 +163,15 @@ impl Catalog for Sqlite {
         // SQLite keeps each view's and trigger's text as written: those that name the table
         // and the column (a text search, so it may name more than read it).
         Some(Query {
+            // And the indexes on an expression (pragma_index_xinfo's column -2) that names the
+            // column: `lower(id)` computes something else once the value is 16 bytes.
             sql: "SELECT type || ' ' || name FROM sqlite_master WHERE type IN ('view', 'trigger') \
-                  AND instr(lower(sql), lower(?)) > 0 AND instr(lower(sql), lower(?)) > 0 ORDER BY 1"
+                  AND instr(lower(sql), lower(?)) > 0 AND instr(lower(sql), lower(?)) > 0 \
+                  UNION ALL SELECT 'index ' || m.name FROM sqlite_master m WHERE m.type = 'index' AND m.tbl_name = ? \
+                  AND m.sql IS NOT NULL AND instr(lower(m.sql), lower(?)) > 0 \
+                  AND EXISTS (SELECT 1 FROM pragma_index_xinfo(m.name) x WHERE x.cid = -2) ORDER BY 1"
                 .into(),
-            params: vec![table.name.clone(), column.to_string()],
+            params: vec![table.name.clone(), column.to_string(), table.name.clone(), column.to_string()],
             parse: |rows| rows.iter().map(|r| Ok(Name { schema: None, name: text(r, 0)? })).collect(),
         })
     }
@@ -384,6 +389,18 @@ impl Catalog for Sqlite {
             ),
             name,
         )
+    }
+
+    fn journal_exists(&self, schema: Option<&str>) -> Query<bool> {
+        let master = schema
+            .map_or_else(|| "sqlite_master".to_string(), |s| format!("{}.sqlite_master", Backend::Sqlite.quote(s)));
+        Query {
+            sql: format!(
+                "SELECT CAST(count(*) AS TEXT) FROM {master} WHERE type = 'table' AND name = 'combkey_doctor_journal'"
+            ),
+            params: Vec::new(),
+            parse: |rows| rows.first().map_or(Ok(false), |r| flag(r, 0)),
+        }
     }
 
     fn select_keys(&self, table: &Name, column: &Column, _only: bool, filter: &str) -> String {

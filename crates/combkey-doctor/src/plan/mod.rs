@@ -382,8 +382,16 @@ impl Plan {
 
     /// The journal's key for this table and column.
     pub fn target(&self) -> String {
-        format!("{}.{}", Name::from(&self.table), self.column)
+        journal_target(&(&self.table).into(), &self.column)
     }
+}
+
+/// The journal's key for a table's column: every part in double quotes (doubled inside), so
+/// that no two tables and columns share one (`tt` with column `x.id` against `tt.x` with `id`).
+pub(crate) fn journal_target(table: &Name, column: &str) -> String {
+    let q = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
+    let schema = table.schema.as_deref().map(|s| format!("{}.", q(s))).unwrap_or_default();
+    format!("{schema}{}.{}", q(&table.name), q(column))
 }
 
 /// The new id of a key of verdict `kind`, if it changes.
@@ -447,6 +455,14 @@ pub(crate) fn build(backend: Backend, schema: &Schema, audit: &Audit, options: O
              history still match the history of the parent); FOR SYSTEM_TIME queries see the old keys before the change",
             names.join(", "),
             if names.len() == 1 { "is" } else { "are" }
+        ));
+    }
+    if !retype_needed && cat.values_change_form(column) {
+        notes.push(format!(
+            "{}.{} is declared {}: SQLite keeps the declaration, and the values become 16-byte blobs in place; code that \
+             compares or binds the keys as text finds none of them afterwards (bind them as blobs: combkey's column \
+             types for SQLite do)",
+            schema.table, column.name, column.data_type
         ));
     }
     if retype_needed && !schema.published.is_empty() {
@@ -613,6 +629,8 @@ mod tests {
             versioned: Vec::new(),
             published: Vec::new(),
             subscribed: Vec::new(),
+            no_replica_identity: Vec::new(),
+            replica: None,
         }
     }
 

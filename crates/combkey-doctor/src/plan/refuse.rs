@@ -11,6 +11,14 @@ use crate::schema::Schema;
 /// already reference nothing.
 pub(crate) fn before_anything(schema: &Schema, options: Options) -> Result<(), Error> {
     let column = &schema.column;
+    if let Some(state) = &schema.replica {
+        return Err(Error::refused(format!(
+            "this server is a replica: it applies what its primary writes (a MySQL/MariaDB replica, or a PostgreSQL \
+             standby; {state}). Keys changed here would differ from the primary's: a standby takes no writes, and a \
+             replica's replication stops at the primary's next change to such a row (error 1032). Run doctor on the \
+             primary; the new keys reach this replica through replication"
+        )));
+    }
     if let Some(parent) = &schema.partition_of {
         return Err(Error::refused(format!(
             "{} is a partition of {parent}: the foreign keys and the application reach its rows through {parent}, so \
@@ -33,8 +41,8 @@ pub(crate) fn before_anything(schema: &Schema, options: Options) -> Result<(), E
         return Err(Error::refused(format!(
             "row-level security hides rows from this role ({}): the keys read and converted would be only the rows \
              its policies show, the others would keep their old keys, and referencing rows of hidden rows would look \
-             orphaned. Run as a role that sees every row (a superuser, or one WITH BYPASSRLS), or lift the policies \
-             for the run (ALTER TABLE ... NO FORCE ROW LEVEL SECURITY, as the owner)",
+             orphaned. Run as a role that sees every row: a superuser, a role WITH BYPASSRLS, or the table's owner \
+             where row security is not forced (ALTER TABLE ... NO FORCE ROW LEVEL SECURITY lifts it for the owner)",
             why.join("; ")
         )));
     }
@@ -46,6 +54,15 @@ pub(crate) fn before_anything(schema: &Schema, options: Options) -> Result<(), E
              publisher's, and its later changes by the old keys would find no row. Convert on the publisher: the new \
              keys reach this subscriber as updates",
             subs.join(", ")
+        )));
+    }
+    if !schema.no_replica_identity.is_empty() {
+        let names: Vec<String> = schema.no_replica_identity.iter().map(ToString::to_string).collect();
+        return Err(Error::refused(format!(
+            "a publication publishes the updates of {}, which has no replica identity (no primary key, or REPLICA \
+             IDENTITY NOTHING): PostgreSQL refuses every UPDATE of it, so the conversion's would fail. Give it one \
+             first (ALTER TABLE ... REPLICA IDENTITY USING INDEX <a unique index>, or FULL)",
+            names.join(", ")
         )));
     }
     if let Some(l) = options.layout
@@ -67,6 +84,13 @@ pub(crate) fn before_anything(schema: &Schema, options: Options) -> Result<(), E
     }
     if options.inherited == Inherited::Refuse && !schema.inheritors.is_empty() {
         let names: Vec<String> = schema.inheritors.iter().map(ToString::to_string).collect();
+        if schema.partitioned {
+            return Err(Error::refused(format!(
+                "{} is partitioned, its keys all in its partitions ({}): give --inherited include to convert them",
+                schema.table,
+                names.join(", ")
+            )));
+        }
         return Err(Error::refused(format!(
             "tables inherit from {} (or are its partitions): {}; give --inherited only to convert this table's own \
              rows, or --inherited include to convert theirs too",
@@ -111,7 +135,7 @@ pub(crate) fn before_anything(schema: &Schema, options: Options) -> Result<(), E
     }
     if schema.same_id.0 > 0 {
         return Err(Error::refused(format!(
-            "{} values of {}.{} are the same id as another value, written differently ({}): one stored form would \
+            "{} of the values of {}.{} repeat the id of another value, written differently ({}): one stored form would \
              make them one key; merge or remove them first",
             schema.same_id.0,
             schema.table,
