@@ -17,6 +17,48 @@
 //! hook) so that the read-back sees every write the cluster has certified, including a
 //! retried batch's first attempt that committed through another node.
 //!
+//! # Example
+//!
+//! A writer that makes its rows' ids itself and sends the batch again whenever an attempt's
+//! outcome is unknown: the second send finds the rows the first one wrote.
+//!
+//! ```
+//! # #[cfg(feature = "sqlite")]
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
+//! use combkey_idempotent::{KeyedRow, insert_or_verify};
+//! use combkey_sqlx::Comb;
+//! use sqlx::{Connection, Sqlite};
+//!
+//! #[derive(sqlx::FromRow, Clone, Debug, PartialEq)]
+//! struct Event {
+//!     id: Comb,
+//!     kind: String,
+//! }
+//!
+//! impl KeyedRow<Sqlite> for Event {
+//!     const TABLE: &'static str = "events";
+//!     const COLUMNS: &'static [&'static str] = &["id", "kind"];
+//!     fn id(&self) -> Comb {
+//!         self.id
+//!     }
+//!     fn push_values(&self, mut row: sqlx::query_builder::Separated<'_, Sqlite, &'static str>) {
+//!         row.push_bind(self.id).push_bind(self.kind.clone());
+//!     }
+//! }
+//!
+//! let mut db = sqlx::SqliteConnection::connect("sqlite::memory:").await?;
+//! sqlx::query("CREATE TABLE events (id BLOB PRIMARY KEY, kind TEXT NOT NULL)").execute(&mut db).await?;
+//! // The ids are made once, before the first attempt, and kept for every retry.
+//! let batch = vec![Event { id: Comb::new(), kind: "signup".into() }, Event { id: Comb::new(), kind: "login".into() }];
+//! let first = insert_or_verify(&mut db, &batch).await?;
+//! // Say the acknowledgement was lost: the same batch again writes nothing twice.
+//! let again = insert_or_verify(&mut db, &batch).await?;
+//! assert_eq!((first.inserted, again.inserted, again.already_present), (2, 0, 2));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Versions
 //!
 //! Minimum Rust version: 1.94. Public dependencies (their types are in this crate's API):
