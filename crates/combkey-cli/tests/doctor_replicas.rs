@@ -33,6 +33,25 @@ fn text(out: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
 }
 
+/// `--apply --online` of `table` with `--replica-url` a server that is no replica: refused.
+fn refused_as_no_replica(url: &str, table: &str, not_a_replica: &str) {
+    let out = combkey(&[
+        "doctor",
+        "--url",
+        url,
+        "--table",
+        table,
+        "--apply",
+        "--online",
+        "--max-lag",
+        "5s",
+        "--replica-url",
+        not_a_replica,
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("is no replica"), "{}", text(&out));
+}
+
 /// RT.Comb `Sql` keys a second apart.
 fn rtcomb(n: usize, seed: u64) -> Vec<Comb> {
     let r = SeededRandom::new(seed);
@@ -256,21 +275,7 @@ mod postgres {
         exec(&mut c, "CREATE TABLE u (id uuid PRIMARY KEY)").await;
         let values: Vec<String> = rtcomb(100, 2).iter().map(|id| format!("('{id}')")).collect();
         exec(&mut c, &format!("INSERT INTO u VALUES {}", values.join(","))).await;
-        let out = combkey(&[
-            "doctor",
-            "--url",
-            &url,
-            "--table",
-            "u",
-            "--apply",
-            "--online",
-            "--max-lag",
-            "5s",
-            "--replica-url",
-            &url,
-        ]);
-        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-        assert!(text(&out).contains("is no replica"), "{}", text(&out));
+        refused_as_no_replica(&url, "u", &url);
         assert_eq!(v7(&mut c, "u").await, 0, "nothing changed");
         let standby_db = with_db(&standby, "doctor_standby");
         let out = combkey(&[
@@ -592,21 +597,7 @@ mod mariadb {
         //    changes.
         exec(&mut c, "CREATE TABLE u (id BINARY(16) NOT NULL PRIMARY KEY)").await;
         exec(&mut c, &format!("INSERT INTO u VALUES {}", bins.join(","))).await;
-        let out = combkey(&[
-            "doctor",
-            "--url",
-            &url,
-            "--table",
-            "u",
-            "--apply",
-            "--online",
-            "--max-lag",
-            "5s",
-            "--replica-url",
-            &primary,
-        ]);
-        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-        assert!(text(&out).contains("is no replica"), "{}", text(&out));
+        refused_as_no_replica(&url, "u", &primary);
         assert_eq!(one(&mut c, "SELECT CAST(COUNT(*) AS CHAR) FROM u WHERE SUBSTR(HEX(id), 13, 1) = '7'").await, "0");
     }
 }

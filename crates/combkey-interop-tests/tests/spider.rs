@@ -230,10 +230,10 @@ async fn a_stopped_backend_is_a_clear_error_and_the_batch_is_retried_whole() {
         attempts += 1;
         match insert_or_verify::<MySql, Order>(&mut head, &rows).await {
             Ok(done) => break done,
-            Err(e) if attempts < 200 && format!("{e}").contains("b2") => {
+            Err(e) if attempts < 200 && combkey_testutil::chain(&e).contains("b2") => {
                 tokio::time::sleep(std::time::Duration::from_millis(50)).await;
             }
-            Err(e) => panic!("the retry: {e}"),
+            Err(e) => panic!("the retry: {}", combkey_testutil::chain(&e)),
         }
     };
     assert_eq!(done.inserted + done.already_present, 20, "{done:?}");
