@@ -646,6 +646,13 @@ mod postgres {
         exec(&mut c, &format!("INSERT INTO doctor_case VALUES ('{}')", ids[3].to_string().to_uppercase())).await;
         let before = key_texts(&mut c, "doctor_case", "id").await;
         refused(&url, "doctor_case", &[], "repeat the id of another value, written differently");
+        // The values as stored, so a DBA can find them.
+        let upper = ids[3].to_string().to_uppercase();
+        let r = report(&url, "doctor_case", &[]);
+        let refusal = r["refusal"].as_str().unwrap_or_default();
+        for said in [format!("'{upper}'"), format!("'{}'", ids[3]), "2 values read as".to_string()] {
+            assert!(refusal.contains(&said), "{said}: {refusal}");
+        }
         assert_eq!(key_texts(&mut c, "doctor_case", "id").await, before, "nothing changed");
         let column: String = sqlx::query_scalar(
             "SELECT data_type::text FROM information_schema.columns WHERE table_name = 'doctor_case'",
@@ -1603,6 +1610,30 @@ mod sqlite {
         let out = combkey(&["doctor", "--url", &url, "--table", "n"], None);
         assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
         assert!(stderr(&out).contains("n.id is integer: a column of numbers holds no UUID"), "{}", stderr(&out));
+    }
+
+    /// One id held twice, as a 16-byte blob and as text: refused, with both values as stored.
+    #[tokio::test]
+    async fn one_id_as_blob_and_as_text_is_refused_with_both_values() {
+        let (_dir, url) = url("same");
+        let mut c = SqliteConnection::connect(&url).await.unwrap();
+        sqlx::raw_sql("CREATE TABLE p (id PRIMARY KEY)").execute(&mut c).await.unwrap();
+        let ids = rtcomb_sql(20, 94);
+        for id in &ids {
+            sqlx::query("INSERT INTO p VALUES (?1)").bind(id.to_string()).execute(&mut c).await.unwrap();
+        }
+        sqlx::query("INSERT INTO p VALUES (?1)").bind(ids[5].as_bytes().to_vec()).execute(&mut c).await.unwrap();
+        let r = report(&url, "p", &[]);
+        let refusal = r["refusal"].as_str().unwrap_or_default();
+        let blob = format!("X'{}'", combkey_testutil::hex(ids[5]).to_uppercase());
+        for said in ["written differently".to_string(), format!("'{}'", ids[5]), blob, "2 values read as".to_string()] {
+            assert!(refusal.contains(&said), "{said}: {refusal}");
+        }
+        let out = combkey(&["doctor", "--url", &url, "--table", "p", "--apply"], None);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        let n: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM p WHERE typeof(id) = 'text'").fetch_one(&mut c).await.unwrap();
+        assert_eq!(n, 20, "nothing changed");
     }
 
     #[tokio::test]

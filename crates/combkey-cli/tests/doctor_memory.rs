@@ -1,22 +1,34 @@
 //! `combkey doctor` holds a bounded amount of memory whatever the table's size: its audit,
 //! `--migration-sql` and `--apply` of a PostgreSQL table of 400,000 RT.Comb keys (with
 //! 25,000 referencing rows; about 50 MiB of table and indexes) finish with the process's data
-//! segment capped at 16 MiB (`prlimit --data`). Holding every key, as the tool did before,
-//! took about 330 bytes a key: 126 MiB for this table.
+//! segment capped at 16 MiB (`prlimit --data`), and of an SQLite file of as many at 24 MiB
+//! (SQLite runs in the process: two connections, each with its page cache and thread). Holding
+//! every key, as the tool did before, took about 330 bytes a key: 126 MiB for this table.
 
 use std::io::Read;
 use std::process::{Command, Stdio};
 
-use sqlx::{Connection, PgConnection};
+use sqlx::{Connection, PgConnection, SqliteConnection};
 
 /// The cap on the process's data segment (heap and anonymous mappings), in bytes.
 const CAP: u64 = 16 << 20;
 const ROWS: i64 = 400_000;
 
+/// The cap for SQLite, which runs in the process (`--apply` reads on a second connection: a
+/// page cache and a thread more), found 20 MiB enough at 100,000 and at 400,000 keys alike.
+const SQLITE_CAP: u64 = 24 << 20;
+/// What holding every key took before: about 330 bytes a key.
+const HELD_PER_KEY: u64 = 330;
+
 /// `combkey` under the cap: its exit status, stdout's line count and last line, and stderr.
 fn capped(args: &[&str]) -> (bool, usize, String, String) {
+    capped_at(CAP, args)
+}
+
+/// `combkey` with its data segment capped at `cap` bytes.
+fn capped_at(cap: u64, args: &[&str]) -> (bool, usize, String, String) {
     let mut child = Command::new("prlimit")
-        .arg(format!("--data={CAP}"))
+        .arg(format!("--data={cap}"))
         .arg(env!("CARGO_BIN_EXE_combkey"))
         .args(args)
         .stdin(Stdio::null())
@@ -105,4 +117,62 @@ async fn audit_script_and_apply_of_a_table_far_larger_than_the_memory_cap() {
         "every child follows its parent"
     );
     sqlx::raw_sql("DROP TABLE doctor_mem_items; DROP TABLE doctor_mem").execute(&mut c).await.unwrap();
+}
+
+async fn lite(c: &mut SqliteConnection, sql: &'static str) -> i64 {
+    sqlx::query_scalar(sql).fetch_one(c).await.unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+/// The same on SQLite (one file, the keys as 16-byte blobs): the audit, the script and the
+/// conversion read the keys in pages.
+#[tokio::test]
+async fn the_same_on_sqlite() {
+    let dir = std::env::temp_dir().join(format!("combkey-doctor-memory-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("db.sqlite");
+    let url = format!("sqlite://{}?mode=rwc", file.display());
+    let mut c = SqliteConnection::connect(&url).await.unwrap();
+    // RT.Comb `Sql` keys a second apart: random bytes with version 4 and the RFC variant, and
+    // the Unix milliseconds in the last six bytes.
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "CREATE TABLE doctor_mem (id BLOB PRIMARY KEY, n INTEGER NOT NULL DEFAULT 0);
+         CREATE TABLE doctor_mem_items (k INTEGER PRIMARY KEY, parent BLOB NOT NULL REFERENCES doctor_mem (id));
+         CREATE INDEX doctor_mem_items_parent ON doctor_mem_items (parent);
+         WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < {ROWS})
+         INSERT INTO doctor_mem (id)
+           SELECT unhex(substr(hex(randomblob(6)), 1, 12) || '4' || substr(hex(randomblob(2)), 1, 3)
+                        || substr('89AB', 1 + abs(random() % 4), 1) || substr(hex(randomblob(2)), 1, 3)
+                        || printf('%012X', 1767225600000 + i * 1000))
+           FROM g;
+         INSERT INTO doctor_mem_items (parent) SELECT id FROM doctor_mem WHERE rowid % 16 = 0;"
+    )))
+    .execute(&mut c)
+    .await
+    .expect("the tables");
+    let held = HELD_PER_KEY * u64::try_from(ROWS).unwrap();
+    assert!(held > 5 * SQLITE_CAP, "holding the keys ({held} bytes) would take five times the cap");
+    let children = lite(&mut c, "SELECT count(*) FROM doctor_mem_items").await;
+    c.close().await.unwrap();
+
+    let (ok, _, last, err) = capped_at(SQLITE_CAP, &["doctor", "--url", &url, "--table", "doctor_mem", "--json"]);
+    assert!(ok, "the audit under the cap: {err}");
+    let report: serde_json::Value = serde_json::from_str(&last).unwrap_or_else(|e| panic!("{e}: {last}"));
+    assert_eq!(report["read"], ROWS, "{report}");
+    assert_eq!(report["converts"]["rtcomb-sql -> v7"], ROWS, "{report}");
+    let (ok, lines, _, err) =
+        capped_at(SQLITE_CAP, &["doctor", "--url", &url, "--table", "doctor_mem", "--migration-sql"]);
+    assert!(ok, "--migration-sql under the cap: {err}");
+    assert!(lines > usize::try_from(ROWS / 1000).unwrap(), "{lines} lines");
+    let (ok, _, _, err) = capped_at(SQLITE_CAP, &["doctor", "--url", &url, "--table", "doctor_mem", "--apply"]);
+    assert!(ok, "--apply under the cap: {err}");
+
+    let mut c = SqliteConnection::connect(&url).await.unwrap();
+    assert_eq!(lite(&mut c, "SELECT count(*) FROM doctor_mem WHERE substr(hex(id), 13, 1) = '7'").await, ROWS);
+    assert_eq!(
+        lite(&mut c, "SELECT count(*) FROM doctor_mem_items i JOIN doctor_mem m ON m.id = i.parent").await,
+        children,
+        "every child follows its parent"
+    );
+    c.close().await.unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
 }

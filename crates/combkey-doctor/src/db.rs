@@ -98,7 +98,15 @@ impl Db {
             }
             Error::usage(format!("connecting to {shown}: {message}"))
         })?;
-        Ok(Db { conn, backend, secret, url: url.to_string() })
+        let mut db = Db { conn, backend, secret, url: url.to_string() };
+        if backend == Backend::Sqlite {
+            // The mapping table and the sorts of a big table's `GROUP BY` in temporary files
+            // (in `SQLITE_TMPDIR` or `TMPDIR`), not in memory, whatever default the SQLite
+            // linked was built with (`SQLITE_TEMP_STORE=2` keeps them in memory; sqlx's bundled
+            // build uses the files default): this connection's setting only.
+            db.exec("PRAGMA temp_store = FILE").await?;
+        }
+        Ok(db)
     }
 
     /// A second session to the same database.

@@ -269,15 +269,12 @@ impl Doctor {
             && from > g
             && from <= u
         {
-            let tag = plan::guard_tag(plan);
-            let n = self
-                .db
-                .count(&format!(
-                    "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_NAME LIKE 'combkey_guard_{tag}_%'"
-                ))
-                .await?;
-            if n == 0 {
-                let cat = self.db.catalog()?;
+            let cat = self.db.catalog()?;
+            let up = match cat.guards_up(&plan::guard_tag(plan)) {
+                Some(q) => self.db.query(q).await?,
+                None => true,
+            };
+            if !up {
                 let (_, journal) = cat.journal_table(table.schema.as_deref());
                 return Err(Error::refused(format!(
                     "the journal of an earlier run on {table}.{column} (stopped after step {from} of {steps}) does not \

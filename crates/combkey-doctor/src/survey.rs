@@ -137,7 +137,8 @@ async fn read_in_transaction(
                 schema.same_id.0 += n.saturating_sub(1);
                 if schema.same_id.1.len() < 5 {
                     let k = row.first().cloned().flatten().unwrap_or_default();
-                    schema.same_id.1.push(format!("{n} values read as {k}"));
+                    let stored = row.get(2).cloned().flatten().unwrap_or_default();
+                    schema.same_id.1.push(format!("{stored}: {n} values read as {k}"));
                 }
                 Ok(())
             })

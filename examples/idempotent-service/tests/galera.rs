@@ -84,7 +84,7 @@ async fn identical_requests_racing_over_three_nodes() {
         assert_eq!(others, 0, "{url}");
     }
     let pool = sqlx::MySqlPool::connect(&urls[0]).await.expect("node 1");
-    for t in ["orders", "creation_identifiers"] {
+    for t in ["notes", "orders", "creation_identifiers"] {
         sqlx::query(AssertSqlSafe(format!("DROP TABLE {p}{t}"))).execute(&pool).await.expect("drop");
     }
 }

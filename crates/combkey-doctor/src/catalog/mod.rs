@@ -394,6 +394,11 @@ pub(crate) trait Catalog: Sync {
     /// Whether the journal table exists in `schema`: asked of the catalog, so that an audit
     /// (which reads only) makes the server log no error for a table that is not there.
     fn journal_exists(&self, schema: Option<&str>) -> Query<bool>;
+    /// Whether any guard trigger of a journaled type change tagged `tag` is up
+    /// (`combkey_guard_{tag}_*`); `None` where a type change needs no guards (transactional DDL).
+    fn guards_up(&self, _tag: &str) -> Option<Query<bool>> {
+        None
+    }
     /// Whether `table` would have its `UPDATE`s refused by a publication that publishes them:
     /// no replica identity (PostgreSQL: `REPLICA IDENTITY NOTHING`, or `DEFAULT` without a
     /// primary key).

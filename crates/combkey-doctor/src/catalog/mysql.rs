@@ -136,7 +136,8 @@ impl Catalog for MySql {
         }
         let c = Backend::MySql.quote(&column.name);
         Some(format!(
-            "SELECT k, COUNT(*) FROM (SELECT REPLACE(REPLACE(REPLACE(REPLACE(LOWER(CAST({c} AS CHAR)), 'urn:uuid:', ''), \
+            "SELECT k, COUNT(*), LEFT(GROUP_CONCAT(QUOTE(v) ORDER BY v SEPARATOR ' and '), 300) FROM (SELECT \
+             CAST({c} AS CHAR) AS v, REPLACE(REPLACE(REPLACE(REPLACE(LOWER(CAST({c} AS CHAR)), 'urn:uuid:', ''), \
              '{{', ''), '}}', ''), '-', '') AS k FROM {t} WHERE {c} IS NOT NULL) d GROUP BY k HAVING COUNT(*) > 1",
             t = table.quoted(Backend::MySql)
         ))
@@ -488,6 +489,15 @@ impl Catalog for MySql {
             params: vec![schema.unwrap_or_default().to_string()],
             parse: |rows| rows.first().map_or(Ok(false), |r| flag(r, 0)),
         }
+    }
+
+    fn guards_up(&self, tag: &str) -> Option<Query<bool>> {
+        Some(Query {
+            sql: "SELECT CAST(COUNT(*) > 0 AS CHAR) FROM information_schema.TRIGGERS WHERE INSTR(TRIGGER_NAME, ?) = 1"
+                .to_string(),
+            params: vec![format!("combkey_guard_{tag}_")],
+            parse: |rows| rows.first().map_or(Ok(false), |r| flag(r, 0)),
+        })
     }
 
     fn select_keys(&self, table: &Name, column: &Column, _only: bool, filter: &str) -> String {

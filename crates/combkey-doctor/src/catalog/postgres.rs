@@ -63,8 +63,9 @@ impl Catalog for Postgres {
         let c = Backend::Postgres.quote(&column.name);
         let only = if only { "ONLY " } else { "" };
         Some(format!(
-            "SELECT k, count(*) FROM (SELECT replace(replace(replace(regexp_replace(lower(x.{c}::text), '^urn:uuid:', ''), \
-             '{{', ''), '}}', ''), '-', '') AS k FROM {only}{t} x WHERE x.{c} IS NOT NULL) d GROUP BY k HAVING count(*) > 1",
+            "SELECT k, count(*), left(string_agg(quote_literal(v), ' and ' ORDER BY v), 300) FROM (SELECT x.{c}::text AS v, \
+             replace(replace(replace(regexp_replace(lower(x.{c}::text), '^urn:uuid:', ''), '{{', ''), '}}', ''), '-', '') AS k \
+             FROM {only}{t} x WHERE x.{c} IS NOT NULL) d GROUP BY k HAVING count(*) > 1",
             t = table.quoted(Backend::Postgres)
         ))
     }

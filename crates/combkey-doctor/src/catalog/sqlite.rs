@@ -125,7 +125,8 @@ impl Catalog for Sqlite {
         // A column holds any type here: 16-byte blobs as their hex, text normalized.
         let c = Backend::Sqlite.quote(&column.name);
         Some(format!(
-            "SELECT k, count(*) FROM (SELECT CASE WHEN typeof({c}) = 'blob' AND length({c}) = 16 THEN lower(hex({c})) \
+            "SELECT k, count(*), substr(group_concat(v, ' and '), 1, 300) FROM (SELECT quote({c}) AS v, \
+             CASE WHEN typeof({c}) = 'blob' AND length({c}) = 16 THEN lower(hex({c})) \
              ELSE replace(replace(replace(replace(lower(CAST({c} AS TEXT)), 'urn:uuid:', ''), '{{', ''), '}}', ''), '-', '') \
              END AS k FROM {t} WHERE {c} IS NOT NULL) d GROUP BY k HAVING count(*) > 1",
             t = table.quoted(Backend::Sqlite)
