@@ -8,6 +8,9 @@
 #   bash scripts/galera.sh kill-node N [SIGNAL]   # default KILL; STOP/CONT to stall a node
 #   bash scripts/galera.sh start-node N           # restart a node that was killed: it recovers
 #                                                 # its position and rejoins (IST)
+#   bash scripts/galera.sh heal                   # every node running and Synced again: a
+#                                                 # stalled node continued, a dead one restarted
+#                                                 # (what a test that failed mid-fault left)
 #
 # With COMBKEY_GALERA_DOCKER=1 the same commands drive docker-compose.yml's `galera` profile
 # instead (same ports; not run on the project's machines, which have no Docker engine).
@@ -136,7 +139,10 @@ EOF
       status) "${compose[@]}" ps ;;
       kill-node) "${compose[@]}" kill -s "SIG${3:-KILL}" "galera${2:?node number}" ;;
       start-node) "${compose[@]}" start "galera${2:?node number}" && _g_wait_synced "$2" ;;
-      *) echo "usage: galera.sh start|status|stop|kill-node N [SIGNAL]|start-node N" >&2; return 2 ;;
+      heal)
+        "${compose[@]}" kill -s SIGCONT galera1 galera2 galera3 >/dev/null 2>&1 || true
+        "${compose[@]}" start galera1 galera2 galera3 && _g_wait_synced 1 && _g_wait_synced 2 && _g_wait_synced 3 ;;
+      *) echo "usage: galera.sh start|status|stop|kill-node N [SIGNAL]|start-node N|heal" >&2; return 2 ;;
     esac
     return
   fi
@@ -206,8 +212,22 @@ EOF
         _g_launch "$i" || return 1
       fi
       ;;
+    heal)
+      local i pid
+      for i in 1 2 3; do
+        pid=$(_g_pid "$i")
+        if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+          kill -CONT "$pid" 2>/dev/null || true
+        else
+          echo "galera.sh: node $i is not running: restarting it" >&2
+          rm -f "$dir/node$i/mysqld.pid"
+          _combkey_galera start-node "$i" || return 1
+        fi
+      done
+      for i in 1 2 3; do _g_wait_synced "$i" || return 1; done
+      ;;
     *)
-      echo "usage: galera.sh start|status|stop|kill-node N [SIGNAL]|start-node N" >&2
+      echo "usage: galera.sh start|status|stop|kill-node N [SIGNAL]|start-node N|heal" >&2
       return 2
       ;;
   esac

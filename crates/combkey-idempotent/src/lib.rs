@@ -170,8 +170,9 @@ pub enum IdempotentError {
 
 impl IdempotentError {
     /// Whether sending the same batch again may succeed: lost or refused connections, a
-    /// stalled server, a node that is not part of the cluster's primary component, a
-    /// deadlock or Galera certification failure, a lock wait timeout. Conflicts and
+    /// stalled server, a node that is not part of the cluster's primary component (or that
+    /// left it as it committed), a deadlock or Galera certification failure, a lock wait
+    /// timeout. Conflicts and
     /// malformed statements are not.
     pub fn is_retryable(&self) -> bool {
         match self {
@@ -245,10 +246,12 @@ fn retryable(e: &sqlx::Error) -> bool {
             #[cfg(feature = "mysql")]
             if let Some(my) = db.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>() {
                 // 1047 WSREP has not yet prepared node for application use (not in the
-                // primary component), 1053 shutdown in progress, 1205 lock wait timeout,
-                // 1213 deadlock (also Galera's certification failure), 1927 connection
-                // killed, 2006/2013 server gone / lost during query.
-                if matches!(my.number(), 1047 | 1053 | 1205 | 1213 | 1927 | 2006 | 2013) {
+                // primary component), 1053 shutdown in progress, 1180 "Got error 6 ... during
+                // COMMIT" (a Galera node that lost the primary component as it committed; the
+                // outcome is the caller's to verify, which the retry does), 1205 lock wait
+                // timeout, 1213 deadlock (also Galera's certification failure), 1927
+                // connection killed, 2006/2013 server gone / lost during query.
+                if matches!(my.number(), 1047 | 1053 | 1180 | 1205 | 1213 | 1927 | 2006 | 2013) {
                     return true;
                 }
             }

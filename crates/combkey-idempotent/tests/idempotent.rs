@@ -126,3 +126,77 @@ async fn on_mariadb() {
     exercise(pool.clone(), "mysql://root@127.0.0.1:1/test").await;
     sqlx::raw_sql("DROP TABLE combkey_idem_orders").execute(&pool).await.unwrap();
 }
+
+/// The errors a MariaDB Galera node answers with while the cluster changes under a writer,
+/// raised with their real numbers and SQLSTATEs (`SIGNAL`): retryable, and a constraint or
+/// schema error is not. 1180 is what a node that leaves the primary component at COMMIT
+/// returns ("Got error 6 \"No such device or address\" during COMMIT"): once taken for final,
+/// it ended a writer whose node had just been killed.
+#[tokio::test]
+async fn a_clusters_transient_errors_are_retryable_on_mariadb() {
+    let pool = sqlx::MySqlPool::connect(&combkey_testutil::mysql_url()).await.unwrap();
+    let signal = async |code: u16, state: &str| -> sqlx::Error {
+        let sql = format!("SIGNAL SQLSTATE '{state}' SET MYSQL_ERRNO = {code}, MESSAGE_TEXT = 'raised by the test'");
+        sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(&pool).await.unwrap_err()
+    };
+    for (code, state) in
+        [(1047, "08S01"), (1053, "08S01"), (1180, "HY000"), (1205, "HY000"), (1213, "40001"), (1927, "70100")]
+    {
+        let e = signal(code, state).await;
+        assert!(e.to_string().contains(&code.to_string()), "{e}");
+        assert!(combkey_idempotent::is_retryable_error(&e), "{code} ({state}) is retryable: {e}");
+        assert!(IdempotentError::from(e).is_retryable());
+    }
+    for (code, state) in [(1062, "23000"), (1146, "42S02"), (1406, "22001"), (1452, "23000")] {
+        let e = signal(code, state).await;
+        assert!(!combkey_idempotent::is_retryable_error(&e), "{code} ({state}) is final: {e}");
+    }
+}
+
+/// `Failover` sends a batch whose COMMIT failed with Galera's 1180 again, and it lands once:
+/// a trigger fails the first attempt (a flag in a non-transactional Aria table, which the
+/// failed statement does not roll back) and lets the second through.
+#[tokio::test]
+async fn failover_retries_a_failed_commit_on_mariadb() {
+    let pool = sqlx::MySqlPool::connect(&combkey_testutil::mysql_url()).await.unwrap();
+    for sql in [
+        "DROP TABLE IF EXISTS combkey_idem_commit, combkey_idem_commit_fail",
+        "CREATE TABLE combkey_idem_commit (id BINARY(16) PRIMARY KEY, item TEXT NOT NULL, quantity INT NOT NULL)",
+        "CREATE TABLE combkey_idem_commit_fail (n INT) ENGINE=Aria",
+        "INSERT INTO combkey_idem_commit_fail VALUES (1)",
+        "CREATE TRIGGER combkey_idem_commit_once BEFORE INSERT ON combkey_idem_commit FOR EACH ROW BEGIN
+           IF (SELECT COUNT(*) FROM combkey_idem_commit_fail) > 0 THEN
+             DELETE FROM combkey_idem_commit_fail;
+             SIGNAL SQLSTATE 'HY000' SET MYSQL_ERRNO = 1180,
+               MESSAGE_TEXT = 'Got error 6 \"No such device or address\" during COMMIT';
+           END IF;
+         END",
+    ] {
+        sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(&pool).await.unwrap();
+    }
+    #[derive(sqlx::FromRow, Clone, Debug, PartialEq)]
+    struct Retried {
+        id: Comb,
+        item: String,
+        quantity: i32,
+    }
+    impl KeyedRow<MySql> for Retried {
+        const TABLE: &'static str = "combkey_idem_commit";
+        const COLUMNS: &'static [&'static str] = &["id", "item", "quantity"];
+        fn id(&self) -> Comb {
+            self.id
+        }
+        fn push_values(&self, mut row: sqlx::query_builder::Separated<'_, MySql, &'static str>) {
+            row.push_bind(self.id).push_bind(self.item.clone()).push_bind(self.quantity);
+        }
+    }
+    let rows: Vec<Retried> =
+        orders(5).into_iter().map(|o| Retried { id: o.id, item: o.item, quantity: o.quantity }).collect();
+    let mut failover = Failover::new(tokio::time::sleep);
+    failover.backoff = Duration::from_millis(10);
+    let ack = failover.insert_or_verify(&[pool.clone()], 0, &rows).await.unwrap();
+    assert_eq!((ack.attempts, ack.verified.inserted), (2, 5), "the second attempt inserted the batch");
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM combkey_idem_commit").fetch_one(&pool).await.unwrap();
+    assert_eq!(n, 5);
+    sqlx::raw_sql("DROP TABLE combkey_idem_commit, combkey_idem_commit_fail").execute(&pool).await.unwrap();
+}
