@@ -194,7 +194,7 @@ async fn failover_retries_a_failed_commit_on_mariadb() {
         orders(5).into_iter().map(|o| Retried { id: o.id, item: o.item, quantity: o.quantity }).collect();
     let mut failover = Failover::new(tokio::time::sleep);
     failover.backoff = Duration::from_millis(10);
-    let ack = failover.insert_or_verify(&[pool.clone()], 0, &rows).await.unwrap();
+    let ack = failover.insert_or_verify(std::slice::from_ref(&pool), 0, &rows).await.unwrap();
     assert_eq!((ack.attempts, ack.verified.inserted), (2, 5), "the second attempt inserted the batch");
     let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM combkey_idem_commit").fetch_one(&pool).await.unwrap();
     assert_eq!(n, 5);
