@@ -963,6 +963,45 @@ mod mariadb {
         )
     }
 
+    /// One id held twice in a case-sensitive text key (`ascii_bin`), in two letter cases: the
+    /// check runs in the database, and refuses before anything changes, naming both values as
+    /// stored (`QUOTE`), so a DBA can find them.
+    #[tokio::test]
+    async fn one_id_in_two_letter_cases_is_refused_with_both_values() {
+        let url = combkey_testutil::mysql_url();
+        let mut c = connect().await;
+        exec(
+            &mut c,
+            "DROP TABLE IF EXISTS doctor_same_my;
+             CREATE TABLE doctor_same_my (id CHAR(36) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY)",
+        )
+        .await;
+        let ids = rtcomb_sql(20, 95);
+        let values: Vec<String> = ids.iter().map(|id| format!("('{id}')")).collect();
+        exec(&mut c, &format!("INSERT INTO doctor_same_my VALUES {}", values.join(","))).await;
+        let upper = ids[4].to_string().to_uppercase();
+        exec(&mut c, &format!("INSERT INTO doctor_same_my VALUES ('{upper}')")).await;
+        let all = "SELECT GROUP_CONCAT(id ORDER BY id) FROM doctor_same_my";
+        let before: String = sqlx::query_scalar(all).fetch_one(&mut c).await.unwrap();
+        let r = report(&url, "doctor_same_my", &[]);
+        let refusal = r["refusal"].as_str().unwrap_or_default();
+        for said in [
+            "written differently".to_string(),
+            format!("'{upper}'"),
+            format!("'{}'", ids[4]),
+            "2 values read as".to_string(),
+        ] {
+            assert!(refusal.contains(&said), "{said}: {refusal}");
+        }
+        let out = combkey(&["doctor", "--url", &url, "--table", "doctor_same_my", "--apply"], None);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(stderr(&out).contains("written differently"), "{}", stderr(&out));
+        let after: String = sqlx::query_scalar(all).fetch_one(&mut c).await.unwrap();
+        assert_eq!(after, before, "nothing changed");
+        assert!(show(&mut c, "doctor_same_my").await.contains("`id` char(36)"), "the column kept its type");
+        exec(&mut c, "DROP TABLE doctor_same_my").await;
+    }
+
     #[tokio::test]
     async fn char36_v7_text_becomes_binary16_keeping_everything() {
         let url = combkey_testutil::mysql_url();
