@@ -172,8 +172,7 @@ impl IdempotentError {
     /// Whether sending the same batch again may succeed: lost or refused connections, a
     /// stalled server, a node that is not part of the cluster's primary component (or that
     /// left it as it committed), a deadlock or Galera certification failure, a lock wait
-    /// timeout. Conflicts and
-    /// malformed statements are not.
+    /// timeout. Conflicts and malformed statements are not.
     pub fn is_retryable(&self) -> bool {
         match self {
             IdempotentError::TimedOut { .. } | IdempotentError::Vanished { .. } => true,

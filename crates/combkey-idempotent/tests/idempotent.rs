@@ -18,9 +18,17 @@ struct Order {
     quantity: i32,
 }
 
+/// The same columns in the table of `failover_retries_a_failed_commit_on_mariadb`.
+#[derive(sqlx::FromRow, Clone, Debug, PartialEq)]
+struct Retried {
+    id: Comb,
+    item: String,
+    quantity: i32,
+}
+
 macro_rules! keyed_row {
-    ($db:ty, $table:literal) => {
-        impl KeyedRow<$db> for Order {
+    ($row:ty, $db:ty, $table:literal) => {
+        impl KeyedRow<$db> for $row {
             const TABLE: &'static str = $table;
             const COLUMNS: &'static [&'static str] = &["id", "item", "quantity"];
             fn id(&self) -> Comb {
@@ -32,8 +40,9 @@ macro_rules! keyed_row {
         }
     };
 }
-keyed_row!(Postgres, "combkey_idem_orders");
-keyed_row!(MySql, "combkey_idem_orders");
+keyed_row!(Order, Postgres, "combkey_idem_orders");
+keyed_row!(Order, MySql, "combkey_idem_orders");
+keyed_row!(Retried, MySql, "combkey_idem_commit");
 
 fn orders(n: i32) -> Vec<Order> {
     (0..n).map(|i| Order { id: Comb::new(), item: format!("item {i}"), quantity: i + 1 }).collect()
@@ -173,22 +182,6 @@ async fn failover_retries_a_failed_commit_on_mariadb() {
          END",
     ] {
         sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(&pool).await.unwrap();
-    }
-    #[derive(sqlx::FromRow, Clone, Debug, PartialEq)]
-    struct Retried {
-        id: Comb,
-        item: String,
-        quantity: i32,
-    }
-    impl KeyedRow<MySql> for Retried {
-        const TABLE: &'static str = "combkey_idem_commit";
-        const COLUMNS: &'static [&'static str] = &["id", "item", "quantity"];
-        fn id(&self) -> Comb {
-            self.id
-        }
-        fn push_values(&self, mut row: sqlx::query_builder::Separated<'_, MySql, &'static str>) {
-            row.push_bind(self.id).push_bind(self.item.clone()).push_bind(self.quantity);
-        }
     }
     let rows: Vec<Retried> =
         orders(5).into_iter().map(|o| Retried { id: o.id, item: o.item, quantity: o.quantity }).collect();
