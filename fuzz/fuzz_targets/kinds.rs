@@ -1,7 +1,7 @@
 //! Every layout's parser and conversion: never panics; a lossless conversion converts back.
 #![no_main]
 
-use combkey::layouts::{Layout, LocalityFields, RtCombLayout};
+use combkey::layouts::{DotNetFields, KeyMigration, Layout, LocalityFields, RtCombLayout};
 use combkey::{Comb, Timestamp};
 use libfuzzer_sys::fuzz_target;
 
@@ -29,6 +29,21 @@ fuzz_target!(|data: &[u8]| {
             if let Ok(out) = Layout::convert(&id, from, to) {
                 assert_eq!(Layout::convert(&out, to, from).ok(), Some(id), "{from} -> {to} of {id}");
             }
+        }
+        let _ = DotNetFields::parse(&id, from);
+        // The v7 form of every timed layout: a v7 of the same millisecond, and the old key back
+        // where every bit is kept.
+        if let Ok(m) = KeyMigration::new(from, Layout::V7)
+            && let Ok(new) = m.convert(&id)
+        {
+            assert_eq!(new.version(), 7, "{from} of {id}");
+            assert_eq!(Some(new.timestamp().unwrap()), from.timestamp(&id).unwrap(), "{from} of {id}");
+            if m.keeps_every_bit() {
+                assert_eq!(m.revert(&new), Ok(id), "{from} of {id} -> {new}");
+            }
+        }
+        if let Ok(m) = KeyMigration::new(from, Layout::V7) {
+            let _ = m.revert(&id);
         }
     }
 });

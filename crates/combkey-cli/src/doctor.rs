@@ -323,7 +323,7 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, Failure
         writeln!(out, "{}", text.trim_end())?;
         return Ok(report.unreadable().0 == 0);
     }
-    let plan = doctor.plan(&args.table, &args.column, options).await?;
+    let plan = doctor.plan(&args.table, &args.column, options.clone()).await?;
     let table = format!("{}.{}", plan.table, plan.column);
     if plan.is_empty() {
         let rebuilt = if args.rebuild_index { Some(doctor.rebuild_index(&args.table).await?) } else { None };

@@ -88,7 +88,7 @@ pub(crate) fn changes(plan: &Plan, values: &[Stored]) -> Result<Vec<KeyChange>, 
             }
         };
         let kind = plan.classifier.classify(&id);
-        let new = new_id(&id, kind, plan.options.convert_uncertain).unwrap_or(id);
+        let new = new_id(&id, kind, &plan.options).unwrap_or(id);
         let new_value = stored_for(backend, &plan.final_type, new);
         if new_value != *value {
             out.push(KeyChange { old: value.clone(), new: new_value });
@@ -101,6 +101,21 @@ pub(crate) fn changes(plan: &Plan, values: &[Stored]) -> Result<Vec<KeyChange>, 
             plan.column,
             bad.join("; ")
         )));
+    }
+    Ok(out)
+}
+
+/// The key map's rows for `changes`: each converted key's old and new id, as the key column
+/// holds them at the end. A value whose id stays (a text key that only changes its type) has
+/// none.
+pub(crate) fn key_map_rows(plan: &Plan, changes: &[KeyChange]) -> Result<Vec<(Stored, Stored)>, Error> {
+    let backend = plan.backend()?;
+    let mut out = Vec::new();
+    for c in changes {
+        let (Ok(old), Ok(new)) = (id_of(&c.old), id_of(&c.new)) else { continue };
+        if old != new {
+            out.push((stored_for(backend, &plan.final_type, old), stored_for(backend, &plan.final_type, new)));
+        }
     }
     Ok(out)
 }
@@ -424,10 +439,17 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dy
                         reader.exec_all(&cat.reader_session()).await?;
                         let total: usize = plan.converted.values().sum();
                         let mut done = 0;
+                        let key_map = plan.key_map.as_ref().map(Name::from);
                         each_change_page(&mut reader, &sources, plan, async |page| {
                             for chunk in page.chunks(MAP_BATCH) {
                                 let rows: Vec<(Stored, Stored)> = chunk.iter().map(|c| (c.old.clone(), c.new.clone())).collect();
                                 db.exec(&cat.insert_map(&rows)).await?;
+                                if let Some(map) = &key_map {
+                                    let kept = key_map_rows(plan, chunk)?;
+                                    if !kept.is_empty() {
+                                        db.exec(&cat.key_map_insert(map, &kept)).await?;
+                                    }
+                                }
                                 done += chunk.len();
                                 progress.keys(done.min(total.max(done)), total.max(done));
                             }
@@ -457,6 +479,10 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dy
                             for r in &plan.rewrites {
                                 retyped.extend(r.columns.iter().cloned());
                             }
+                        }
+                        // `--set-default` changes the key column's default on purpose.
+                        if plan.sets_default {
+                            retyped.push(plan.column.clone());
                         }
                         for (t, before) in &plan.definitions {
                             let now = db.query(cat.definition(&t.into())).await?;

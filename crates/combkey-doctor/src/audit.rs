@@ -24,9 +24,20 @@ const DAY_MS: i64 = 86_400_000;
 
 /// The layouts a version-4-labelled (or otherwise unlabelled) key may be, tried in this
 /// order. uuid-creator's prefix and suffix COMBs are the same bytes as RT.Comb's
-/// `PostgreSql` and `Sql` providers and report under those names.
-const UNLABELLED: [Layout; 5] =
-    [Layout::RtCombSql, Layout::RtCombPostgres, Layout::RtCombLegacy, Layout::NewSequentialId, Layout::MySqlSwap];
+/// `PostgreSql` and `Sql` providers and report under those names. A version-8 key is a short
+/// prefix COMB unless its times cluster as UUIDNext's SQL Server layout's.
+const UNLABELLED: [Layout; 10] = [
+    Layout::RtCombSql,
+    Layout::RtCombPostgres,
+    Layout::RtCombLegacy,
+    Layout::NewSequentialId,
+    Layout::MySqlSwap,
+    Layout::NewId,
+    Layout::EfCore,
+    Layout::NewIdSequential,
+    Layout::MedoSqlServer,
+    Layout::UuidNextSqlServer,
+];
 
 /// The expected number of random keys inside a cluster's times below which its keys are
 /// certain.
@@ -102,9 +113,20 @@ fn plausible(t: Option<Timestamp>, now_ms: i64) -> bool {
     t.is_some_and(|t| t.unix_ms() >= EARLIEST_MS && t.unix_ms() <= now_ms.saturating_add(DAY_MS))
 }
 
+/// The layout a key's version nibble names, where its time is plausible (a short prefix COMB
+/// carries no instant: any version-8 key).
+fn labelled(id: &Comb, now_ms: i64) -> Option<Layout> {
+    Layout::detect(id).filter(|&l| l == Layout::ShortPrefix || plausible(l.timestamp(id).ok().flatten(), now_ms))
+}
+
 /// The span of times (ms) a random key's bytes read as under a layout spread over.
 fn time_span_ms(layout: Layout) -> f64 {
     match layout {
+        // 64 bits of .NET ticks of 100 ns.
+        Layout::EfCore | Layout::NewId | Layout::NewIdSequential => 1.844_674_407_370_955e15,
+        // 48-bit milliseconds, and only one in 64 random keys has the version and variant
+        // where a v7 in SQL Server's order has them.
+        Layout::MedoSqlServer => 2.814_749_767_106_56e14 * 64.0,
         // 60-bit ticks of 100 ns, and only one in 16 random keys has the version nibble.
         Layout::NewSequentialId | Layout::MySqlSwap => 1.152_921_5e14 * 16.0,
         // 16-bit days.
@@ -138,18 +160,15 @@ impl Classifier {
 
     /// The verdict on one key.
     pub fn classify(&self, id: &Comb) -> Kind {
-        if let Some(l) = Layout::detect(id)
-            && (l == Layout::ShortPrefix || plausible(l.timestamp(id).ok().flatten(), self.now_ms))
-        {
+        let labelled = labelled(id, self.now_ms);
+        // A version-8 key is a short prefix COMB unless a rule (UUIDNext's layout) takes it.
+        let fallback = if labelled == Some(Layout::ShortPrefix) { Kind::Layout(Layout::ShortPrefix) } else { Kind::Random };
+        if let Some(l) = labelled.filter(|l| *l != Layout::ShortPrefix) {
             return Kind::Layout(l);
         }
         if let Some(layout) = self.assumed.as_deref().and_then(|l| l.parse::<Layout>().ok()) {
             let t = layout.timestamp(id).ok().flatten();
-            return if layout.check(id).is_ok() && plausible(t, self.now_ms) {
-                Kind::Layout(layout)
-            } else {
-                Kind::Random
-            };
+            return if layout.check(id).is_ok() && plausible(t, self.now_ms) { Kind::Layout(layout) } else { fallback };
         }
         for rule in &self.rules {
             let Some(layout) = rule.layout() else { continue };
@@ -161,7 +180,7 @@ impl Classifier {
                 return if rule.certain() { Kind::Layout(layout) } else { Kind::Uncertain(layout) };
             }
         }
-        Kind::Random
+        fallback
     }
 }
 
@@ -297,10 +316,10 @@ impl Learner {
         }
     }
 
-    /// Whether the key's version nibble names a layout with a plausible time.
+    /// Whether the key's version nibble names a layout with a plausible time (a version-8
+    /// key is looked at with the unlabelled ones: it may be UUIDNext's).
     fn labelled(&self, id: &Comb) -> bool {
-        Layout::detect(id)
-            .is_some_and(|l| l == Layout::ShortPrefix || plausible(l.timestamp(id).ok().flatten(), self.now_ms))
+        labelled(id, self.now_ms).is_some_and(|l| l != Layout::ShortPrefix)
     }
 
     pub(crate) fn feed(&mut self, id: Comb) {
@@ -355,7 +374,27 @@ impl Learner {
                 .filter(|l| !tried.contains(l))
                 .map(|&l| (l, cluster(keys, &pool, l, now_ms)))
                 .max_by_key(|(_, (accepted, _))| accepted.len());
-            let Some((layout, (accepted, windows))) = best else { break };
+            let Some((mut layout, (mut accepted, mut windows))) = best else { break };
+            // EF Core's and NewId's ids carry .NET ticks in the same bytes, and EF Core's
+            // version 4 can be a NewId worker's first digit: NewId's worker id (display bytes
+            // 4..7) is the same in every id a machine makes, EF Core's bytes there are random.
+            if matches!(layout, Layout::EfCore | Layout::NewId) {
+                let mut workers: Vec<[u8; 4]> = accepted
+                    .iter()
+                    .map(|&i| {
+                        let b = keys[i].as_bytes();
+                        [b[4], b[5], b[6], b[7]]
+                    })
+                    .collect();
+                workers.sort_unstable();
+                workers.dedup();
+                let chosen = if workers.len() * 20 <= accepted.len() { Layout::NewId } else { Layout::EfCore };
+                tried.push(if chosen == Layout::NewId { Layout::EfCore } else { Layout::NewId });
+                if chosen != layout {
+                    layout = chosen;
+                    (accepted, windows) = cluster(keys, &pool, layout, now_ms);
+                }
+            }
             tried.push(layout);
             let by_chance = pool.len() as f64 * coverage(&windows) / time_span_ms(layout);
             if accepted.len() < 2 || (accepted.len() as f64) <= 3.0 * by_chance {
@@ -525,30 +564,30 @@ pub(crate) fn audit(keys: &[Comb], now: Timestamp) -> Audit {
     tally.finish()
 }
 
-/// Where a key of `kind` goes in the migration: `Some(layout)` to convert it to, `None` to
-/// keep it (with the reason).
-pub fn target(kind: Kind) -> Result<Option<Layout>, &'static str> {
+/// Where a key of `kind` goes in the migration whose target is `to` (`v7`, or `v6` for a table
+/// whose writers make v6): `Some(layout)` to convert it to, `None` to keep it (it is of the
+/// target already), or the reason it stays.
+pub fn target(kind: Kind, to: Layout) -> Result<Option<Layout>, &'static str> {
+    let v1_family = |l: Layout| {
+        matches!(l, Layout::V1 | Layout::V6 | Layout::LambertV13 | Layout::MySqlSwap | Layout::NewSequentialId)
+    };
     match kind {
-        Kind::Layout(Layout::V7 | Layout::V6 | Layout::ShortPrefix) => Ok(None),
-        // The Unix-ms COMBs become the public v7 id with the same time, losslessly.
-        Kind::Layout(Layout::RtCombSql | Layout::RtCombPostgres | Layout::UcPrefix | Layout::UcSuffix) => {
-            Ok(Some(Layout::V7))
-        }
-        // The v1 family carries 100-ns ticks, a clock sequence and a node: more than v7 holds.
-        // RFC 9562's v6 is the same fields high bits first, so it sorts by time as bytes and
-        // converts back.
-        Kind::Layout(Layout::V1 | Layout::NewSequentialId | Layout::LambertV13 | Layout::MySqlSwap) => {
-            Ok(Some(Layout::V6))
-        }
+        Kind::Layout(l) if l == to => Ok(None),
+        Kind::Layout(Layout::ShortPrefix) => Ok(None),
+        // The short COMBs carry an interval that wraps, not an instant: they stay short.
         Kind::Layout(Layout::UcShortPrefix | Layout::UcShortSuffix) => Ok(Some(Layout::ShortPrefix)),
-        Kind::Layout(Layout::RtCombLegacy) => {
-            Err("rtcomb-legacy keys carry SQL Server datetime ticks that no sorted layout holds without loss")
-        }
-        Kind::Layout(Layout::Locality) => Err("locality keys carry a counter, pid and MAC that no sorted layout holds"),
+        // `--to v6`: RFC 9562's re-ordered v1 holds every bit of the v1 family, high bits first.
+        Kind::Layout(l) if to == Layout::V6 && v1_family(l) => Ok(Some(Layout::V6)),
+        Kind::Layout(Layout::V7) if to == Layout::V6 => Ok(None),
+        Kind::Layout(_) if to == Layout::V6 => Err("--to v6 converts only the v1 family (v1, newsequentialid, \
+                                                  lambert-v13, mysql-swap): other keys stay"),
+        // Every layout that carries a time becomes v7 with the same millisecond: it then sorts
+        // with the ids the application makes next.
+        Kind::Layout(l) if combkey::layouts::KeyMigration::new(l, Layout::V7).is_ok() => Ok(Some(Layout::V7)),
         Kind::Uncertain(_) => Err("uncertain keys could be random keys whose bytes read as a time: they stay unless \
                                    --convert-uncertain"),
         Kind::Random => Err("v4 keys carry no time, so no sorted form keeps them: they stay as they are"),
-        Kind::Layout(_) => Err("no lossless sorted form for this layout"),
+        Kind::Layout(_) => Err("no sorted form for this layout"),
     }
 }
 
@@ -603,7 +642,7 @@ mod tests {
         assert_eq!(a.layouts.get("v7"), Some(&300));
         assert_eq!(a.layouts.get("v4"), Some(&200));
         assert_eq!(a.time_order, Some(1.0));
-        assert!(target(Kind::Random).unwrap_err().contains("carry no time"));
+        assert!(target(Kind::Random, Layout::V7).unwrap_err().contains("carry no time"));
     }
 
     /// The mix the old rule (5% of the keys plausible) got wrong: random v4 keys whose bytes
@@ -653,7 +692,7 @@ mod tests {
         // indistinguishable, so not converted either.
         assert!((3000..3010).contains(&a.uncertain), "seed {seed}: {:?} {:?}", a.layouts, a.evidence);
         assert!(a.evidence.iter().any(|e| e.contains("uncertain")), "{:?}", a.evidence);
-        assert!(target(Kind::Uncertain(Layout::RtCombSql)).is_err());
+        assert!(target(Kind::Uncertain(Layout::RtCombSql), Layout::V7).is_err());
     }
 
     /// NEWSEQUENTIALID values one second apart: their first six bytes read as milliseconds
@@ -671,7 +710,10 @@ mod tests {
             .collect();
         let a = audit(&sorted(keys), now());
         assert_eq!(a.layouts.get("newsequentialid"), Some(&1000), "{:?} {:?}", a.layouts, a.evidence);
-        assert_eq!(target(Kind::Layout(Layout::NewSequentialId)), Ok(Some(Layout::V6)));
+        assert_eq!(target(Kind::Layout(Layout::NewSequentialId), Layout::V7), Ok(Some(Layout::V7)));
+        assert_eq!(target(Kind::Layout(Layout::NewSequentialId), Layout::V6), Ok(Some(Layout::V6)));
+        assert_eq!(target(Kind::Layout(Layout::V6), Layout::V7), Ok(Some(Layout::V7)), "a mixed v6/v7 table ends v7");
+        assert!(target(Kind::Layout(Layout::RtCombSql), Layout::V6).is_err());
     }
 
     #[test]

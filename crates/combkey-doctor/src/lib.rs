@@ -72,7 +72,7 @@ pub use online::{Online, OnlineOutcome};
 pub use plan::{
     ASSUMABLE, Inherited, Object, Options, Plan, Reference, RewriteTarget, Skip, Step, StepKind, TableName, Triggers,
 };
-pub use report::{IndexStats, Report};
+pub use report::{IndexStats, Report, default_makes};
 
 use db::Db;
 
@@ -171,7 +171,7 @@ impl Doctor {
         options: Options,
     ) -> Result<Report, Error> {
         let started = Instant::now();
-        let read = survey::read(&mut self.db, table, column, sample, options).await?;
+        let read = survey::read(&mut self.db, table, column, sample, &options).await?;
         let unfinished = self.unfinished(&read.schema.table, &read.schema.column.name).await?;
         let cat = self.db.catalog()?;
         let target = plan::journal_target(&read.schema.table, &read.schema.column.name);
@@ -179,7 +179,7 @@ impl Doctor {
             apply::Journal::unfinished_online(&mut self.db, cat, read.schema.table.schema.as_deref(), &target)
                 .await?
                 .is_some();
-        let (plan, refusal) = match plan::build(self.db.backend(), &read.schema, &read.audit, options) {
+        let (plan, refusal) = match plan::build(self.db.backend(), &read.schema, &read.audit, &options) {
             Ok(p) => (Some(p), None),
             Err(e) if e.kind() == ErrorKind::Refused => (None, Some(e.to_string())),
             Err(e) => return Err(e),
@@ -198,6 +198,7 @@ impl Doctor {
             refusal,
             schema: read.schema,
             first_pass_seconds: read.first_pass_seconds,
+            keys_after_next: read.keys_after_next,
             seconds: started.elapsed().as_secs_f64(),
         })
     }
@@ -217,7 +218,7 @@ impl Doctor {
         if let Some(name) = self.db.query(cat.resolve(table)?).await? {
             self.lock(&[name], options.lock_timeout_ms).await?;
         }
-        let read = survey::read(&mut self.db, table, column, None, options).await?;
+        let read = survey::read(&mut self.db, table, column, None, &options).await?;
         let mut tables = vec![read.schema.table.clone()];
         tables.extend(read.schema.references.iter().map(|fk| fk.child.clone()));
         self.lock(&tables, options.lock_timeout_ms).await?;
@@ -240,7 +241,7 @@ impl Doctor {
                 read.unreadable.1.join(", ")
             )));
         }
-        plan::build(self.db.backend(), &read.schema, &read.audit, options)
+        plan::build(self.db.backend(), &read.schema, &read.audit, &options)
     }
 
     /// Writes the plan's statements as text to `out`, every mapping row written out

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use crate::catalog::{Column, Name, Rewrite, Stored};
 
-use crate::apply::{Journal, Progress, changes};
+use crate::apply::{Journal, Progress, changes, key_map_rows};
 use crate::db::Db;
 use crate::error::{Error, ErrorKind};
 use crate::plan::{Inherited, Plan, orphan_count};
@@ -218,6 +218,11 @@ pub(crate) async fn run(
         .collect();
     let journal = Journal::new(cat, plan);
     journal.ensure(db, plan.table.schema.as_deref()).await?;
+    // The table of old and new keys, made before the first batch (each batch adds its keys).
+    let key_map = plan.key_map.as_ref().map(Name::from);
+    if let Some(step) = plan.steps.iter().find(|s| s.kind == crate::plan::StepKind::KeyMap) {
+        db.exec_all(&step.sql).await?;
+    }
     let mut out = OnlineOutcome::default();
     let mut cursor = match journal.online_cursor(db, plan).await? {
         Some(c) => {
@@ -312,6 +317,13 @@ pub(crate) async fn run(
                 // and the children's rewrite that follows moves it.
                 let mut head = begin.clone();
                 head.extend(cat.rewrite_batch(&targets, only, &rows, &plan.column_type));
+                // The batch's old and new keys go to the key map in the same transaction.
+                if let Some(map) = &key_map {
+                    let kept = key_map_rows(live, &batch)?;
+                    if !kept.is_empty() {
+                        head.push(cat.key_map_insert(map, &kept));
+                    }
+                }
                 let head = head.join(";\n");
                 let mut attempt = 0;
                 let tried = Instant::now();

@@ -7,6 +7,7 @@ use combkey::Backend;
 use crate::audit::Audit;
 use crate::plan::Plan;
 use crate::schema::Schema;
+use crate::catalog::Name;
 
 /// The primary key index's size and density, where the database tells.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -49,8 +50,51 @@ pub struct Report {
     pub(crate) unfinished_online: bool,
     /// Seconds the first pass over the keys took (the read rate the time estimate starts from).
     pub(crate) first_pass_seconds: f64,
+    /// Keys after the next id the application makes, in the database's order.
+    pub(crate) keys_after_next: i64,
     /// Seconds the audit took.
     pub(crate) seconds: f64,
+}
+
+/// What a key column's default expression (or combkey's `BEFORE INSERT` trigger) makes, by
+/// the generator it calls: `v7`, `v4`, `v1`, `mysql-swap`, `newsequentialid`, or `None` where
+/// it is none of those known.
+///
+/// ```
+/// use combkey_doctor::default_makes;
+///
+/// assert_eq!(default_makes("uuid_generate_v1mc()"), Some("v1"));
+/// assert_eq!(default_makes("gen_random_uuid()"), Some("v4"));
+/// assert_eq!(default_makes("uuid()"), Some("v1"));
+/// assert_eq!(default_makes("uuid_to_bin(uuid(), 1)"), Some("mysql-swap"));
+/// assert_eq!(default_makes("combkey_v7()"), Some("v7"));
+/// assert_eq!(default_makes("'x'::text"), None);
+/// ```
+pub fn default_makes(expression: &str) -> Option<&'static str> {
+    let e: String = expression.to_lowercase().chars().filter(|c| !c.is_whitespace()).collect();
+    let has = |f: &str| e.contains(f);
+    Some(if has("combkey_v7(") || has("uuidv7(") || has("uuid_v7(") {
+        "v7"
+    } else if has("gen_random_uuid(")
+        || has("uuid_generate_v4(")
+        || has("uuidv4(")
+        || has("uuid_v4(")
+        || has("newid(")
+        || has("randomblob(")
+    {
+        "v4"
+    } else if has("uuid_generate_v1") {
+        "v1"
+    } else if has("uuid_to_bin(uuid(),1)") || has("uuid_to_bin(uuid(),true)") {
+        "mysql-swap"
+    } else if has("newsequentialid(") {
+        "newsequentialid"
+    } else if has("uuid()") {
+        // MySQL's and MariaDB's UUID() is a version 1 UUID, as text or through UNHEX/UUID_TO_BIN.
+        "v1"
+    } else {
+        return None;
+    })
 }
 
 /// Seconds as people read them: `45 s`, `12 min`, `3.5 h`.
@@ -184,6 +228,43 @@ impl Report {
         }
     }
 
+    /// Keys that sort after the next id the application makes (combkey's v7, or a v6 where the
+    /// conversion's target is v6), in the database's own order: the keys that id would land
+    /// in front of. 0 where new keys append at the index's right edge.
+    pub fn keys_after_next(&self) -> i64 {
+        self.keys_after_next
+    }
+
+    /// What makes the keys the database makes itself: the key column's `DEFAULT` expression (or
+    /// combkey's `BEFORE INSERT` trigger on MySQL/MariaDB), and the layout it makes where
+    /// known (see [`default_makes`]).
+    pub fn default(&self) -> Option<(String, Option<&'static str>)> {
+        let trigger = self.schema.triggers.iter().find(|t| {
+            t.table == self.schema.table && t.events.contains("INSERT") && t.definition.contains("combkey_v7(")
+        });
+        match (&self.schema.column.default, trigger) {
+            (Some(d), _) if !self.schema.column.generated => Some((d.clone(), default_makes(d))),
+            (_, Some(t)) => Some((format!("trigger {}", t.name), Some("v7"))),
+            _ => None,
+        }
+    }
+
+    /// Why keys the database makes would not sort with the converted ones, where they would
+    /// not: its default makes another layout than the target.
+    fn default_caveat(&self) -> Option<String> {
+        let target = self.plan.as_ref().map_or(combkey::layouts::Layout::V7, |p| p.options.to);
+        let (expr, makes) = self.default()?;
+        if makes == Some(target.name()) || self.plan.as_ref().is_some_and(|p| p.options.set_default) {
+            return None;
+        }
+        let what = makes.map_or_else(|| "keys of a layout combkey cannot tell".to_string(), |m| format!("{m} keys"));
+        Some(format!(
+            "The column's DEFAULT ({expr}) makes {what}: rows inserted without a key keep getting them whatever this \
+             conversion does, and those do not sort with combkey's. Give --apply --set-default to make the default \
+             combkey's generator in the same run."
+        ))
+    }
+
     /// The foreign keys that reference the key column, as `child.column`.
     pub fn referenced_by(&self) -> Vec<String> {
         self.schema.references.iter().map(|fk| self.schema.reference_name(fk)).collect()
@@ -214,8 +295,19 @@ impl Report {
         }
         let column = &self.schema.column.name;
         let random = self.audit.layouts.get("v4").copied().unwrap_or(0);
+        let after = self.keys_after_next;
+        let default = self.default_caveat().map(|c| format!(" {c}")).unwrap_or_default();
+        // Keys the next id would land in front of: said wherever there are any.
+        let landing = if after > 0 {
+            format!(
+                " {after} keys sort after the next id combkey makes, so new keys land among them, not at the index's \
+                 right edge."
+            )
+        } else {
+            String::new()
+        };
         let Some(plan) = self.plan.as_ref().filter(|p| !p.is_empty()) else {
-            return if random == self.read && self.read > 0 {
+            let base = if random == self.read && self.read > 0 {
                 format!(
                     "The keys are random v4 and carry no time, so none can be converted: keep them, and make new keys \
                      with combkey (v7). The new keys sort among themselves in creation order within one narrow range \
@@ -233,8 +325,8 @@ impl Report {
                 .as_ref()
                 .and_then(|p| p.kept.iter().find(|(k, (_, why))| k.as_str() != "v4" && !why.starts_with("uncertain")))
             {
-                // Keys that carry a time but no sorted layout holds losslessly: they stay, and
-                // they do not sort by time here.
+                // Keys that carry a time but no sorted layout holds: they stay, and they do
+                // not sort by time here.
                 let order = self.audit.time_order.map_or_else(String::new, |o| format!(" (time_order {o:.3})"));
                 format!(
                     "{n} {name} keys do not sort by creation time in this database{order} and cannot be converted: \
@@ -245,14 +337,26 @@ impl Report {
                     "Nothing to convert: the time-carrying keys already sort; the {random} v4 keys carry no time and stay. \
                      Keep making new keys with combkey (v7)."
                 )
+            } else if after > 0 {
+                format!("Nothing converts, but the keys do not sort with the ids combkey makes next:{landing}")
             } else if let Some(bloat) = self.bloat() {
                 format!(
                     "Nothing to convert, but the primary key is bloated ({bloat}): --rebuild-index rebuilds it without \
                      blocking writes (REINDEX INDEX CONCURRENTLY)."
                 )
+            } else if !default.is_empty() {
+                format!("Nothing to convert: the keys sort in creation order in the stored form combkey uses.{default}")
             } else {
-                "Nothing to do: the keys sort in creation order in the stored form combkey uses.".into()
+                return "Nothing to do: the keys sort in creation order in the stored form combkey uses, and the next id \
+                        combkey makes sorts after every one of them."
+                    .into();
             };
+            let landing = if random > 0 || self.audit.uncertain > 0 || after == 0 || base.contains(&landing) {
+                String::new()
+            } else {
+                landing
+            };
+            return format!("{base}{landing}{default}");
         };
         let scale = |n: usize| -> String {
             if self.sampled && self.read > 0 {
@@ -290,9 +394,37 @@ impl Report {
             }
             None => String::new(),
         };
+        // What the conversion leaves that does not sort with the new keys: keys it keeps.
+        let stays: Vec<String> = plan
+            .kept
+            .iter()
+            .filter(|(k, _)| k.as_str() != plan.options.to.name())
+            .map(|(k, (n, _))| format!("{} {k}", scale(*n)))
+            .collect();
+        let outcome = if stays.is_empty() {
+            format!(
+                " ORDER BY {column} then follows creation time, and the next id combkey makes ({}) sorts after every key: \
+                 new keys append at the index's right edge.",
+                plan.options.to
+            )
+        } else {
+            format!(
+                " The {} keys it leaves do not carry a time it can convert: they keep their places, and new keys land \
+                 among them where they sort after the next id.",
+                stays.join(", ")
+            )
+        };
+        let map = plan.key_map.as_ref().map_or_else(String::new, |m| {
+            format!(
+                " The new keys do not hold every bit of the old ones, so no old key can be computed back from its new \
+                 one: each converted key's old and new value is kept in {} (an old id from a URL or another system is \
+                 one lookup: SELECT new_key FROM {} WHERE old_key = ...).",
+                Name::from(m),
+                Name::from(m).quoted(self.backend)
+            )
+        });
         format!(
-            "Convert {}{sampled}{typed}: --migration-sql shows the SQL, --apply runs it. ORDER BY {column} then follows \
-             creation time and new keys append at the index's right edge.{time}",
+            "Convert {}{sampled}{typed}: --migration-sql shows the SQL, --apply runs it.{outcome}{map}{time}{default}",
             pairs.join(", ")
         )
     }
@@ -334,6 +466,10 @@ impl Report {
             "unfinished_step": self.unfinished.map(|(s, _)| s),
             "unfinished_online": self.unfinished_online,
             "offline_estimate_seconds": self.offline_estimate().map(|t| t.round()),
+            "keys_after_next_id": self.keys_after_next,
+            "default": self.default().map(|(e, m)| serde_json::json!({"expression": e, "makes": m})),
+            "key_map": self.plan.as_ref().and_then(|p| p.key_map.as_ref()).map(|m| Name::from(m).to_string()),
+            "target": self.plan.as_ref().map_or("v7", |p| p.options.to.name()),
             "notes": self.plan.as_ref().map(|p| p.notes.clone()).unwrap_or_default(),
             "recommendation": self.recommendation(),
             "seconds": (self.seconds * 1000.0).round() / 1000.0,
@@ -395,6 +531,21 @@ impl Report {
         if !self.schema.inheritors.is_empty() {
             let t: Vec<String> = self.schema.inheritors.iter().map(ToString::to_string).collect();
             s.push_str(&format!("  inherited by    {}\n", t.join(", ")));
+        }
+        s.push_str(&format!(
+            "  next id         sorts after {} (the keys after the next id combkey makes, in ORDER BY {}: 0 = new keys \
+             append at the index's right edge)\n",
+            match self.keys_after_next {
+                0 => "every key".to_string(),
+                n => format!("all but {n} keys"),
+            },
+            self.schema.column.name
+        ));
+        if let Some((e, m)) = self.default() {
+            s.push_str(&format!("  default         {e} (makes {})\n", m.unwrap_or("keys of an unknown layout")));
+        }
+        if let Some(m) = self.plan.as_ref().and_then(|p| p.key_map.as_ref()) {
+            s.push_str(&format!("  key map         {} (old key -> new key, kept by --apply)\n", Name::from(m)));
         }
         for note in self.plan.iter().flat_map(|p| &p.notes) {
             s.push_str(&format!("  note            {note}\n"));

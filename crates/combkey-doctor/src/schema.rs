@@ -73,6 +73,16 @@ pub struct Schema {
     /// The server applies what a primary writes (a MySQL/MariaDB replica, a PostgreSQL
     /// standby): what it says of its lag.
     pub replica: Option<String>,
+    /// Old keys that would become one key (they differ only in bits the conversion to v7
+    /// drops): how many would be lost, and a few pairs. Counted when every key is read.
+    pub collisions: (usize, Vec<String>),
+    /// The table of old and new keys the conversion would keep, and whether it is there.
+    pub key_map: Option<(Name, bool)>,
+    /// The publications that would publish a table made in the table's schema (PostgreSQL
+    /// `FOR ALL TABLES`, `FOR TABLES IN SCHEMA`).
+    pub new_tables_published: Vec<String>,
+    /// The server writes a statement-based binary log (MySQL/MariaDB).
+    pub statement_binlog: bool,
 }
 
 /// A column name as given (`"My Id"`, `` `My Id` ``, `[My Id]`, `my_id`) as the catalog
@@ -324,6 +334,10 @@ impl Schema {
             chained,
             orphans: Vec::new(),
             same_id: (0, Vec::new()),
+            collisions: (0, Vec::new()),
+            key_map: None,
+            new_tables_published: Vec::new(),
+            statement_binlog: false,
             row_security,
             partition_of,
             partitioned,
@@ -346,6 +360,15 @@ impl Schema {
     }
 
     /// The user triggers that an `UPDATE` of the keys would fire.
+    /// Whether the keys the database makes are combkey's v7 already: the key column's default
+    /// calls a v7 generator, or combkey's `BEFORE INSERT` trigger fills it (MySQL/MariaDB).
+    pub fn default_makes_v7(&self) -> bool {
+        let trigger = self.triggers.iter().any(|t| {
+            t.table == self.table && t.events.contains("INSERT") && t.definition.contains("combkey_v7(")
+        });
+        trigger || self.column.default.as_deref().and_then(crate::report::default_makes) == Some("v7")
+    }
+
     pub fn update_triggers(&self) -> Vec<&Trigger> {
         self.triggers.iter().filter(|t| t.events.contains("UPDATE")).collect()
     }

@@ -4,7 +4,7 @@
 
 use std::io::Write;
 
-use crate::apply::{KeyChange, MAP_BATCH, PAGE, changes, key_sources};
+use crate::apply::{KeyChange, MAP_BATCH, PAGE, changes, key_map_rows, key_sources};
 use crate::catalog::{Name, Stored};
 use crate::db::Db;
 use crate::error::Error;
@@ -45,6 +45,12 @@ pub(crate) async fn write(db: &mut Db, plan: &Plan, out: &mut dyn Write) -> Resu
                             let rows: Vec<(Stored, Stored)> =
                                 chunk.iter().map(|c| (c.old.clone(), c.new.clone())).collect();
                             put(out, &format!("{};\n", cat.insert_map(&rows)))?;
+                            if let Some(map) = &plan.key_map {
+                                let kept = key_map_rows(plan, chunk)?;
+                                if !kept.is_empty() {
+                                    put(out, &format!("{};\n", cat.key_map_insert(&map.into(), &kept)))?;
+                                }
+                            }
                         }
                         Ok(())
                     })

@@ -5,14 +5,16 @@
 
 use std::time::Instant;
 
-use crate::apply::id_of;
-use crate::audit::{Audit, Learner, Tally};
+use crate::apply::{id_of, stored_for};
+use crate::audit::{Audit, Kind, Learner, Tally, target};
 use crate::catalog::{Catalog, Stored};
 use crate::db::Db;
 use crate::error::Error;
 use crate::plan::{Inherited, Options, Reference, orphan_count};
 use crate::report::IndexStats;
 use crate::schema::Schema;
+use combkey::Comb;
+use combkey::layouts::{KeyMigration, Layout};
 
 /// What the read found.
 pub(crate) struct Read {
@@ -27,6 +29,28 @@ pub(crate) struct Read {
     pub(crate) index: Option<IndexStats>,
     /// Seconds the first pass over the keys took (the read rate an estimate starts from).
     pub(crate) first_pass_seconds: f64,
+    /// Keys that sort after the next id the application makes (combkey's v7, or a v6 where
+    /// the target is v6), in the database's own order of the column.
+    pub(crate) keys_after_next: i64,
+}
+
+/// The bits of the old key that `m`'s conversion drops, as a mask per display byte of the
+/// bits it keeps: found by flipping each bit of a key of the old layout and seeing whether
+/// the new key changes (so the mask never disagrees with the conversion itself).
+pub(crate) fn kept_bits(m: &KeyMigration) -> Option<[u8; 16]> {
+    let probe = m.from().generate().ok()?;
+    let new = m.convert(&probe).ok()?;
+    let mut keep = [0xffu8; 16];
+    for (i, k) in keep.iter_mut().enumerate() {
+        for bit in 0..8 {
+            let mut b = probe.into_bytes();
+            b[i] ^= 1 << bit;
+            if m.convert(&Comb::from_bytes(b)).ok() == Some(new) {
+                *k &= !(1 << bit);
+            }
+        }
+    }
+    Some(keep)
 }
 
 /// A stored key value as a message shows it.
@@ -51,7 +75,7 @@ pub(crate) async fn read(
     table: &str,
     column: &str,
     sample: Option<usize>,
-    options: Options,
+    options: &Options,
 ) -> Result<Read, Error> {
     let cat = db.catalog()?;
     db.exec_all(&cat.session(options.lock_timeout_ms)).await?;
@@ -69,7 +93,7 @@ async fn read_in_transaction(
     table: &str,
     column: &str,
     sample: Option<usize>,
-    options: Options,
+    options: &Options,
 ) -> Result<Read, Error> {
     let mut schema = Schema::load(db, table, column).await?;
     let backend = db.backend();
@@ -128,6 +152,29 @@ async fn read_in_transaction(
     drop(learner);
     let audit = tally.finish();
 
+    // The next id the application makes, as the column holds it: the keys after it in the
+    // database's order are keys it would sort before.
+    let next = if options.to == Layout::V6 { Layout::V6.generate()? } else { Comb::new() };
+    let next_value = if cat.retype_needed(&schema.column) {
+        Stored::Text(next.to_string())
+    } else {
+        stored_for(backend, &schema.column.data_type, next)
+    };
+    let keys_after_next =
+        db.count(&cat.count_after(&schema.table, &schema.column, only, &cat.key_literal(&next_value))).await?;
+
+    // The table of old and new keys a conversion that drops bits keeps, and whether a new
+    // table there would be published (a subscriber without it would stop applying changes).
+    let map = crate::plan::key_map_name(backend, &schema.table, options.key_map.as_deref());
+    let map_exists = !db.query(cat.columns(&map)).await?.is_empty();
+    schema.key_map = Some((map, map_exists));
+    if let Some(q) = cat.publications_of_new_tables(schema.table.schema.as_deref()) {
+        schema.new_tables_published = db.query(q).await?;
+    }
+    if let Some(q) = cat.statement_binlog() {
+        schema.statement_binlog = db.query(q).await?;
+    }
+
     if sample.is_none() {
         // The same id written two ways (letter case, braces, urn:uuid:): one stored form
         // would make them one key. Counted by the database, which groups them.
@@ -143,6 +190,41 @@ async fn read_in_transaction(
                 Ok(())
             })
             .await?;
+        }
+        // Old keys that would become one: they differ only in bits the conversion drops. The
+        // database groups the keys with those bits cleared; each group found is checked here
+        // (both keys of the layout, both becoming the same new key).
+        for &(kind, _) in &audit.counts {
+            let from = match kind {
+                Kind::Layout(l) => l,
+                Kind::Uncertain(l) if options.convert_uncertain => l,
+                _ => continue,
+            };
+            let Ok(Some(to)) = target(Kind::Layout(from), options.to) else { continue };
+            let Ok(m) = KeyMigration::new(from, to) else { continue };
+            if m.keeps_every_bit() {
+                continue;
+            }
+            let Some(keep) = kept_bits(&m) else { continue };
+            let rows = db.rows(&cat.masked_duplicates(&schema.table, &schema.column, only, &keep), &[]).await?;
+            for row in rows {
+                let id = |i: usize| row.get(i).cloned().flatten().and_then(|h| h.parse::<Comb>().ok());
+                let (Some(a), Some(b)) = (id(0), id(1)) else { continue };
+                let n: usize = row.get(2).cloned().flatten().and_then(|n| n.trim().parse().ok()).unwrap_or(2);
+                let new = |x: &Comb| {
+                    let k = audit.classifier.classify(x);
+                    (k == kind).then(|| m.convert(x).ok()).flatten()
+                };
+                if let (Some(na), Some(nb)) = (new(&a), new(&b))
+                    && na == nb
+                {
+                    schema.collisions.0 += n.saturating_sub(1);
+                    if schema.collisions.1.len() < 5 {
+                        let more = if n > 2 { format!(" (and {} more)", n - 2) } else { String::new() };
+                        schema.collisions.1.push(format!("{a} and {b}{more} would both become {na}"));
+                    }
+                }
+            }
         }
         // Rows that already reference nothing would fail the check after the change.
         for fk in &schema.references {
@@ -173,5 +255,5 @@ async fn read_in_transaction(
         }
         None => None,
     };
-    Ok(Read { schema, rows, read, unreadable, audit, index, first_pass_seconds })
+    Ok(Read { schema, rows, read, unreadable, audit, index, first_pass_seconds, keys_after_next })
 }

@@ -9,6 +9,11 @@
 //!   (Legacy's to the nearest millisecond, see `RtCombLayout::timestamp`).
 //! - Groupon: the counter's bytes in both modes, byte for byte, and what `LocalityFields`
 //!   reads back from them.
+//! - The .NET generators that fill SQL Server tables (EF Core, NewId, UUIDNext, Medo.Uuid7):
+//!   each id rebuilt byte for byte from the row's inputs (NewId's, UUIDNext's and Medo's
+//!   sequences replayed by their generators' rules), read back to its fields, its time to the
+//!   100-ns tick against the library's own read-back, and converted to v7 with the same
+//!   millisecond (and back where every bit is kept).
 //! - uuid-creator: v1 <-> v6 conversions byte for byte and v1 times to the tick. Its COMBs and
 //!   its v1 and v7 ids carry random bits no fixed input can set, so for those the row checks
 //!   what the input fixes: the time's bits in their place (writing our time into their id
@@ -22,7 +27,10 @@
 
 use std::path::PathBuf;
 
-use combkey::layouts::{Layout, LocalityFields, RtCombLayout, V1Generator, variable_bytes};
+use combkey::layouts::{
+    DOTNET_TICKS_AT_UNIX_EPOCH, DotNetFields, KeyMigration, Layout, LocalityFields, RtCombLayout, V1Generator,
+    variable_bytes,
+};
 use combkey::{Comb, FixedClock, SeededRandom, ShortPrefix, Timestamp, V7Generator};
 
 /// The rows of `tests/peers/{name}`, split on tabs, comment lines dropped.
@@ -323,4 +331,157 @@ fn python_uuid1_uuid6_and_uuid7() {
     }
     assert!(v1_in_range > 300 && v1 > v1_in_range, "{v1_in_range} of {v1} v1 rows in range");
     assert!(v7_in_range > 300 && v7 > v7_in_range, "{v7_in_range} of {v7} v7 rows in range");
+}
+
+fn unhex(s: &str) -> Vec<u8> {
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap_or_else(|e| panic!("{s}: {e}"))).collect()
+}
+
+/// Every row of `dotnet.tsv`: the id each .NET generator made, rebuilt from the row's inputs.
+#[test]
+fn dotnet_generators() {
+    let mut checked = std::collections::BTreeMap::<String, usize>::new();
+    // Per run: the state the generator carried from its previous call (NewId: the last tick
+    // used and the sequence; UUIDNext and Medo: the sequence or counter of the previous id).
+    let mut state = std::collections::HashMap::<(String, String), (i64, i64, u32, i64)>::new();
+    for r in rows("dotnet.tsv") {
+        let [generator, run, case, call, ticks, unix_ms, rand, worker, pid, guid, sql_bytes, read_ticks, _extra] =
+            r.as_slice()
+        else {
+            panic!("dotnet.tsv: bad row {r:?}");
+        };
+        let what = format!("{generator} run {run} ({case}) call {call}");
+        let (call, ticks): (i64, i64) = (ms(call), ms(ticks));
+        let guid = id(guid);
+        let rand = unhex(rand);
+        // SQL Server stores Guid.ToByteArray(): the display bytes with fields 1-3 byte-reversed.
+        assert_eq!(unhex(sql_bytes), uuid::Uuid::from_bytes(guid.into_bytes()).to_bytes_le(), "{what}");
+        let prev = state.get(&(generator.clone(), run.clone())).copied();
+        let mut previous = None;
+        let layout = match generator.as_str() {
+            "efcore" => Layout::EfCore,
+            "newid" => Layout::NewId,
+            // ToSequentialGuid(): NextSequentialGuid()'s bytes but for the sequence's byte order.
+            "newid-sequential" | "newid-sequential-next" => Layout::NewIdSequential,
+            "uuidnext-sqlserver" => Layout::UuidNextSqlServer,
+            "medo-sqlserver" => Layout::MedoSqlServer,
+            other => panic!("dotnet.tsv: unknown generator {other}"),
+        };
+        // The id as NextSequentialGuid() writes it (display bytes 14 and 15 swapped back).
+        let id_as_layout = if generator == "newid-sequential" {
+            let mut b = guid.into_bytes();
+            b.swap(14, 15);
+            Comb::from_bytes(b)
+        } else {
+            guid
+        };
+        let fields = DotNetFields::parse(&id_as_layout, layout).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let expected = match layout {
+            Layout::EfCore => {
+                // The NewGuid stand-in: the 16 bytes in ToByteArray() order, then .NET's version
+                // 4 and RFC variant.
+                let mut b = uuid::Uuid::from_bytes_le(rand.clone().try_into().unwrap()).into_bytes();
+                b[6] = 0x40 | (b[6] & 0x0f);
+                b[8] = 0x80 | (b[8] & 0x3f);
+                assert_eq!(fields.ticks, ticks, "{what}: the counter");
+                DotNetFields::efcore(ticks, Comb::from_bytes(b))
+            }
+            Layout::NewId | Layout::NewIdSequential => {
+                // NewIdGenerator: a tick later than the last one used starts it again with
+                // sequence 0; another id in the same tick takes the next sequence; at 65535 the
+                // tick moves on by one. Calls the file leaves out had the previous row's ticks.
+                let (mut last, mut next, first, before) = match &prev {
+                    Some(p) => (p.1, p.2, p.0 + 1, p.3),
+                    None => (0, 0, 0, ticks),
+                };
+                let mut used = 0;
+                for c in first..=call {
+                    let t = if c == call { ticks } else { before };
+                    if t > last {
+                        last = t;
+                        next = 0;
+                    } else if next == 65535 {
+                        last += 1;
+                        next = 0;
+                    }
+                    used = next;
+                    next += 1;
+                }
+                let mut w: [u8; 6] = unhex(worker).try_into().unwrap();
+                if pid != "none" {
+                    let p = unhex(pid);
+                    w[4] = p[0];
+                    w[5] = p[1];
+                }
+                previous = Some((call, last, next, ticks));
+                DotNetFields::newid(last, w, u16::try_from(used).unwrap())
+            }
+            Layout::UuidNextSqlServer => {
+                // A new timestamp draws 2 seed bytes (13 bits of sequence) and 8 random ones;
+                // another id in the same millisecond draws 8 and counts the sequence up.
+                let (seed, random) = rand.split_at(rand.len() - 8);
+                let seq = match (seed, &prev) {
+                    ([a, b], _) => (u32::from(*a & 0x1f) << 8) | u32::from(*b),
+                    ([], Some(p)) if p.0 + 1 == call => p.2 + 1,
+                    _ => fields.sequence,
+                };
+                assert_eq!(fields.sequence, seq, "{what}: the sequence");
+                previous = Some((call, 0, seq, ticks));
+                let base = Comb::from_bytes([
+                    random[0], random[1], random[2], random[3], random[4], random[5], random[6], random[7], 0, 0, 0, 0,
+                    0, 0, 0, 0,
+                ]);
+                DotNetFields::uuidnext_sqlserver(fields.timestamp(), u16::try_from(seq).unwrap(), base).unwrap()
+            }
+            Layout::MedoSqlServer => {
+                // A new millisecond draws 10 bytes: b0..b5 the random part, b6..b9 the counter's
+                // 25-bit seed; another id in it draws 7 and counts the counter up by one.
+                let k = if rand.len() == 10 {
+                    (u32::from(rand[8] & 0x1f) << 20)
+                        | (u32::from(rand[9]) << 12)
+                        | (u32::from(rand[6] & 0x0f) << 8)
+                        | u32::from(rand[7])
+                } else {
+                    match &prev {
+                        Some(p) if p.0 + 1 == call => (p.2 + 1) & 0x3ff_ffff,
+                        _ => fields.sequence,
+                    }
+                };
+                assert_eq!(fields.sequence, k, "{what}: the counter");
+                previous = Some((call, 0, k, ticks));
+                let random = u64::from_be_bytes([0, 0, rand[3], rand[2], rand[1], rand[0], rand[5], rand[4]]);
+                DotNetFields::medo_sqlserver(fields.timestamp(), k, random).unwrap()
+            }
+            _ => unreachable!(),
+        };
+        if let Some(p) = previous {
+            state.insert((generator.clone(), run.clone()), p);
+        }
+        assert_eq!(expected.to_id(layout).unwrap(), id_as_layout, "{what}: the id, byte for byte");
+        assert_eq!(fields, expected, "{what}: the fields read back");
+        // The time: the library's own read-back where it has one, to the tick.
+        if let Ok(t) = read_ticks.parse::<i64>() {
+            assert_eq!(fields.ticks, t, "{what}: the time read back");
+        }
+        // UUIDNext and Medo stamp the clock's millisecond (where their clock rules leave it).
+        if matches!(layout, Layout::UuidNextSqlServer | Layout::MedoSqlServer) && case == "rand" {
+            assert_eq!(fields.timestamp().unix_ms(), ms(unix_ms), "{what}: the millisecond");
+        }
+        // The v7 key a table's conversion gives it: the same millisecond; every bit back where
+        // the conversion keeps them.
+        let ms_of = (i128::from(fields.ticks) - i128::from(DOTNET_TICKS_AT_UNIX_EPOCH)).div_euclid(10_000);
+        let m = KeyMigration::new(layout, Layout::V7).unwrap();
+        match m.convert(&id_as_layout) {
+            Ok(v7) => {
+                assert_eq!(i128::from(v7.timestamp().unwrap().unix_ms()), ms_of, "{what}");
+                if m.keeps_every_bit() {
+                    assert_eq!(m.revert(&v7), Ok(id_as_layout), "{what}");
+                }
+            }
+            Err(e) => assert!(!(0..1 << 48).contains(&ms_of), "{what}: {e}"),
+        }
+        *checked.entry(generator.clone()).or_default() += 1;
+    }
+    assert_eq!(checked.len(), 6, "{checked:?}");
+    assert!(checked.values().all(|n| *n > 400), "{checked:?}");
 }

@@ -431,6 +431,50 @@ pub(crate) trait Catalog: Sync {
         let unordered = all.split(" ORDER BY ").next().unwrap_or(&all);
         unordered.replacen("SELECT ", "SELECT DISTINCT ", 1)
     }
+    /// The count of keys that sort after `literal` (a value as the column holds it) in the
+    /// database's own order of the column: the old keys the next id would sort before.
+    fn count_after(&self, table: &Name, column: &Column, only: bool, literal: &str) -> String {
+        let b = self.backend();
+        let only = if only && b == Backend::Postgres { "ONLY " } else { "" };
+        format!("SELECT count(*) FROM {only}{} WHERE {} > {literal}", table.quoted(b), b.quote(&column.name))
+    }
+    /// Groups of key values that are equal once each display byte `i` is ANDed with
+    /// `keep[i]` (the bits a conversion drops cleared): rows of the first and last value of a
+    /// group as 32 hex digits, and its size; at most 10 groups.
+    fn masked_duplicates(&self, table: &Name, column: &Column, only: bool, keep: &[u8; 16]) -> String;
+    /// The statement that makes the table of old and new keys a conversion keeps (`old_key`
+    /// its primary key, `new_key` unique, both of the key column's final type), if it is not
+    /// there, with `about` as its comment.
+    fn key_map_create(&self, map: &Name, final_type: &str, about: &str) -> Vec<String>;
+    /// The statement that adds `(old, new)` rows (values of the key column's final type) to
+    /// the key map; a row whose old key is there already is left out (a type change maps a
+    /// referencing column's values too).
+    fn key_map_insert(&self, map: &Name, rows: &[(Stored, Stored)]) -> String;
+    /// The statements that make `column`'s default combkey's generator, each safe to run
+    /// again: PostgreSQL installs `combkey_v7()` and sets the `DEFAULT`; MySQL/MariaDB, where a
+    /// default cannot call a stored function, installs it in the table's database, adds a
+    /// `BEFORE INSERT` trigger that fills a missing key, and drops the old default. `None`
+    /// where the database has no functions (SQLite).
+    fn combkey_default(&self, _table: &Name, _column: &Column) -> Option<Vec<String>> {
+        None
+    }
+    /// The statement that drops `column`'s default (before a type change the default would
+    /// not survive).
+    fn drop_default(&self, table: &Name, column: &Column) -> String {
+        let b = self.backend();
+        format!("ALTER TABLE {} ALTER COLUMN {} DROP DEFAULT", table.quoted(b), b.quote(&column.name))
+    }
+    /// Whether the server writes a statement-based binary log, which would replay a trigger's
+    /// random and clock calls differently on each replica (MySQL/MariaDB).
+    fn statement_binlog(&self) -> Option<Query<bool>> {
+        None
+    }
+    /// The publications that would publish a table made in `schema` (PostgreSQL: `FOR ALL
+    /// TABLES`, `FOR TABLES IN SCHEMA`): a subscriber without that table would stop applying
+    /// every change. `None` where the database has no such publications.
+    fn publications_of_new_tables(&self, _schema: Option<&str>) -> Option<Query<Vec<String>>> {
+        None
+    }
     /// Settings of a session that streams a table's keys to another session that writes (the
     /// reader may wait for the writer between pages): MySQL's `net_write_timeout`.
     fn reader_session(&self) -> Vec<String> {
@@ -509,6 +553,11 @@ pub(crate) trait Catalog: Sync {
 }
 
 /// Hex digits of bytes, upper case.
+/// `(old, new), ...`: rows of key values as a `VALUES` list of literals.
+pub(crate) fn value_pairs(cat: &dyn Catalog, rows: &[(Stored, Stored)]) -> String {
+    rows.iter().map(|(o, n)| format!("({}, {})", cat.key_literal(o), cat.key_literal(n))).collect::<Vec<_>>().join(", ")
+}
+
 pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02X}")).collect()
 }

@@ -535,6 +535,73 @@ impl Catalog for MySql {
         Ok(if cell(row, 1)?.as_deref() == Some("text") { Stored::Text(value) } else { Stored::Bytes(unhex(&value)?) })
     }
 
+    fn masked_duplicates(&self, table: &Name, column: &Column, _only: bool, keep: &[u8; 16]) -> String {
+        let c = Backend::MySql.quote(&column.name);
+        let hex = if self.retype_needed(column) {
+            format!(
+                "UPPER(REPLACE(REPLACE(REPLACE(REPLACE(LOWER(x.{c}), 'urn:uuid:', ''), '{{', ''), '}}', ''), '-', ''))"
+            )
+        } else {
+            format!("HEX(x.{c})")
+        };
+        let mut masked = "h".to_string();
+        for (i, m) in keep.iter().enumerate().filter(|(_, m)| **m != 0xff) {
+            let (before, at, after) = (2 * i, 2 * i + 1, 2 * i + 3);
+            masked = format!(
+                "CONCAT(SUBSTRING({masked}, 1, {before}), LPAD(HEX(CONV(SUBSTRING(h, {at}, 2), 16, 10) & {m}), 2, '0'), \
+                 SUBSTRING({masked}, {after}))"
+            );
+        }
+        format!(
+            "SELECT MIN(h), MAX(h), COUNT(*) FROM (SELECT {hex} AS h FROM {t} x WHERE x.{c} IS NOT NULL) d \
+             WHERE LENGTH(h) = 32 GROUP BY {masked} HAVING COUNT(*) > 1 LIMIT 10",
+            t = table.quoted(Backend::MySql)
+        )
+    }
+
+    fn key_map_create(&self, map: &Name, final_type: &str, about: &str) -> Vec<String> {
+        let ty = if final_type == "uuid" { "UUID" } else { "BINARY(16)" };
+        vec![format!(
+            "CREATE TABLE IF NOT EXISTS {} (old_key {ty} NOT NULL PRIMARY KEY, new_key {ty} NOT NULL, \
+             UNIQUE KEY new_key (new_key)) ENGINE=InnoDB COMMENT={}",
+            map.quoted(Backend::MySql),
+            string_literal(&about.chars().take(2048).collect::<String>())
+        )]
+    }
+
+    fn combkey_default(&self, table: &Name, column: &Column) -> Option<Vec<String>> {
+        // The functions in the table's database (a trigger's body resolves names there).
+        let db = table.schema.as_deref().map(|s| format!("{}.", Backend::MySql.quote(s))).unwrap_or_default();
+        let functions = Backend::MySql.install_functions().replace("CREATE FUNCTION ", &format!("CREATE FUNCTION IF NOT EXISTS {db}"));
+        let c = Backend::MySql.quote(&column.name);
+        let trigger = Name { schema: table.schema.clone(), name: format!("{}_combkey_{}", table.name, column.name) };
+        Some(vec![
+            functions,
+            format!(
+                "CREATE TRIGGER IF NOT EXISTS {} BEFORE INSERT ON {} FOR EACH ROW SET NEW.{c} = IFNULL(NEW.{c}, {db}combkey_v7())",
+                trigger.quoted(Backend::MySql),
+                table.quoted(Backend::MySql)
+            ),
+            self.drop_default(table, column),
+        ])
+    }
+
+    fn statement_binlog(&self) -> Option<Query<bool>> {
+        Some(Query {
+            sql: "SELECT (@@log_bin = 1 AND @@binlog_format = 'STATEMENT')".into(),
+            params: Vec::new(),
+            parse: |rows| rows.first().map_or(Ok(false), |r| flag(r, 0)),
+        })
+    }
+
+    fn key_map_insert(&self, map: &Name, rows: &[(Stored, Stored)]) -> String {
+        format!(
+            "INSERT INTO {} (old_key, new_key) VALUES {} ON DUPLICATE KEY UPDATE old_key = old_key",
+            map.quoted(Backend::MySql),
+            super::value_pairs(self, rows)
+        )
+    }
+
     fn key_literal(&self, value: &Stored) -> String {
         match value {
             Stored::Bytes(b) if b.is_empty() => "''".into(),
@@ -614,6 +681,18 @@ impl Catalog for MySql {
         let mut words = after_type.split(' ').peekable();
         while let Some(w) = words.next() {
             match w.to_ascii_uppercase().as_str() {
+                // A default the caller drops (`--set-default` makes a new one): its expression
+                // too, to the end of its parentheses.
+                "DEFAULT" => {
+                    let (mut opened, mut closed) = (0usize, 0usize);
+                    for e in words.by_ref() {
+                        opened += e.matches('(').count();
+                        closed += e.matches(')').count();
+                        if closed >= opened {
+                            break;
+                        }
+                    }
+                }
                 "CHARACTER" | "CHARSET" | "COLLATE" => {
                     if w.eq_ignore_ascii_case("CHARACTER") {
                         words.next();

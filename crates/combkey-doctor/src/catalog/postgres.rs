@@ -551,6 +551,69 @@ impl Catalog for Postgres {
         format!("${n}")
     }
 
+    fn masked_duplicates(&self, table: &Name, column: &Column, only: bool, keep: &[u8; 16]) -> String {
+        let c = Backend::Postgres.quote(&column.name);
+        let only = if only { "ONLY " } else { "" };
+        let (bytes, valid) = match column.data_type.as_str() {
+            "uuid" => (format!("uuid_send(x.{c})"), format!("x.{c} IS NOT NULL")),
+            "bytea" => (format!("x.{c}"), format!("length(x.{c}) = 16")),
+            _ => {
+                let k = format!(
+                    "replace(replace(replace(regexp_replace(lower(x.{c}::text), '^urn:uuid:', ''), '{{', ''), '}}', ''), '-', '')"
+                );
+                (format!("decode({k}, 'hex')"), format!("{k} ~ '^[0-9a-f]{{32}}$'"))
+            }
+        };
+        let mut masked = "b".to_string();
+        for (i, m) in keep.iter().enumerate().filter(|(_, m)| **m != 0xff) {
+            masked = format!("set_byte({masked}, {i}, get_byte(b, {i}) & {m})");
+        }
+        format!(
+            "SELECT encode(min(b), 'hex'), encode(max(b), 'hex'), count(*) FROM (SELECT {bytes} AS b FROM {only}{t} x \
+             WHERE {valid}) d GROUP BY {masked} HAVING count(*) > 1 LIMIT 10",
+            t = table.quoted(Backend::Postgres)
+        )
+    }
+
+    fn key_map_create(&self, map: &Name, _final_type: &str, about: &str) -> Vec<String> {
+        let m = map.quoted(Backend::Postgres);
+        vec![
+            format!("CREATE TABLE IF NOT EXISTS {m} (old_key uuid PRIMARY KEY, new_key uuid NOT NULL UNIQUE)"),
+            format!("COMMENT ON TABLE {m} IS {}", string_literal(about)),
+        ]
+    }
+
+    fn key_map_insert(&self, map: &Name, rows: &[(Stored, Stored)]) -> String {
+        format!(
+            "INSERT INTO {} (old_key, new_key) VALUES {} ON CONFLICT (old_key) DO NOTHING",
+            map.quoted(Backend::Postgres),
+            super::value_pairs(self, rows)
+        )
+    }
+
+    fn combkey_default(&self, table: &Name, column: &Column) -> Option<Vec<String>> {
+        Some(vec![
+            Backend::Postgres.install_functions().to_string(),
+            format!(
+                "ALTER TABLE {} ALTER COLUMN {} SET DEFAULT combkey_v7()",
+                table.quoted(Backend::Postgres),
+                Backend::Postgres.quote(&column.name)
+            ),
+        ])
+    }
+
+    fn publications_of_new_tables(&self, schema: Option<&str>) -> Option<Query<Vec<String>>> {
+        Some(Query {
+            sql: "SELECT p.pubname::text || ' (FOR ALL TABLES)' FROM pg_publication p WHERE p.puballtables \
+                  UNION ALL SELECT p.pubname::text || ' (FOR TABLES IN SCHEMA ' || n.nspname || ')' \
+                  FROM pg_publication p JOIN pg_publication_namespace pn ON pn.pnpubid = p.oid \
+                  JOIN pg_namespace n ON n.oid = pn.pnnspid WHERE n.nspname = coalesce(nullif($1, ''), current_schema()) ORDER BY 1"
+                .into(),
+            params: vec![schema.unwrap_or_default().to_string()],
+            parse: |rows| rows.iter().map(|r| text(r, 0)).collect(),
+        })
+    }
+
     fn journal_table(&self, schema: Option<&str>) -> (String, String) {
         let name = Name { schema: schema.map(str::to_string), name: "combkey_doctor_journal".into() }
             .quoted(Backend::Postgres);

@@ -432,6 +432,44 @@ impl Catalog for Sqlite {
         })
     }
 
+    fn masked_duplicates(&self, table: &Name, column: &Column, _only: bool, keep: &[u8; 16]) -> String {
+        let c = Backend::Sqlite.quote(&column.name);
+        let hex = format!(
+            "CASE WHEN typeof(x.{c}) = 'blob' THEN hex(x.{c}) ELSE upper(replace(replace(replace(replace(lower(x.{c}), \
+             'urn:uuid:', ''), '{{', ''), '}}', ''), '-', '')) END"
+        );
+        let digit = |at: usize| format!("(instr('0123456789ABCDEF', substr(h, {at}, 1)) - 1)");
+        let mut masked = "h".to_string();
+        for (i, m) in keep.iter().enumerate().filter(|(_, m)| **m != 0xff) {
+            let (before, at, after) = (2 * i, 2 * i + 1, 2 * i + 3);
+            masked = format!(
+                "substr({masked}, 1, {before}) || printf('%02X', ({} * 16 + {}) & {m}) || substr({masked}, {after})",
+                digit(at),
+                digit(at + 1)
+            );
+        }
+        format!(
+            "SELECT min(h), max(h), count(*) FROM (SELECT {hex} AS h FROM {t} x WHERE x.{c} IS NOT NULL) d \
+             WHERE length(h) = 32 GROUP BY {masked} HAVING count(*) > 1 LIMIT 10",
+            t = table.quoted(Backend::Sqlite)
+        )
+    }
+
+    fn key_map_create(&self, map: &Name, _final_type: &str, _about: &str) -> Vec<String> {
+        vec![format!(
+            "CREATE TABLE IF NOT EXISTS {} (old_key BLOB NOT NULL PRIMARY KEY, new_key BLOB NOT NULL UNIQUE)",
+            map.quoted(Backend::Sqlite)
+        )]
+    }
+
+    fn key_map_insert(&self, map: &Name, rows: &[(Stored, Stored)]) -> String {
+        format!(
+            "INSERT INTO {} (old_key, new_key) VALUES {} ON CONFLICT (old_key) DO NOTHING",
+            map.quoted(Backend::Sqlite),
+            super::value_pairs(self, rows)
+        )
+    }
+
     fn key_literal(&self, value: &Stored) -> String {
         match value {
             Stored::Bytes(b) => format!("X'{}'", hex(b)),

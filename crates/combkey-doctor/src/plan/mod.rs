@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use crate::catalog::{Catalog, Name, Retype, Rewrite};
 use combkey::Backend;
-use combkey::layouts::Layout;
+use combkey::layouts::{KeyMigration, Layout};
 use serde::{Deserialize, Serialize};
 
 pub(crate) mod checks;
@@ -78,6 +78,12 @@ pub enum StepKind {
     Retype,
     /// A temporary index is made or dropped.
     TemporaryIndex,
+    /// The table of old and new keys is made (where it is not there).
+    KeyMap,
+    /// The key column's old default is dropped (before a type change).
+    DropDefault,
+    /// The key column's default becomes combkey's generator.
+    SetDefault,
     /// The key values change, in the table and every referencing column.
     Rewrite,
     /// Checks: no orphan, no foreign key violation.
@@ -200,7 +206,7 @@ pub enum Inherited {
 }
 
 /// The choices a plan depends on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Options {
     /// Waits for a lock are bounded by this many milliseconds.
@@ -215,11 +221,43 @@ pub struct Options {
     /// plausible time is read as it (no clusters are looked for).
     #[serde(default, with = "layout_name")]
     pub layout: Option<Layout>,
+    /// The layout keys are converted to: `v7` (the default, what combkey makes), or `v6` for a
+    /// table whose writers make v6 (the v1 family only).
+    #[serde(default = "v7", with = "layout_to")]
+    pub to: Layout,
+    /// The table that keeps each converted key's old and new value, where a conversion drops
+    /// bits of the old keys (`schema.name` or `name`, in the table's schema; default
+    /// `combkey_keymap_<table>`).
+    #[serde(default)]
+    pub key_map: Option<String>,
+    /// Make the key column's `DEFAULT` combkey's database-side generator (`combkey_v7()`,
+    /// installed with it; a `BEFORE INSERT` trigger on MySQL/MariaDB), in the same run.
+    #[serde(default)]
+    pub set_default: bool,
+}
+
+fn v7() -> Layout {
+    Layout::V7
+}
+
+/// The target layout kept in a plan by its name.
+mod layout_to {
+    use combkey::layouts::Layout;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(l: &Layout, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(l.name())
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Layout, D::Error> {
+        String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
+    }
 }
 
 /// The layouts `--layout` may name: those whose keys carry no version nibble of their own
-/// (version 4, or a moved one), so only a DBA can say what made them.
-pub const ASSUMABLE: [Layout; 7] = [
+/// (version 4, or a moved one, or UUIDNext's version 8 which short prefix COMBs share), so
+/// only a DBA can say what made them.
+pub const ASSUMABLE: [Layout; 12] = [
     Layout::RtCombSql,
     Layout::RtCombPostgres,
     Layout::RtCombLegacy,
@@ -227,6 +265,11 @@ pub const ASSUMABLE: [Layout; 7] = [
     Layout::UcSuffix,
     Layout::NewSequentialId,
     Layout::MySqlSwap,
+    Layout::EfCore,
+    Layout::NewId,
+    Layout::NewIdSequential,
+    Layout::UuidNextSqlServer,
+    Layout::MedoSqlServer,
 ];
 
 /// An optional layout kept in a plan (the journal's JSON) by its name.
@@ -279,6 +322,41 @@ impl Options {
         self.layout = layout;
         self
     }
+
+    /// The layout keys are converted to (default `v7`, what combkey makes): `v7` or `v6`.
+    pub fn with_target(mut self, to: Layout) -> Self {
+        self.to = to;
+        self
+    }
+
+    /// The name of the table that keeps old and new keys (default `combkey_keymap_<table>`).
+    pub fn with_key_map(mut self, name: Option<String>) -> Self {
+        self.key_map = name;
+        self
+    }
+
+    /// Whether the run also makes the key column's default combkey's generator.
+    pub fn with_set_default(mut self, set: bool) -> Self {
+        self.set_default = set;
+        self
+    }
+}
+
+/// The key map's name for `table`: the one given, in the table's schema unless it names one;
+/// else `combkey_keymap_<table>`, cut to the database's longest identifier.
+pub(crate) fn key_map_name(backend: Backend, table: &Name, given: Option<&str>) -> Name {
+    if let Some(g) = given {
+        return match g.split_once('.') {
+            Some((schema, name)) => Name { schema: Some(schema.to_string()), name: name.to_string() },
+            None => Name { schema: table.schema.clone(), name: g.to_string() },
+        };
+    }
+    let mut name = format!("combkey_keymap_{}", table.name);
+    let max = backend.max_identifier_len();
+    while name.len() > max {
+        name.pop();
+    }
+    Name { schema: table.schema.clone(), name }
 }
 
 impl Default for Options {
@@ -289,6 +367,9 @@ impl Default for Options {
             inherited: Inherited::Refuse,
             convert_uncertain: false,
             layout: None,
+            to: Layout::V7,
+            key_map: None,
+            set_default: false,
         }
     }
 }
@@ -329,6 +410,13 @@ pub struct Plan {
     /// versioned table's history).
     #[serde(default)]
     pub notes: Vec<String>,
+    /// The table that keeps every converted key's old and new value (where the conversion
+    /// drops bits of the old keys, or one was asked for).
+    #[serde(default)]
+    pub key_map: Option<TableName>,
+    /// Whether the run makes the key column's default combkey's generator.
+    #[serde(default)]
+    pub sets_default: bool,
 }
 
 /// A table's columns that hold key values.
@@ -362,7 +450,7 @@ pub struct Reference {
 impl Plan {
     /// Nothing would change.
     pub fn is_empty(&self) -> bool {
-        self.converted.is_empty() && self.column_type == self.final_type
+        self.converted.is_empty() && self.column_type == self.final_type && !self.sets_default
     }
 
     /// Whether the column's type changes.
@@ -395,23 +483,43 @@ pub(crate) fn journal_target(table: &Name, column: &str) -> String {
 }
 
 /// The new id of a key of verdict `kind`, if it changes.
-pub(crate) fn new_id(id: &combkey::Comb, kind: Kind, convert_uncertain: bool) -> Option<combkey::Comb> {
+pub(crate) fn new_id(id: &combkey::Comb, kind: Kind, options: &Options) -> Option<combkey::Comb> {
     let kind = match kind {
-        Kind::Uncertain(l) if convert_uncertain => Kind::Layout(l),
+        Kind::Uncertain(l) if options.convert_uncertain => Kind::Layout(l),
         k => k,
     };
-    match (target(kind), kind) {
-        (Ok(Some(to)), Kind::Layout(from)) => combkey::layouts::Layout::convert(id, from, to).ok(),
+    match (target(kind, options.to), kind) {
+        (Ok(Some(to)), Kind::Layout(from)) => KeyMigration::new(from, to).and_then(|m| m.convert(id)).ok(),
         _ => None,
     }
 }
 
 /// The plan for the table described by `schema`, whose keys the audit classified (its
 /// classifier and counts per verdict). Refuses, naming them, what it cannot keep as it was.
-pub(crate) fn build(backend: Backend, schema: &Schema, audit: &Audit, options: Options) -> Result<Plan, Error> {
+pub(crate) fn build(backend: Backend, schema: &Schema, audit: &Audit, options: &Options) -> Result<Plan, Error> {
     let cat: &dyn Catalog = crate::catalog::of(backend)?;
     let column = &schema.column;
     refuse::before_anything(schema, options)?;
+    // `--set-default`: the key column's default becomes combkey's generator (where it makes
+    // something else).
+    let sets_default = options.set_default && !schema.default_makes_v7();
+    if sets_default {
+        if cat.combkey_default(&schema.table, &schema.column).is_none() {
+            return Err(Error::usage(format!(
+                "--set-default: {} has no functions in SQL, so no default can make combkey's keys there; the \
+                 application makes them (combkey's column types)",
+                backend.name()
+            )));
+        }
+        if schema.statement_binlog {
+            return Err(Error::refused(
+                "--set-default: the server writes a statement-based binary log (binlog_format = STATEMENT), and \
+                 the trigger that stands in for the default calls the clock and RANDOM_BYTES: each replica would \
+                 replay it and make other keys than the primary. Set binlog_format to ROW or MIXED, or leave the \
+                 default to the application (run without --set-default). Nothing was changed",
+            ));
+        }
+    }
     // Whatever reads the key column sees another type once its values change form (a text
     // key to 16 bytes: a type change, or SQLite's values rewritten in place).
     if cat.values_change_form(column) {
@@ -422,10 +530,16 @@ pub(crate) fn build(backend: Backend, schema: &Schema, audit: &Audit, options: O
     // text default).
     let mut retypes: Vec<(Name, crate::catalog::Column, Retype)> = Vec::new();
     if cat.retype_needed(column) {
+        // With --set-default the old default is dropped first (the run makes a new one), so it
+        // refuses nothing.
+        let mut key_column = column.clone();
+        if sets_default {
+            key_column.default = None;
+        }
         retypes.push((
             schema.table.clone(),
             column.clone(),
-            cat.retype(&schema.table, column, &schema.definitions[&schema.table])?,
+            cat.retype(&schema.table, &key_column, &schema.definitions[&schema.table])?,
         ));
         for (fk, col) in schema.references.iter().zip(&schema.child_columns) {
             if retypes.iter().any(|(t, c, _)| *t == fk.child && c.name == col.name) {
@@ -487,7 +601,7 @@ pub(crate) fn build(backend: Backend, schema: &Schema, audit: &Audit, options: O
             Kind::Uncertain(l) if options.convert_uncertain => Kind::Layout(l),
             k => k,
         };
-        match (target(k), k) {
+        match (target(k, options.to), k) {
             (Ok(Some(to)), Kind::Layout(from)) => {
                 *converted.entry(format!("{} -> {}", from.name(), to.name())).or_default() += n
             }
@@ -504,6 +618,45 @@ pub(crate) fn build(backend: Backend, schema: &Schema, audit: &Audit, options: O
             converted.insert("same id, new column type".into(), same);
         }
     }
+    // Conversions that drop bits of the old keys: two old keys may become one (refused, named),
+    // and the old keys cannot be computed from the new ones, so a table keeps them.
+    let lossy: Vec<&str> = converted
+        .keys()
+        .filter(|k| k.parse::<KeyMigration>().is_ok_and(|m| !m.keeps_every_bit()))
+        .map(String::as_str)
+        .collect();
+    if schema.collisions.0 > 0 {
+        return Err(Error::refused(format!(
+            "{} keys of {}.{} would become the same key as another ({}): they differ only in bits the conversion to \
+             v7 cannot hold ({}). Nothing was changed; change or remove one of each pair first",
+            schema.collisions.0,
+            schema.table,
+            column.name,
+            schema.collisions.1.join("; "),
+            lossy.join(", ")
+        )));
+    }
+    let key_map = match &schema.key_map {
+        Some((map, exists)) if !lossy.is_empty() || options.key_map.is_some() => {
+            if !exists && !schema.new_tables_published.is_empty() {
+                let ddl = cat
+                    .key_map_create(map, &final_type, "combkey doctor: old and new keys")
+                    .first()
+                    .cloned()
+                    .unwrap_or_default();
+                return Err(Error::refused(format!(
+                    "the conversion ({}) keeps the old keys in a new table, {map}, and publication {} would publish it: \
+                     a subscriber without that table stops applying every change. Create it on every subscriber and \
+                     here first ({ddl}), then run this again (or name another schema's table with --key-map). Nothing \
+                     was changed",
+                    lossy.join(", "),
+                    schema.new_tables_published.join(", ")
+                )));
+            }
+            Some(TableName::from(map))
+        }
+        _ => None,
+    };
 
     // What changes, per table.
     let mut rewrites: Vec<Rewrite> = vec![Rewrite {
@@ -539,7 +692,7 @@ pub(crate) fn build(backend: Backend, schema: &Schema, audit: &Audit, options: O
         column: column.name.clone(),
         column_type: column.data_type.clone(),
         final_type,
-        options,
+        options: options.clone(),
         classifier: audit.classifier.clone(),
         converted,
         kept,
@@ -552,6 +705,8 @@ pub(crate) fn build(backend: Backend, schema: &Schema, audit: &Audit, options: O
         unindexed: schema.unindexed.iter().map(|(n, c)| (n.into(), c.clone())).collect(),
         steps: Vec::new(),
         notes,
+        key_map,
+        sets_default,
     };
     if plan.is_empty() {
         return Ok(plan);
@@ -623,6 +778,10 @@ mod tests {
             chained: Vec::new(),
             orphans: Vec::new(),
             same_id: (0, Vec::new()),
+            collisions: (0, Vec::new()),
+            key_map: None,
+            new_tables_published: Vec::new(),
+            statement_binlog: false,
             row_security: Vec::new(),
             partition_of: None,
             partitioned: false,
@@ -664,7 +823,7 @@ mod tests {
     #[test]
     fn postgres_values_only_is_one_transaction_that_drops_no_foreign_key() {
         let (c, k) = kinds();
-        let plan = build(Backend::Postgres, &schema("uuid", ""), &audit_of(&c, &k), Options::default()).unwrap();
+        let plan = build(Backend::Postgres, &schema("uuid", ""), &audit_of(&c, &k), &Options::default()).unwrap();
         assert!(!plan.journaled() && !plan.retypes());
         assert_eq!(plan.converted.get("rtcomb-sql -> v7"), Some(&10));
         assert_eq!(
@@ -692,7 +851,7 @@ mod tests {
     fn mysql_type_change_is_journaled_guarded_and_names_what_it_drops() {
         let (c, k) = kinds();
         let show = "CREATE TABLE `x` (\n  `k` char(36) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL COMMENT 'the id',\n  PRIMARY KEY (`k`)\n)";
-        let plan = build(Backend::MySql, &schema("char(36)", show), &audit_of(&c, &k), Options::default()).unwrap();
+        let plan = build(Backend::MySql, &schema("char(36)", show), &audit_of(&c, &k), &Options::default()).unwrap();
         assert!(plan.journaled() && plan.retypes());
         assert_eq!(plan.final_type, "binary(16)");
         let k = kinds_of(&plan);
@@ -741,35 +900,35 @@ mod tests {
             events: "AFTER UPDATE".into(),
             definition: String::new(),
         });
-        let e = build(Backend::Postgres, &s, &audit_of(&c, &k), Options::default()).unwrap_err();
+        let e = build(Backend::Postgres, &s, &audit_of(&c, &k), &Options::default()).unwrap_err();
         assert_eq!(e.kind(), crate::ErrorKind::Refused);
         assert!(e.to_string().contains("audit_orders on shop.orders (AFTER UPDATE)"), "{e}");
         let fire = Options { triggers: Triggers::Fire, ..Options::default() };
-        assert!(build(Backend::Postgres, &s, &audit_of(&c, &k), fire).is_ok());
+        assert!(build(Backend::Postgres, &s, &audit_of(&c, &k), &fire).is_ok());
 
         let mut s = schema("uuid", "");
         s.inheritors.push(name("shop", "orders_2025"));
-        let e = build(Backend::Postgres, &s, &audit_of(&c, &k), Options::default()).unwrap_err();
+        let e = build(Backend::Postgres, &s, &audit_of(&c, &k), &Options::default()).unwrap_err();
         assert!(e.to_string().contains("shop.orders_2025") && e.to_string().contains("--inherited"), "{e}");
         let only = Options { inherited: Inherited::Only, ..Options::default() };
-        let plan = build(Backend::Postgres, &s, &audit_of(&c, &k), only).unwrap();
+        let plan = build(Backend::Postgres, &s, &audit_of(&c, &k), &only).unwrap();
         assert!(plan.steps.iter().any(|st| st.sql.iter().any(|q| q.contains("UPDATE ONLY"))));
 
         let mut s = schema("text", "");
         s.column.default = Some("gen_random_uuid()::text".into());
-        let e = build(Backend::Postgres, &s, &audit_of(&c, &k), Options::default()).unwrap_err();
+        let e = build(Backend::Postgres, &s, &audit_of(&c, &k), &Options::default()).unwrap_err();
         assert!(e.to_string().contains("DEFAULT gen_random_uuid()::text"), "{e}");
 
         // A generated column computed from a text key refuses the type change; a plan that
         // only rewrites values lets the database compute it again.
         let mut s = schema("char(36)", "CREATE TABLE `orders` (`k` char(36) NOT NULL)");
         s.computed.push((s.table.clone(), "short_id".into(), Some("left(`id`,8)".into())));
-        let e = build(Backend::MySql, &s, &audit_of(&c, &k), Options::default()).unwrap_err();
+        let e = build(Backend::MySql, &s, &audit_of(&c, &k), &Options::default()).unwrap_err();
         assert_eq!(e.kind(), crate::ErrorKind::Refused);
         assert!(e.to_string().contains("shop.orders.short_id AS (left(`id`,8))"), "{e}");
         s.column.data_type = "binary(16)".into();
         s.child_columns[0].data_type = "binary(16)".into();
-        assert!(build(Backend::MySql, &s, &audit_of(&c, &k), Options::default()).is_ok());
+        assert!(build(Backend::MySql, &s, &audit_of(&c, &k), &Options::default()).is_ok());
     }
 
     #[test]
@@ -788,12 +947,12 @@ mod tests {
     fn uncertain_and_random_keys_stay() {
         let c = Classifier { now_ms: 0, rules: Vec::new(), assumed: None };
         let k = vec![Kind::Random, Kind::Uncertain(Layout::RtCombSql), Kind::Layout(Layout::V7)];
-        let plan = build(Backend::Postgres, &schema("uuid", ""), &audit_of(&c, &k), Options::default()).unwrap();
+        let plan = build(Backend::Postgres, &schema("uuid", ""), &audit_of(&c, &k), &Options::default()).unwrap();
         assert!(plan.is_empty(), "{:?}", plan.converted);
         assert_eq!(plan.kept.get("v4").map(|k| k.0), Some(1));
         assert_eq!(plan.kept.get("rtcomb-sql").map(|k| k.0), Some(1));
         let convert = Options { convert_uncertain: true, ..Options::default() };
-        let plan = build(Backend::Postgres, &schema("uuid", ""), &audit_of(&c, &k), convert).unwrap();
+        let plan = build(Backend::Postgres, &schema("uuid", ""), &audit_of(&c, &k), &convert).unwrap();
         assert_eq!(plan.converted.get("rtcomb-sql -> v7"), Some(&1));
     }
 }

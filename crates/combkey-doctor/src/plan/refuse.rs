@@ -9,7 +9,7 @@ use crate::schema::Schema;
 /// it was: user triggers on `UPDATE` (unless allowed), inheriting tables (unless chosen),
 /// a generated key, rules, chains of foreign keys, the same id written twice, rows that
 /// already reference nothing.
-pub(crate) fn before_anything(schema: &Schema, options: Options) -> Result<(), Error> {
+pub(crate) fn before_anything(schema: &Schema, options: &Options) -> Result<(), Error> {
     let column = &schema.column;
     if let Some(state) = &schema.replica {
         return Err(Error::refused(format!(

@@ -13,7 +13,7 @@ pub(crate) fn steps(
     schema: &Schema,
     retypes: &[(Name, Column, Retype)],
     rewrites: &[Rewrite],
-    options: Options,
+    options: &Options,
 ) -> Vec<Step> {
     let backend = cat.backend();
     let _ = &schema.definitions;
@@ -48,6 +48,46 @@ pub(crate) fn steps(
     };
     let fk_check = cat.foreign_key_check();
     let fk_off = cat.fk_checks_off();
+    // The table of old and new keys: made in the transaction where DDL rolls back with it
+    // (PostgreSQL, SQLite), else before it (MySQL/MariaDB: a run stopped before its commit
+    // leaves it empty, and the next run fills it).
+    let key_map_step = plan.key_map.as_ref().map(|m| {
+        let map = Name::from(m);
+        let converted: Vec<&str> = plan.converted.keys().map(String::as_str).collect();
+        let about = format!(
+            "combkey doctor: the old and the new key of every key of {}.{} it converted ({})",
+            schema.table,
+            column.name,
+            converted.join(", ")
+        );
+        let step = Step::new(
+            StepKind::KeyMap,
+            format!("keep each converted key's old and new value in {map}"),
+            cat.key_map_create(&map, &plan.final_type, &about),
+        );
+        if cat.transactional_ddl() { step.inside() } else { step }
+    });
+    // `--set-default`: the key column's default becomes combkey's generator, in the run's
+    // transaction where DDL rolls back with it (PostgreSQL), else after the keys changed
+    // (MySQL/MariaDB: each statement is safe to run again, so a re-run finishes it).
+    let set_default = plan.sets_default.then(|| {
+        let sql = cat.combkey_default(&schema.table, column).unwrap_or_default();
+        let step = Step::new(
+            StepKind::SetDefault,
+            format!("make the default of {}.{} combkey's generator (combkey_v7())", schema.table, column.name),
+            sql,
+        );
+        if cat.transactional_ddl() { step.inside() } else { step }
+    });
+    let drop_default = (plan.sets_default && retype_needed && column.default.is_some() && cat.transactional_ddl())
+        .then(|| {
+            Step::new(
+                StepKind::DropDefault,
+                format!("drop the old default of {}.{} (the run makes a new one)", schema.table, column.name),
+                vec![cat.drop_default(&schema.table, column)],
+            )
+            .inside()
+        });
     let drop_fk = |fk: &ForeignKey| -> Option<Step> {
         let sql = cat.drop_foreign_key(fk)?;
         let mut s =
@@ -114,6 +154,7 @@ pub(crate) fn steps(
         if let Some((off, _)) = &fk_off {
             steps.push(Step::new(StepKind::ChecksOff, "foreign key checks off for this session", off.clone()));
         }
+        steps.extend(key_map_step);
         steps.push(Step::new(StepKind::Begin, "begin", vec![cat.begin()]));
         steps.push(map_step);
         steps.push(rewrite_step);
@@ -129,6 +170,7 @@ pub(crate) fn steps(
                 steps.push(Step::new(StepKind::Unguard, format!("writes to {t} allowed again"), drop));
             }
         }
+        steps.extend(set_default);
         steps.push(Step::new(StepKind::Verify, "check: no orphaned row", verify));
         steps.push(Step::new(StepKind::CompareDefinitions, "check: every definition as it was", Vec::new()));
         steps.push(Step::new(StepKind::Done, "record the end in the journal", Vec::new()));
@@ -142,8 +184,16 @@ pub(crate) fn steps(
                 off.clone(),
             ));
         }
+        let key_map_inside = key_map_step.as_ref().is_some_and(|s| s.in_transaction);
+        if !key_map_inside {
+            steps.extend(key_map_step.clone());
+        }
         steps.push(Step::new(StepKind::Begin, "begin", vec![cat.begin()]));
+        if key_map_inside {
+            steps.extend(key_map_step);
+        }
         steps.push(map_step);
+        steps.extend(drop_default);
         if retype_needed {
             let drops: Vec<Step> = schema.references.iter().filter_map(drop_fk).map(Step::inside).collect();
             steps.extend(drops);
@@ -176,6 +226,10 @@ pub(crate) fn steps(
                 );
             }
         }
+        let set_default_inside = set_default.as_ref().is_some_and(|s| s.in_transaction);
+        if set_default_inside {
+            steps.extend(set_default.clone());
+        }
         if let Some(check) = fk_check {
             verify.insert(0, check);
         }
@@ -184,6 +238,9 @@ pub(crate) fn steps(
         steps.push(Step::new(StepKind::Commit, "commit", vec!["COMMIT".into()]));
         if let Some((_, on)) = &fk_off {
             steps.push(Step::new(StepKind::ChecksOn, "foreign key checks on", on.clone()));
+        }
+        if !set_default_inside {
+            steps.extend(set_default);
         }
         steps.push(Step::new(StepKind::CompareDefinitions, "check: every definition as it was", Vec::new()));
     }

@@ -16,6 +16,14 @@
 //! - Groupon's locality-uuid (<https://github.com/groupon/locality-uuid.java>): version `b`.
 //! - uuid-creator (<https://github.com/f4b6a3/uuid-creator>), as the klokwrk article uses it:
 //!   the prefix, suffix, short prefix and short suffix COMBs.
+//! - The .NET generators that fill SQL Server tables ([`DotNetFields`]): Entity Framework
+//!   Core's `SequentialGuidValueGenerator`, MassTransit's NewId (`NextGuid`,
+//!   `NextSequentialGuid`), UUIDNext's `Uuid.NewDatabaseFriendly(Database.SqlServer)` and
+//!   Medo.Uuid7's `NewMsSqlUniqueIdentifier()`.
+//!
+//! Every layout that carries a time has a v7 form with the same millisecond
+//! ([`KeyMigration`] to `v7`): what `combkey doctor` converts a table's keys to, so they sort
+//! with the ids the application makes next.
 //!
 //! This module is behind the default `layouts` feature: an application that only needs the
 //! public id and the adapters turns default features off and compiles less.
@@ -31,10 +39,14 @@ use crate::rng::{RandomSource, ThreadRandom};
 use crate::short_prefix::ShortPrefix;
 use crate::time::Timestamp;
 
+mod dotnet;
 mod locality;
 mod rtcomb;
+mod sorted;
 mod uuid_creator;
 mod v1;
+
+pub use dotnet::{DOTNET_TICKS_AT_UNIX_EPOCH, DotNetFields};
 
 pub use locality::{
     LOCALITY_INCREMENT, LocalityFields, LocalityGenerator, LocalityMode, locality_sequential_seed, variable_bytes,
@@ -64,6 +76,11 @@ pub use v1::{GREGORIAN_TO_UNIX_100NS, V1Generator};
 /// | `uc-suffix` | `xxxxxxxx-xxxx-4xxx-vxxx-tttttttttttt` | uuid-creator suffix COMB: Unix ms in bytes 10..15, version 4 |
 /// | `uc-short-prefix` | `ppppxxxx-xxxx-4xxx-vxxx-xxxxxxxxxxxx` | uuid-creator short prefix COMB: minute counter in bytes 0..1, v4 |
 /// | `uc-short-suffix` | `xxxxxxxx-xxxx-4xxx-vxxx-ppppxxxxxxxx` | uuid-creator short suffix COMB: minute counter in bytes 10..11, v4 |
+/// | `efcore` | `rrrrrrrr-rrrr-4rrr-CCCC-CCCCCCCCCCCC` | EF Core `SequentialGuidValueGenerator`: a counter of .NET ticks, bits 15..0 in 8..9, 63..16 in 10..15 |
+/// | `newid` | `WWWWsSss-WWWW-WWWW-TTTT-TTTTTTTTTTTT` | NewId `NextGuid()`: .NET ticks as efcore's counter, worker id `W`, sequence `s` |
+/// | `newid-sequential` | `TTTTTTTT-TTTT-TTTT-WWWW-WWWWWWWWsSss` | NewId `NextSequentialGuid()`: .NET ticks big-endian first |
+/// | `uuidnext-sqlserver` | `rrrrrrrr-rrrr-8rrr-vSSS-MMMMMMMMMMMM` | UUIDNext for SQL Server: Unix ms `M` in 10..15, 14-bit sequence `S`, version 8 |
+/// | `medo-sqlserver` | `RRRRRRRR-RRRR-KK7K-vKKK-MMMMMMMMMMMM` | Medo.Uuid7 `NewMsSqlUniqueIdentifier()`: Unix ms `M` in 10..15, a 26-bit counter `K` where SQL Server compares next |
 ///
 /// (`l`, `m`, `h`: v1's `time_low`, `time_mid`, `time_hi`; capitals byte-reversed; `s` the
 /// clock sequence, `n` the node.)
@@ -112,6 +129,16 @@ pub enum Layout {
     UcShortPrefix,
     /// uuid-creator short suffix COMB.
     UcShortSuffix,
+    /// Entity Framework Core's `SequentialGuidValueGenerator`.
+    EfCore,
+    /// MassTransit NewId's `NextGuid()` / `ToGuid()`.
+    NewId,
+    /// MassTransit NewId's `NextSequentialGuid()`.
+    NewIdSequential,
+    /// UUIDNext's `Uuid.NewDatabaseFriendly(Database.SqlServer)`.
+    UuidNextSqlServer,
+    /// Medo.Uuid7's `NewMsSqlUniqueIdentifier()`.
+    MedoSqlServer,
 }
 
 /// Which ids convert into which without loss: within a family only, through its hub.
@@ -134,7 +161,7 @@ impl Family {
 
 impl Layout {
     /// Every layout, in the order of the table above.
-    pub const ALL: [Layout; 15] = [
+    pub const ALL: [Layout; 20] = [
         Layout::V7,
         Layout::ShortPrefix,
         Layout::RtCombSql,
@@ -150,6 +177,11 @@ impl Layout {
         Layout::UcSuffix,
         Layout::UcShortPrefix,
         Layout::UcShortSuffix,
+        Layout::EfCore,
+        Layout::NewId,
+        Layout::NewIdSequential,
+        Layout::UuidNextSqlServer,
+        Layout::MedoSqlServer,
     ];
 
     /// The layout's name, as the CLI spells it (`rtcomb-sql`, `lambert-v13`, ...).
@@ -170,6 +202,11 @@ impl Layout {
             Layout::UcSuffix => "uc-suffix",
             Layout::UcShortPrefix => "uc-short-prefix",
             Layout::UcShortSuffix => "uc-short-suffix",
+            Layout::EfCore => "efcore",
+            Layout::NewId => "newid",
+            Layout::NewIdSequential => "newid-sequential",
+            Layout::UuidNextSqlServer => "uuidnext-sqlserver",
+            Layout::MedoSqlServer => "medo-sqlserver",
         }
     }
 
@@ -182,7 +219,13 @@ impl Layout {
             Layout::V1 | Layout::V6 | Layout::LambertV13 | Layout::MySqlSwap | Layout::NewSequentialId => {
                 Family::Gregorian
             }
-            Layout::RtCombLegacy | Layout::Locality => Family::Alone,
+            Layout::RtCombLegacy
+            | Layout::Locality
+            | Layout::EfCore
+            | Layout::NewId
+            | Layout::NewIdSequential
+            | Layout::UuidNextSqlServer
+            | Layout::MedoSqlServer => Family::Alone,
         }
     }
 
@@ -227,6 +270,11 @@ impl Layout {
             Layout::MySqlSwap => (1, b[0] >> 4),
             Layout::UcPrefix | Layout::UcSuffix | Layout::UcShortPrefix | Layout::UcShortSuffix => (4, id.version()),
             Layout::RtCombSql | Layout::RtCombPostgres | Layout::RtCombLegacy => return Ok(()),
+            Layout::EfCore
+            | Layout::NewId
+            | Layout::NewIdSequential
+            | Layout::UuidNextSqlServer
+            | Layout::MedoSqlServer => return dotnet::check(self, id),
         };
         if expected == found { Ok(()) } else { Err(Error(Detail::Version { expected, found })) }
     }
@@ -246,6 +294,11 @@ impl Layout {
             Layout::V1 | Layout::V6 | Layout::LambertV13 | Layout::MySqlSwap | Layout::NewSequentialId => {
                 Some(Timestamp::from_unix_ms(bits::ticks_to_unix_ms(bits::v1_ticks(self.to_hub(id)?.as_bytes()))))
             }
+            Layout::EfCore
+            | Layout::NewId
+            | Layout::NewIdSequential
+            | Layout::UuidNextSqlServer
+            | Layout::MedoSqlServer => Some(DotNetFields::parse(id, self)?.timestamp()),
         })
     }
 
@@ -314,7 +367,16 @@ impl Layout {
             }
         };
         Ok(match self {
-            Layout::V7 | Layout::ShortPrefix | Layout::V1 | Layout::RtCombLegacy | Layout::Locality => *id,
+            Layout::V7
+            | Layout::ShortPrefix
+            | Layout::V1
+            | Layout::RtCombLegacy
+            | Layout::Locality
+            | Layout::EfCore
+            | Layout::NewId
+            | Layout::NewIdSequential
+            | Layout::UuidNextSqlServer
+            | Layout::MedoSqlServer => *id,
             Layout::RtCombSql | Layout::UcSuffix => {
                 v4_base()?;
                 rtcomb::rtcomb_sql_to_v7(id)
@@ -334,7 +396,16 @@ impl Layout {
     /// The hub id `hub` as this layout.
     fn out_of_hub(self, hub: &Comb) -> Comb {
         match self {
-            Layout::V7 | Layout::ShortPrefix | Layout::V1 | Layout::RtCombLegacy | Layout::Locality => *hub,
+            Layout::V7
+            | Layout::ShortPrefix
+            | Layout::V1
+            | Layout::RtCombLegacy
+            | Layout::Locality
+            | Layout::EfCore
+            | Layout::NewId
+            | Layout::NewIdSequential
+            | Layout::UuidNextSqlServer
+            | Layout::MedoSqlServer => *hub,
             Layout::RtCombSql | Layout::UcSuffix => rtcomb::v7_to_rtcomb_sql(hub),
             Layout::RtCombPostgres | Layout::UcPrefix => hub.with_version(4),
             Layout::UcShortPrefix => hub.with_version(4),
@@ -382,6 +453,11 @@ impl Layout {
                 self.out_of_hub(&V1.generate())
             }
             Layout::Locality => LOCALITY.get_or_init(|| LocalityGenerator::new(LocalityMode::Variable)).generate(),
+            Layout::EfCore
+            | Layout::NewId
+            | Layout::NewIdSequential
+            | Layout::UuidNextSqlServer
+            | Layout::MedoSqlServer => dotnet::generate(self, now)?,
         })
     }
 }
@@ -407,10 +483,17 @@ impl FromStr for Layout {
 /// How a table's keys were converted (what `combkey doctor` reports as `rtcomb-sql -> v7`): the
 /// key a row has now for an id a client kept from before.
 ///
-/// Converted keys change the ids users have in URLs, caches and other systems. The conversion
-/// is lossless, so an old id maps to exactly one new key: look the id up as it is first (a key
-/// the conversion left alone, or a new one), and where that finds nothing, look up
+/// Converted keys change the ids users have in URLs, caches and other systems. An old id
+/// maps to exactly one new key, computed from the old id alone: look the id up as it is first
+/// (a key the conversion left alone, or a new one), and where that finds nothing, look up
 /// [`new_key`](Self::new_key).
+///
+/// Every layout that carries a time converts to `v7` (see [`Layout`]); within a family
+/// (`newsequentialid -> v6`, `uc-short-prefix -> short-prefix`) the conversions of
+/// [`Layout::convert`] apply. Where the v7 form cannot hold every bit of the old key (the v1
+/// family, NewId's, Groupon's: [`keeps_every_bit`](Self::keeps_every_bit) is false),
+/// [`old_key`](Self::old_key) has no answer and `combkey doctor` keeps a table of old and new
+/// keys instead.
 ///
 /// ```
 /// use combkey::Comb;
@@ -423,6 +506,15 @@ impl FromStr for Layout {
 /// assert_eq!(migration.old_key(&new), Some(old));
 /// // A v7 id is no RT.Comb id: it was never converted.
 /// assert_eq!(migration.new_key(&new), None);
+///
+/// // PostgreSQL's uuid_generate_v1(): the same millisecond, the 100-ns ticks after it.
+/// let v1: KeyMigration = "v1 -> v7".parse()?;
+/// let old: Comb = "c232ab00-9414-11ec-b3c8-9f6bdeced846".parse()?; // RFC 9562's v1 example
+/// let new = v1.new_key(&old).expect("a v1 id");
+/// assert_eq!(new.to_string(), "017f22e2-79b0-7000-8cf2-276bdeced846");
+/// assert_eq!(new.timestamp().unwrap().to_string(), "2022-02-22T19:22:22.000Z");
+/// assert!(!v1.keeps_every_bit());
+/// assert_eq!(v1.old_key(&new), None);
 /// # Ok::<(), combkey::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -432,8 +524,12 @@ pub struct KeyMigration {
 }
 
 impl KeyMigration {
-    /// Keys of layout `from` converted to `to`; an error where no lossless conversion exists.
+    /// Keys of layout `from` converted to `to`: to `v7` from every layout that carries a time,
+    /// or within a family; an error otherwise.
     pub fn new(from: Layout, to: Layout) -> Result<Self, Error> {
+        if to == Layout::V7 && sorted::keeps_every_bit(from).is_some() {
+            return Ok(KeyMigration { from, to });
+        }
         // A conversion exists for some id exactly where the two are in one family.
         let probe = from.generate()?;
         Layout::convert(&probe, from, to)?;
@@ -450,18 +546,37 @@ impl KeyMigration {
         self.to
     }
 
+    /// Whether the new key holds every bit of the old one, so that
+    /// [`old_key`](Self::old_key) answers for every converted key.
+    pub const fn keeps_every_bit(&self) -> bool {
+        self.to as u8 != Layout::V7 as u8 || matches!(sorted::keeps_every_bit(self.from), Some(true))
+    }
+
+    /// The key `old` becomes, or why it cannot (`old` is not of the old layout, or its time
+    /// is outside what the new layout holds).
+    pub fn convert(&self, old: &Comb) -> Result<Comb, Error> {
+        if self.to == Layout::V7 { sorted::to_v7(self.from, old) } else { Layout::convert(old, self.from, self.to) }
+    }
+
+    /// The old key whose conversion is `new`, or why there is none (the conversion drops
+    /// bits, or no old key converts to `new`).
+    pub fn revert(&self, new: &Comb) -> Result<Comb, Error> {
+        if self.to == Layout::V7 { sorted::from_v7(self.from, new) } else { Layout::convert(new, self.to, self.from) }
+    }
+
     /// The key a row with old key `old` has now; `None` where `old` is not of the old layout
     /// (an id the conversion left as it was).
     pub fn new_key(&self, old: &Comb) -> Option<Comb> {
         if Layout::detect(old).is_some_and(|l| l == self.to) {
             return None;
         }
-        Layout::convert(old, self.from, self.to).ok()
+        self.convert(old).ok()
     }
 
-    /// The old key of a converted one (what a client that still speaks the old layout expects).
+    /// The old key of a converted one (what a client that still speaks the old layout
+    /// expects); `None` where the conversion does not keep every bit.
     pub fn old_key(&self, new: &Comb) -> Option<Comb> {
-        Layout::convert(new, self.to, self.from).ok()
+        self.revert(new).ok()
     }
 }
 
@@ -494,7 +609,7 @@ mod tests {
             e.to_string(),
             "invalid layout: expected one of v7, short-prefix, rtcomb-sql, rtcomb-postgres, rtcomb-legacy, \
              newsequentialid, v1, v6, lambert-v13, mysql-swap, locality, uc-prefix, uc-suffix, uc-short-prefix, \
-             uc-short-suffix, found \"v9\""
+             uc-short-suffix, efcore, newid, newid-sequential, uuidnext-sqlserver, medo-sqlserver, found \"v9\""
         );
         let locality: Comb = "20be0ffc-314a-bd53-7a50-013a65ca76d2".parse().unwrap();
         let e = Layout::convert(&locality, Layout::Locality, Layout::V7).unwrap_err();

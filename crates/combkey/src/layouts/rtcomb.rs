@@ -108,6 +108,20 @@ impl RtCombLayout {
     }
 }
 
+/// `base` with the `Legacy` time of `t` rounded to the nearest 1/300 s, where RT.Comb's
+/// `Create` truncates: the inverse of [`RtCombLayout::timestamp`]'s nearest millisecond, so
+/// a legacy key converted to v7 (at the millisecond it reads as) converts back to itself.
+pub(crate) fn legacy_nearest(t: Timestamp, base: Comb) -> Result<Comb, Error> {
+    let range_error = || Error::out_of_range("time for an RT.Comb legacy COMB", t, "1900-01-01 to 2079-06-06");
+    let since = t.unix_ms().checked_sub(SQL_EPOCH_MS).filter(|s| *s >= 0).ok_or_else(range_error)?;
+    let days = u16::try_from(since / MS_PER_DAY).map_err(|_| range_error())?.to_be_bytes();
+    // A read gives ms = round(ticks * 10 / 3), within 1/3 ms, so round(ms * 3 / 10) is ticks.
+    let ticks = u32::try_from(((since % MS_PER_DAY) * 3 + 5) / 10).map_err(|_| range_error())?.to_be_bytes();
+    let mut b = base.into_bytes();
+    b[10..16].copy_from_slice(&[days[0], days[1], ticks[0], ticks[1], ticks[2], ticks[3]]);
+    Ok(Comb::from_bytes(b))
+}
+
 fn legacy_bytes(t: Timestamp) -> Result<[u8; 6], Error> {
     let range_error = || Error::out_of_range("time for an RT.Comb legacy COMB", t, "1900-01-01 to 2079-06-06");
     let since = t.unix_ms().checked_sub(SQL_EPOCH_MS).ok_or_else(range_error)?;
