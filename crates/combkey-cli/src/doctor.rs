@@ -54,12 +54,30 @@ pub(crate) struct DoctorArgs {
     /// could be among them by chance).
     #[arg(long)]
     convert_uncertain: bool,
-    /// The system that made the keys, where you know it: every version-4 key with a
-    /// plausible time (1995 to a day from now) is read as this layout and converted, with no
-    /// clusters looked for. rtcomb-sql, rtcomb-postgres, rtcomb-legacy, uc-prefix, uc-suffix,
-    /// newsequentialid, mysql-swap.
+    /// The system that made the keys, where you know it: every key whose version nibble
+    /// names no layout, with a plausible time (1995 to a day from now), is read as this
+    /// layout and converted, with no clusters looked for. rtcomb-sql, rtcomb-postgres,
+    /// rtcomb-legacy, uc-prefix, uc-suffix, newsequentialid, mysql-swap, efcore, newid,
+    /// newid-sequential, uuidnext-sqlserver, medo-sqlserver.
     #[arg(long, value_parser = parse_assumed)]
     layout: Option<combkey::layouts::Layout>,
+    /// What the keys become: v7 (the default: what combkey makes, so they sort with the
+    /// application's next ids; every layout that carries a time converts), or v6 for a table
+    /// whose writers make v6 (the v1 family only; it keeps every bit).
+    #[arg(long, value_parser = parse_target, default_value = "v7")]
+    to: combkey::layouts::Layout,
+    /// The table that keeps each converted key's old and new value where the new keys cannot
+    /// hold every bit of the old ones (the v1 family, NewId's, Groupon's): `name` or
+    /// `schema.name`; default combkey_keymap_<table>. Given, it is kept for any conversion.
+    #[arg(long)]
+    key_map: Option<String>,
+    /// Also make the key column's default combkey's generator (with --apply; the audit and
+    /// --migration-sql show what it would do), so keys the
+    /// database makes sort with the converted ones: PostgreSQL installs combkey_v7() and sets
+    /// the DEFAULT; MySQL/MariaDB install it and a BEFORE INSERT trigger (a default may not call
+    /// a function there) and drop the old default. Not SQLite (no functions).
+    #[arg(long)]
+    set_default: bool,
     /// With --apply: convert in batches of short transactions while the application keeps
     /// reading and writing (PostgreSQL, MySQL/MariaDB; not a column type change). Resumes
     /// where a killed run stopped.
@@ -131,6 +149,9 @@ impl DoctorArgs {
             })
             .with_convert_uncertain(self.convert_uncertain)
             .with_layout(self.layout)
+            .with_target(self.to)
+            .with_key_map(self.key_map.clone())
+            .with_set_default(self.set_default)
     }
 }
 
@@ -460,6 +481,16 @@ fn parse_assumed(s: &str) -> Result<combkey::layouts::Layout, String> {
         Ok(l)
     } else {
         Err(format!("{l} keys say what they are (their version nibble); --layout takes {}", names()))
+    }
+}
+
+fn parse_target(s: &str) -> Result<combkey::layouts::Layout, String> {
+    use combkey::layouts::Layout;
+    match s.parse::<Layout>() {
+        Ok(l @ (Layout::V7 | Layout::V6)) => Ok(l),
+        _ => Err(format!(
+            "--to takes v7 (what combkey makes; the default) or v6 (a table whose writers make v6), not {s:?}"
+        )),
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use combkey::layouts::Layout;
+use combkey::layouts::{KeyMigration, Layout};
 use combkey::{Backend, Comb};
 
 /// What an id is, or how to write one: the public id (`canonical`), the stored value as a
@@ -54,22 +54,33 @@ impl Spec {
 
     /// Converts `text` from `from` to `to`. Between the public id and stored forms the id is
     /// only re-written; a backend or `canonical` on one side and a layout on the other means
-    /// the public id, layout v7.
+    /// the public id, layout v7: every layout that carries a time has a v7 form (what `doctor`
+    /// converts its keys to), and back where that form keeps every bit.
     pub fn convert(from: Spec, to: Spec, text: &str) -> Result<String, combkey::Error> {
         let (id, layout) = match from {
             Spec::Public => (text.parse()?, None),
             Spec::Stored(backend) => (backend.parse_stored(text)?, None),
             Spec::Layout(l) => (text.parse()?, Some(l)),
         };
+        let to_v7 = |l: Layout| KeyMigration::new(l, Layout::V7).and_then(|m| m.convert(&id));
         match to {
             Spec::Public | Spec::Stored(_) => {
                 let public = match layout {
-                    Some(l) => Layout::convert(&id, l, Layout::V7)?,
+                    Some(l) => to_v7(l)?,
                     None => id,
                 };
                 Ok(to.format(public))
             }
-            Spec::Layout(l) => Ok(Layout::convert(&id, layout.unwrap_or(Layout::V7), l)?.to_string()),
+            Spec::Layout(l) => {
+                let from = layout.unwrap_or(Layout::V7);
+                let out = match Layout::convert(&id, from, l) {
+                    Ok(out) => out,
+                    Err(_) if l == Layout::V7 => to_v7(from)?,
+                    Err(_) if from == Layout::V7 => KeyMigration::new(l, Layout::V7)?.revert(&id)?,
+                    Err(e) => return Err(e),
+                };
+                Ok(out.to_string())
+            }
         }
     }
 }

@@ -21,7 +21,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use combkey::layouts::{Layout, LocalityFields};
+use combkey::layouts::{DotNetFields, KeyMigration, Layout, LocalityFields};
 use combkey::sql::{Interval, Partitioning, Sharding};
 use combkey::{Backend, Comb, Expected, ShortPrefix, ShortPrefixGenerator, Timestamp, V7Generator, Validator};
 
@@ -581,14 +581,32 @@ fn describe(
             f.push(("counter_sequential", Num(l.counter_sequential.into())));
             f.push(("mac_fragment", Str(format!("__:__:_{:x}:{:02x}:{:02x}:{:02x}", m[2], m[3], m[4], m[5]))));
         }
+        Some(
+            k @ (Layout::EfCore
+            | Layout::NewId
+            | Layout::NewIdSequential
+            | Layout::UuidNextSqlServer
+            | Layout::MedoSqlServer),
+        ) => {
+            let d = DotNetFields::parse(&id, k)?;
+            f.push(("dotnet_ticks", Num(d.ticks.into())));
+            if k != Layout::EfCore {
+                f.push(("sequence", Num(d.sequence.into())));
+            }
+            if matches!(k, Layout::NewId | Layout::NewIdSequential) {
+                let w = d.worker.iter().map(|x| format!("{x:02x}")).collect::<Vec<_>>().join(":");
+                f.push(("worker", Str(w)));
+            }
+        }
         _ => {}
     }
     // The stored forms of the public id this id stands for, as `convert --to sqlserver|mysql`
     // prints them: the id itself where it is one of combkey's own (or a plain UUID), the v7
-    // id another system's layout converts to, none where no conversion is lossless.
+    // id another system's layout converts to (what `doctor` makes of it), none where it has
+    // no v7 form.
     let public = match layout {
         None | Some(Layout::V7 | Layout::ShortPrefix) => Some(id),
-        Some(k) => Layout::convert(&id, k, Layout::V7).ok(),
+        Some(k) => KeyMigration::new(k, Layout::V7).and_then(|m| m.convert(&id)).ok(),
     };
     f.push(("sqlserver", public.map_or(Null, |p| Str(Backend::SqlServer.stored_text(p)))));
     f.push(("mysql", public.map_or(Null, |p| Str(Backend::MySql.stored_text(p)))));

@@ -350,11 +350,27 @@ fn convert_between_layouts() {
     assert_eq!(id.version(), 7);
     let back = combkey(&["convert", "--from", "canonical", "--to", "rtcomb-sql", &public], None);
     assert_eq!(lines(&back), ["d01c25cc-63a7-47cc-b5ba-018e5f3bff48"]);
-    // Lossy: a clear error, exit 1.
-    let out =
-        combkey(&["convert", "--from", "rtcomb-legacy", "--to", "v7", "E25AFE33-DB2D-4502-9BF0-919001862CC4"], None);
+    // Every layout that carries a time has a v7 form with its millisecond: RT.Comb's legacy
+    // COMB from its README (2002-01-10 23:40:35.000), and back.
+    let legacy = "e25afe33-db2d-4502-9bf0-919001862cc4";
+    let out = combkey(&["convert", "--from", "rtcomb-legacy", "--to", "v7", legacy], None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v7: Comb = lines(&out)[0].parse().expect("id");
+    assert_eq!(v7.version(), 7);
+    assert_eq!(v7.timestamp().unwrap().to_string(), "2002-01-10T23:40:35.000Z");
+    let back = combkey(&["convert", "--from", "canonical", "--to", "rtcomb-legacy", &v7.to_string()], None);
+    assert_eq!(lines(&back), [legacy]);
+    // v1's v7 form drops two bits of the node: no way back, said plainly, exit 1.
+    let out = combkey(&["convert", "--from", "v1", "--to", "canonical", "c232ab00-9414-11ec-b3c8-9f6bdeced846"], None);
+    assert_eq!(lines(&out), ["017f22e2-79b0-7000-8cf2-276bdeced846"]);
+    let out = combkey(&["convert", "--from", "canonical", "--to", "v1", "017f22e2-79b0-7000-8cf2-276bdeced846"], None);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no lossless conversion from rtcomb-legacy to v7"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not hold every bit"), "{out:?}");
+    // A short COMB carries no instant: no v7 form, a clear error, exit 1.
+    let out =
+        combkey(&["convert", "--from", "uc-short-prefix", "--to", "v7", "01234567-89ab-4def-8123-456789abcdef"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("uc-short-prefix keys have no v7 form"), "{out:?}");
     let out = combkey(&["convert", "--from", "v8", "--to", "v7", "x"], None);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown backend or layout"));
@@ -744,17 +760,25 @@ fn inspect_stored_forms_are_those_of_the_public_id_convert_gives() {
     // A v7 id is the public id itself.
     let out = combkey(&["inspect", "--json", "017f22e2-79b0-7cc3-98c4-dc0c0c07398f"], None);
     assert_eq!(json_lines(&out)[0]["sqlserver"], "8F39070C-0CDC-C498-7CC3-017F22E279B0");
-    // No lossless conversion to a public id (a v1 family id, a locality id): no stored form.
-    for args in [
-        &["inspect", "--json", "--as", "newsequentialid", "1016833a-9ee9-f111-96d7-03890ba1d4dc"][..],
-        &["inspect", "--json", "20be0ffc-314a-bd53-7a50-013a65ca76d2"][..],
+    // A v1 family id and a locality id stand for their v7 forms (what doctor converts them
+    // to), as `convert --from LAYOUT --to BACKEND` prints them.
+    for (layout, id) in [
+        ("newsequentialid", "1016833a-9ee9-f111-96d7-03890ba1d4dc"),
+        ("locality", "20be0ffc-314a-bd53-7a50-013a65ca76d2"),
     ] {
-        let out = combkey(args, None);
+        let out = combkey(&["inspect", "--json", "--as", layout, id], None);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let row = &json_lines(&out)[0];
-        assert_eq!(row["sqlserver"], serde_json::Value::Null, "{row}");
-        assert_eq!(row["mysql"], serde_json::Value::Null, "{row}");
+        for backend in ["sqlserver", "mysql"] {
+            let converted = combkey(&["convert", "--from", layout, "--to", backend, id], None);
+            assert_eq!(row[backend], lines(&converted)[0], "{layout} {backend}");
+        }
     }
+    // A short COMB has no v7 form: no stored form.
+    let out = combkey(&["inspect", "--json", "--as", "uc-short-prefix", "01234567-89ab-4def-8123-456789abcdef"], None);
+    let row = &json_lines(&out)[0];
+    assert_eq!(row["sqlserver"], serde_json::Value::Null, "{row}");
+    assert_eq!(row["mysql"], serde_json::Value::Null, "{row}");
 }
 
 #[test]

@@ -226,29 +226,42 @@ mod postgres {
         assert_eq!(pairs(&mut c, "doctor_rt").await, rows);
     }
 
+    /// NEWSEQUENTIALID values become v7 with their millisecond (what the application makes
+    /// next sorts after them); the v7 form cannot hold every bit of a v1 id, so the run keeps
+    /// each key's old and new value in the key map, where an old id resolves.
     #[tokio::test]
-    async fn newsequentialid_keys_become_v6() {
+    async fn newsequentialid_keys_become_v7_with_a_key_map() {
         let url = combkey_testutil::pg_url();
         let mut c = connect().await;
+        exec(&mut c, "DROP TABLE IF EXISTS combkey_keymap_doctor_nsid").await;
         seed(&mut c, "doctor_nsid", &newsequentialid(1000)).await;
         let before = report(&url, "doctor_nsid", &[]);
         assert_eq!(layouts(&before), [("newsequentialid".to_string(), 1000)], "{before}");
         let order = before["time_order"].as_f64().unwrap();
         assert!(order < 0.7, "NEWSEQUENTIALID values do not sort in PostgreSQL: {order}");
+        assert_eq!(before["key_map"], "public.combkey_keymap_doctor_nsid", "{before}");
         let after = report(&url, "doctor_nsid", &["--apply"]);
-        assert_eq!(layouts(&after), [("v6".to_string(), 1000)], "{after}");
+        assert_eq!(layouts(&after), [("v7".to_string(), 1000)], "{after}");
         assert_eq!(after["time_order"].as_f64(), Some(1.0));
         assert_eq!(joined(&mut c, "doctor_nsid").await, (500, 500));
         let rows = pairs(&mut c, "doctor_nsid").await;
         let new: Vec<String> = rows.iter().map(|(id, _)| id.clone()).collect();
         let old: Vec<String> = rows.iter().map(|(_, old)| old.clone()).collect();
-        assert_eq!(convert(&new, "v6", "newsequentialid"), old);
+        assert_eq!(convert(&old, "newsequentialid", "v7"), new);
+        let mapped: Vec<(String, String)> = sqlx::query_as(
+            "SELECT d.id::text, m.old_key::text FROM doctor_nsid d JOIN combkey_keymap_doctor_nsid m ON m.new_key = d.id \
+             ORDER BY d.id",
+        )
+        .fetch_all(&mut c)
+        .await
+        .unwrap();
+        assert_eq!(mapped, rows, "every row's old key in the key map");
     }
 
-    /// RT.Comb `Legacy` keys (SQL Server `datetime` ticks) carry a time no sorted layout holds
-    /// without loss: the audit says they stay and do not sort here, not "nothing to do".
+    /// RT.Comb `Legacy` keys (SQL Server `datetime` ticks, 1/300 s) become v7 at the
+    /// millisecond RT.Comb reads them as, and convert back: no key map.
     #[tokio::test]
-    async fn legacy_keys_that_cannot_convert_are_named_not_passed_over() {
+    async fn legacy_keys_become_v7_at_their_millisecond() {
         let url = combkey_testutil::pg_url();
         let mut c = connect().await;
         let r = SeededRandom::new(17);
@@ -257,11 +270,14 @@ mod postgres {
         let before = report(&url, "doctor_legacy", &[]);
         assert_eq!(layouts(&before), [("rtcomb-legacy".to_string(), 2000)], "{before}");
         let advice = before["recommendation"].as_str().unwrap();
-        assert!(
-            advice.contains("2000 rtcomb-legacy keys do not sort by creation time")
-                && !advice.contains("Nothing to do"),
-            "{advice}"
-        );
+        assert!(advice.contains("Convert 2000 rtcomb-legacy keys to v7"), "{advice}");
+        assert_eq!(before["key_map"], Value::Null);
+        let after = report(&url, "doctor_legacy", &["--apply"]);
+        assert_eq!(layouts(&after), [("v7".to_string(), 2000)], "{after}");
+        let rows = pairs(&mut c, "doctor_legacy").await;
+        let new: Vec<String> = rows.iter().map(|(id, _)| id.clone()).collect();
+        let old: Vec<String> = rows.iter().map(|(_, old)| old.clone()).collect();
+        assert_eq!(convert(&new, "v7", "rtcomb-legacy"), old);
     }
 
     /// The audit of a large table with `--sample` reads a sample in key order.

@@ -113,6 +113,15 @@ fn plausible(t: Option<Timestamp>, now_ms: i64) -> bool {
     t.is_some_and(|t| t.unix_ms() >= EARLIEST_MS && t.unix_ms() <= now_ms.saturating_add(DAY_MS))
 }
 
+/// Whether `layout` keeps other data where a version nibble goes (display byte 6's high
+/// nibble), so that its keys' nibbles name other layouts by chance.
+fn nibble_is_data(layout: Layout) -> bool {
+    matches!(
+        layout,
+        Layout::NewId | Layout::NewIdSequential | Layout::MedoSqlServer | Layout::NewSequentialId | Layout::MySqlSwap
+    )
+}
+
 /// The layout a key's version nibble names, where its time is plausible (a short prefix COMB
 /// carries no instant: any version-8 key).
 fn labelled(id: &Comb, now_ms: i64) -> Option<Layout> {
@@ -162,25 +171,46 @@ impl Classifier {
     pub fn classify(&self, id: &Comb) -> Kind {
         let labelled = labelled(id, self.now_ms);
         // A version-8 key is a short prefix COMB unless a rule (UUIDNext's layout) takes it.
-        let fallback = if labelled == Some(Layout::ShortPrefix) { Kind::Layout(Layout::ShortPrefix) } else { Kind::Random };
-        if let Some(l) = labelled.filter(|l| *l != Layout::ShortPrefix) {
+        let fallback =
+            if labelled == Some(Layout::ShortPrefix) { Kind::Layout(Layout::ShortPrefix) } else { Kind::Random };
+        let assumed = self.assumed.as_deref().and_then(|l| l.parse::<Layout>().ok());
+        // Where a layout keeps other data in the version nibble's place (NewId's worker id,
+        // Medo.Uuid7's counter: one in sixteen reads as Groupon's `b`, whose time sits in the
+        // same bytes as Medo's), a key of that layout, said by the DBA or inside a cluster of
+        // it, is that layout's whatever the nibble reads as.
+        let of =
+            |layout: Layout| layout.check(id).is_ok() && plausible(layout.timestamp(id).ok().flatten(), self.now_ms);
+        if let Some(l) = labelled.filter(|l| *l != Layout::ShortPrefix && *l != Layout::V7) {
+            if let Some(a) = assumed.filter(|a| nibble_is_data(*a) && of(*a)) {
+                return Kind::Layout(a);
+            }
+            if let Some(k) = self.by_rule(id, |layout| nibble_is_data(layout)) {
+                return k;
+            }
             return Kind::Layout(l);
         }
-        if let Some(layout) = self.assumed.as_deref().and_then(|l| l.parse::<Layout>().ok()) {
-            let t = layout.timestamp(id).ok().flatten();
-            return if layout.check(id).is_ok() && plausible(t, self.now_ms) { Kind::Layout(layout) } else { fallback };
+        if let Some(l) = labelled.filter(|l| *l == Layout::V7) {
+            return Kind::Layout(l);
         }
+        if let Some(layout) = assumed {
+            return if of(layout) { Kind::Layout(layout) } else { fallback };
+        }
+        self.by_rule(id, |_| true).unwrap_or(fallback)
+    }
+
+    /// The verdict of the first rule (of a layout `which` takes) whose cluster holds `id`.
+    fn by_rule(&self, id: &Comb, which: impl Fn(Layout) -> bool) -> Option<Kind> {
         for rule in &self.rules {
             let Some(layout) = rule.layout() else { continue };
             if layout.check(id).is_err() {
                 continue;
             }
             let Some(t) = layout.timestamp(id).ok().flatten() else { continue };
-            if plausible(Some(t), self.now_ms) && rule.contains(t.unix_ms()) {
-                return if rule.certain() { Kind::Layout(layout) } else { Kind::Uncertain(layout) };
+            if which(layout) && plausible(Some(t), self.now_ms) && rule.contains(t.unix_ms()) {
+                return Some(if rule.certain() { Kind::Layout(layout) } else { Kind::Uncertain(layout) });
             }
         }
-        fallback
+        None
     }
 }
 

@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use combkey::Backend;
 
 use crate::audit::Audit;
+use crate::catalog::Name;
 use crate::plan::Plan;
 use crate::schema::Schema;
-use crate::catalog::Name;
 
 /// The primary key index's size and density, where the database tells.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -363,9 +363,10 @@ impl Schema {
     /// Whether the keys the database makes are combkey's v7 already: the key column's default
     /// calls a v7 generator, or combkey's `BEFORE INSERT` trigger fills it (MySQL/MariaDB).
     pub fn default_makes_v7(&self) -> bool {
-        let trigger = self.triggers.iter().any(|t| {
-            t.table == self.table && t.events.contains("INSERT") && t.definition.contains("combkey_v7(")
-        });
+        let trigger = self
+            .triggers
+            .iter()
+            .any(|t| t.table == self.table && t.events.contains("INSERT") && t.definition.contains("combkey_v7("));
         trigger || self.column.default.as_deref().and_then(crate::report::default_makes) == Some("v7")
     }
 

@@ -143,6 +143,18 @@ pub(crate) enum Detail {
         layout: &'static str,
         version: u8,
     },
+    /// A v7 id asked for the key of another layout it was converted from, where there is none.
+    #[cfg_attr(not(feature = "layouts"), allow(dead_code))]
+    NotConvertedFrom {
+        layout: &'static str,
+        id: String,
+        why: &'static str,
+    },
+    /// A layout whose keys have no v7 form.
+    #[cfg_attr(not(feature = "layouts"), allow(dead_code))]
+    NoV7Form {
+        layout: &'static str,
+    },
 }
 
 impl Error {
@@ -166,7 +178,10 @@ impl Error {
             Detail::TooNew { .. } | Detail::PrefixTooNew { .. } => ErrorKind::TooNew,
             Detail::OutOfRange { .. } => ErrorKind::OutOfRange,
             Detail::Config { .. } => ErrorKind::Config,
-            Detail::NotLossless { .. } | Detail::NotLosslessBase { .. } => ErrorKind::Conversion,
+            Detail::NotLossless { .. }
+            | Detail::NotLosslessBase { .. }
+            | Detail::NotConvertedFrom { .. }
+            | Detail::NoV7Form { .. } => ErrorKind::Conversion,
         }
     }
 
@@ -251,6 +266,14 @@ impl fmt::Display for Error {
                 f,
                 "cannot convert this {layout} id without loss: expected a version 4 base GUID with the RFC variant \
                  (as Guid.NewGuid() makes), found version {version:x}"
+            ),
+            Detail::NotConvertedFrom { layout, id, why } => {
+                write!(f, "no {layout} key converts to {id}: {why}")
+            }
+            Detail::NoV7Form { layout } => write!(
+                f,
+                "{layout} keys have no v7 form: they carry an interval that wraps, not an instant (they stay short \
+                 prefix COMBs)"
             ),
         }
     }

@@ -334,7 +334,10 @@ fn python_uuid1_uuid6_and_uuid7() {
 }
 
 fn unhex(s: &str) -> Vec<u8> {
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap_or_else(|e| panic!("{s}: {e}"))).collect()
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap_or_else(|e| panic!("{s}: {e}")))
+        .collect()
 }
 
 /// Every row of `dotnet.tsv`: the id each .NET generator made, rebuilt from the row's inputs.

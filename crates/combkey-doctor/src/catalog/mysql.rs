@@ -572,7 +572,9 @@ impl Catalog for MySql {
     fn combkey_default(&self, table: &Name, column: &Column) -> Option<Vec<String>> {
         // The functions in the table's database (a trigger's body resolves names there).
         let db = table.schema.as_deref().map(|s| format!("{}.", Backend::MySql.quote(s))).unwrap_or_default();
-        let functions = Backend::MySql.install_functions().replace("CREATE FUNCTION ", &format!("CREATE FUNCTION IF NOT EXISTS {db}"));
+        let functions = Backend::MySql
+            .install_functions()
+            .replace("CREATE FUNCTION ", &format!("CREATE FUNCTION IF NOT EXISTS {db}"));
         let c = Backend::MySql.quote(&column.name);
         let trigger = Name { schema: table.schema.clone(), name: format!("{}_combkey_{}", table.name, column.name) };
         Some(vec![
@@ -658,12 +660,12 @@ impl Catalog for MySql {
         let clause = column_clause(table_definition, &column.name).ok_or_else(|| {
             Error::config("column", format!("{} of {table}", column.name), "a line of its own in SHOW CREATE TABLE")
         })?;
-        if column.default.is_some() {
-            return Err(Error::config(
-                "key column to convert",
-                format!("{}.{} with DEFAULT {}", table, column.name, column.default.as_deref().unwrap_or_default()),
-                "no default (a text default has no BINARY(16) equivalent; drop it first)",
-            ));
+        if let Some(d) = &column.default {
+            return Err(Error::refused(format!(
+                "{table}.{} has DEFAULT {d}, a text default that a BINARY(16) column would not take: give --set-default \
+                 to replace it with combkey's generator (a BEFORE INSERT trigger) in the same run, or drop it first",
+                column.name
+            )));
         }
         if column.generated {
             return Err(Error::config(

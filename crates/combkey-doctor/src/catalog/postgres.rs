@@ -569,7 +569,7 @@ impl Catalog for Postgres {
             masked = format!("set_byte({masked}, {i}, get_byte(b, {i}) & {m})");
         }
         format!(
-            "SELECT encode(min(b), 'hex'), encode(max(b), 'hex'), count(*) FROM (SELECT {bytes} AS b FROM {only}{t} x \
+            "SELECT min(h), max(h), count(*) FROM (SELECT {bytes} AS b, encode({bytes}, 'hex') AS h FROM {only}{t} x \
              WHERE {valid}) d GROUP BY {masked} HAVING count(*) > 1 LIMIT 10",
             t = table.quoted(Backend::Postgres)
         )
@@ -763,7 +763,8 @@ impl Catalog for Postgres {
         }
         if let Some(d) = &column.default {
             return Err(Error::refused(format!(
-                "{table}.{} has DEFAULT {d}, a text default that the uuid column would not take; drop it first",
+                "{table}.{} has DEFAULT {d}, a text default that the uuid column would not take: give --set-default to \
+                 replace it with combkey's generator in the same run, or drop it first",
                 column.name
             )));
         }

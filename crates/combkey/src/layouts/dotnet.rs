@@ -127,7 +127,8 @@ impl DotNetFields {
     pub fn parse(id: &Comb, layout: Layout) -> Result<Self, Error> {
         layout.check(id)?;
         let b = id.as_bytes();
-        let be64 = |i: usize| u64::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3], b[i + 4], b[i + 5], b[i + 6], b[i + 7]]);
+        let be64 =
+            |i: usize| u64::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3], b[i + 4], b[i + 5], b[i + 6], b[i + 7]]);
         // The 64 bits of .NET ticks, high 48 in 10..15 and low 16 in 8..9.
         let sql_ticks = || ((bits::read_u48(b, 10) << 16) | u64::from(u16::from_be_bytes([b[8], b[9]]))).cast_signed();
         Ok(match layout {
@@ -173,10 +174,14 @@ impl DotNetFields {
         let id = match layout {
             // guidBytes[8..16] = counterBytes[1, 0, 7, 6, 5, 4, 3, 2] (little-endian counter), in
             // Guid.ToByteArray() order, which for bytes 8..15 is the display order.
-            Layout::EfCore => [r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], t[6], t[7], t[0], t[1], t[2], t[3], t[4], t[5]],
+            Layout::EfCore => {
+                [r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], t[6], t[7], t[0], t[1], t[2], t[3], t[4], t[5]]
+            }
             // new Guid(a, b, c, d..k) with a = _d (worker 4..5, the sequence byte-swapped),
             // b = worker 2..3, c = worker 0..1, d e = ticks bits 15..0, f..k = bits 63..16.
-            Layout::NewId => [w[4], w[5], s[0], s[1], w[2], w[3], w[0], w[1], t[6], t[7], t[0], t[1], t[2], t[3], t[4], t[5]],
+            Layout::NewId => {
+                [w[4], w[5], s[0], s[1], w[2], w[3], w[0], w[1], t[6], t[7], t[0], t[1], t[2], t[3], t[4], t[5]]
+            }
             // new Guid(a, b, c, d..k) with a b c = ticks big-endian, d..g = worker 0..3, h..k =
             // worker 4..5 and the sequence byte-swapped.
             Layout::NewIdSequential => {
@@ -335,4 +340,3 @@ pub(crate) fn generate(layout: Layout, now: Timestamp) -> Result<Comb, Error> {
         other => Err(not_dotnet(other)),
     }
 }
-

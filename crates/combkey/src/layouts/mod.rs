@@ -527,8 +527,11 @@ impl KeyMigration {
     /// Keys of layout `from` converted to `to`: to `v7` from every layout that carries a time,
     /// or within a family; an error otherwise.
     pub fn new(from: Layout, to: Layout) -> Result<Self, Error> {
-        if to == Layout::V7 && sorted::keeps_every_bit(from).is_some() {
-            return Ok(KeyMigration { from, to });
+        if to == Layout::V7 {
+            return match sorted::keeps_every_bit(from) {
+                Some(_) => Ok(KeyMigration { from, to }),
+                None => Err(Error(Detail::NoV7Form { layout: from.name() })),
+            };
         }
         // A conversion exists for some id exactly where the two are in one family.
         let probe = from.generate()?;

@@ -179,22 +179,22 @@ pub(crate) fn to_v7(layout: Layout, id: &Comb) -> Result<Comb, Error> {
             let random = u128::from(u64::from_be_bytes([0, 0, r[7], r[6], r[5], r[4], r[3], r[2]]));
             Ok(pack(ms, (u128::from(f.sequence) << 48) | random))
         }
-        Layout::ShortPrefix | Layout::UcShortPrefix | Layout::UcShortSuffix => Err(Error(Detail::NotLossless {
-            from: layout.name(),
-            to: Layout::V7.name(),
-            within: "a short prefix COMB carries an interval that wraps, not an instant".into(),
-        })),
+        Layout::ShortPrefix | Layout::UcShortPrefix | Layout::UcShortSuffix => {
+            Err(Error(Detail::NoV7Form { layout: layout.name() }))
+        }
     }
 }
 
 /// The key of `layout` whose v7 form is `v7`: where the v7 form keeps every bit and `v7` is
 /// one ([`to_v7`] of it gives `v7` again).
 pub(crate) fn from_v7(layout: Layout, v7: &Comb) -> Result<Comb, Error> {
-    let not_one = || Error(Detail::NotLossless {
-        from: Layout::V7.name(),
-        to: layout.name(),
-        within: format!("{v7} is no key of {layout} converted to v7"),
-    });
+    let why = if keeps_every_bit(layout) == Some(false) {
+        "the v7 form of these keys does not hold every bit of them, so none can be computed back (combkey doctor keeps \
+         each converted key's old and new value in its key map)"
+    } else {
+        "its fields are outside what such a key's v7 form holds"
+    };
+    let not_one = || Error(Detail::NotConvertedFrom { layout: layout.name(), id: v7.to_string(), why });
     Layout::V7.check(v7)?;
     let (ms, free) = unpack(v7);
     let old = match layout {
@@ -219,7 +219,12 @@ pub(crate) fn from_v7(layout: Layout, v7: &Comb) -> Result<Comb, Error> {
                 let counter = ms * 10_000 + i64::from(field) + DOTNET_TICKS_AT_UNIX_EPOCH;
                 DotNetFields { ticks: counter, sequence: 0, worker: [0; 6], random }
             } else {
-                DotNetFields { ticks: ms * 10_000 + DOTNET_TICKS_AT_UNIX_EPOCH, sequence: u32::from(field), worker: [0; 6], random }
+                DotNetFields {
+                    ticks: ms * 10_000 + DOTNET_TICKS_AT_UNIX_EPOCH,
+                    sequence: u32::from(field),
+                    worker: [0; 6],
+                    random,
+                }
             };
             f.to_id(layout)?
         }

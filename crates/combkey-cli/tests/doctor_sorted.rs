@@ -1,0 +1,731 @@
+//! Converted keys sort before the ids the application makes next, on PostgreSQL, MariaDB
+//! (`BINARY(16)`, and `CHAR(36)` keys from its own `UUID()`) and SQLite: tables keyed by v1
+//! (PostgreSQL's `uuid_generate_v1()`, MariaDB's `UUID()`), `NEWSEQUENTIALID()`, RT.Comb and
+//! each .NET generator's ids are converted by `combkey doctor --apply` as a DBA runs it; then
+//! ids from `combkey new` are inserted. Every old row must come before every new one in
+//! `ORDER BY id`, in creation order, each findable by its time through the key
+//! (`Comb::min_for` / `max_for`, what `Comb::range` builds on), and an old id that the new key
+//! cannot give back must resolve through the key map the run kept. Killed after every step, a
+//! run ends done or unchanged; the audit of the result, of a mixed table and of a column whose
+//! default makes other keys, says what is true.
+//!
+//! Each test has tables of its own (named after it).
+
+use std::process::{Command, Output};
+use std::sync::Arc;
+
+use combkey::layouts::{DOTNET_TICKS_AT_UNIX_EPOCH, DotNetFields, Layout, RtCombLayout, V1Generator};
+use combkey::{Comb, FixedClock, RandomSource, SeededRandom, Timestamp};
+use serde_json::Value;
+use sqlx::{AssertSqlSafe, Connection, MySqlConnection, PgConnection, Row, SqliteConnection};
+
+fn combkey(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_combkey"));
+    cmd.args(args).stdin(std::process::Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run combkey")
+}
+
+fn ok(out: &Output) -> String {
+    assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `combkey doctor --json` on the table, with `extra` arguments: the report.
+fn report(url: &str, table: &str, extra: &[&str]) -> Value {
+    let mut args = vec!["doctor", "--url", url, "--table", table, "--json"];
+    args.extend_from_slice(extra);
+    let text = ok(&combkey(&args, &[]));
+    serde_json::from_str(text.lines().last().unwrap()).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+fn layouts(r: &Value) -> Vec<(String, u64)> {
+    r["layouts"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.as_u64().unwrap())).collect()
+}
+
+/// `n` times one second apart from 2025-03-01, each with a few 100-ns ticks of its own.
+fn times(n: usize) -> Vec<(Timestamp, i64)> {
+    let t0: Timestamp = "2025-03-01T08:00:00Z".parse().unwrap();
+    (0..n)
+        .map(|i| {
+            let i = i64::try_from(i).unwrap();
+            (t0.saturating_add_ms(1000 * i), (i * 7919) % 10_000)
+        })
+        .collect()
+}
+
+fn v4(r: &SeededRandom) -> Comb {
+    let mut b = [0u8; 16];
+    r.fill_bytes(&mut b);
+    b[6] = 0x40 | (b[6] & 0x0f);
+    b[8] = 0x80 | (b[8] & 0x3f);
+    Comb::from_bytes(b)
+}
+
+/// `n` keys of `layout`, in creation order (one second apart), as their own generators
+/// write them (the .NET ones through `DotNetFields`, checked byte for byte against the real
+/// libraries in the core's `tests/peers.rs`).
+fn keys(layout: Layout, n: usize, seed: u64) -> Vec<Comb> {
+    let r = SeededRandom::new(seed);
+    let dotnet = |t: Timestamp, sub: i64| t.unix_ms() * 10_000 + sub + DOTNET_TICKS_AT_UNIX_EPOCH;
+    match layout {
+        Layout::V1 | Layout::NewSequentialId | Layout::MySqlSwap | Layout::V6 => {
+            let clock = Arc::new(FixedClock::new(times(1)[0].0));
+            let g = V1Generator::with_clock_and_random(Arc::clone(&clock), SeededRandom::new(seed));
+            (0..n)
+                .map(|_| {
+                    clock.advance(std::time::Duration::from_secs(1));
+                    Layout::convert(&g.generate(), Layout::V1, layout).unwrap()
+                })
+                .collect()
+        }
+        _ => times(n)
+            .into_iter()
+            .map(|(t, sub)| match layout {
+                Layout::RtCombSql => RtCombLayout::Sql.create(t, v4(&r)).unwrap(),
+                Layout::RtCombLegacy => RtCombLayout::Legacy.create(t, v4(&r)).unwrap(),
+                Layout::EfCore => DotNetFields::efcore(dotnet(t, sub), v4(&r)).to_id(layout).unwrap(),
+                Layout::NewId | Layout::NewIdSequential => {
+                    DotNetFields::newid(dotnet(t, sub), [0x02, 0x42, 0xac, 0x11, 0x00, 0x02], 0).to_id(layout).unwrap()
+                }
+                Layout::UuidNextSqlServer => {
+                    let q = u16::try_from(r.next_u64() & 0x1fff).unwrap();
+                    DotNetFields::uuidnext_sqlserver(t, q, v4(&r)).unwrap().to_id(layout).unwrap()
+                }
+                Layout::MedoSqlServer => {
+                    let k = u32::try_from(r.next_u64() & 0x1ff_ffff).unwrap();
+                    DotNetFields::medo_sqlserver(t, k, r.next_u64()).unwrap().to_id(layout).unwrap()
+                }
+                other => panic!("no keys for {other}"),
+            })
+            .collect(),
+    }
+}
+
+/// A database of the test and how its SQL writes things.
+enum Db {
+    Pg(PgConnection),
+    My(MySqlConnection),
+    Lite(SqliteConnection, std::path::PathBuf),
+}
+
+impl Db {
+    async fn pg() -> Db {
+        Db::Pg(PgConnection::connect(&combkey_testutil::pg_url()).await.expect("PostgreSQL (scripts/servers.sh)"))
+    }
+
+    async fn mysql() -> Db {
+        Db::My(MySqlConnection::connect(&combkey_testutil::mysql_url()).await.expect("MariaDB (scripts/servers.sh)"))
+    }
+
+    async fn sqlite(name: &str) -> Db {
+        let dir = std::env::temp_dir().join(format!("combkey-doctor-sorted-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let url = format!("sqlite://{}?mode=rwc", dir.join("db.sqlite").display());
+        Db::Lite(SqliteConnection::connect(&url).await.unwrap(), dir)
+    }
+
+    fn url(&self) -> String {
+        match self {
+            Db::Pg(_) => combkey_testutil::pg_url(),
+            Db::My(_) => combkey_testutil::mysql_url(),
+            Db::Lite(_, dir) => format!("sqlite://{}", dir.join("db.sqlite").display()),
+        }
+    }
+
+    async fn exec(&mut self, sql: &str) {
+        let q = sqlx::raw_sql(AssertSqlSafe(sql.to_string()));
+        let r = match self {
+            Db::Pg(c) => q.execute(c).await.map(drop),
+            Db::My(c) => q.execute(c).await.map(drop),
+            Db::Lite(c, _) => q.execute(c).await.map(drop),
+        };
+        r.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+
+    /// The first column of every row, as text (the SQL selects text).
+    async fn texts(&mut self, sql: &str) -> Vec<String> {
+        let q = sqlx::raw_sql(AssertSqlSafe(sql.to_string()));
+        let rows: Result<Vec<String>, sqlx::Error> = match self {
+            Db::Pg(c) => q.fetch_all(c).await.map(|rs| rs.iter().map(|r| r.get::<String, _>(0)).collect()),
+            Db::My(c) => q.fetch_all(c).await.map(|rs| rs.iter().map(|r| r.get::<String, _>(0)).collect()),
+            Db::Lite(c, _) => q.fetch_all(c).await.map(|rs| rs.iter().map(|r| r.get::<String, _>(0)).collect()),
+        };
+        rows.unwrap_or_else(|e| panic!("{sql}: {e}"))
+    }
+
+    /// The key column type of a fresh table: the stored form, or MariaDB's `CHAR(36)`.
+    fn key_type(&self, text: bool) -> &'static str {
+        match (self, text) {
+            (Db::Pg(_), false) => "uuid",
+            (Db::Pg(_), true) => "text",
+            (Db::My(_), false) => "BINARY(16)",
+            (Db::My(_), true) => "CHAR(36)",
+            (Db::Lite(_, _), false) => "BLOB",
+            (Db::Lite(_, _), true) => "TEXT",
+        }
+    }
+
+    /// An id as the stored form's literal.
+    fn literal(&self, id: Comb) -> String {
+        match self {
+            Db::Pg(_) => format!("'{id}'::uuid"),
+            Db::My(_) => format!("0x{:X}", id),
+            Db::Lite(_, _) => format!("X'{:X}'", id),
+        }
+    }
+
+    /// An id as a text key's literal.
+    fn text_literal(id: Comb) -> String {
+        format!("'{id}'")
+    }
+
+    /// The key column as 32 lowercase hex digits (after the conversion: the stored form).
+    fn hex(&self, column: &str) -> String {
+        match self {
+            Db::Pg(_) => format!("encode(uuid_send({column}), 'hex')"),
+            Db::My(_) => format!("LOWER(HEX({column}))"),
+            Db::Lite(_, _) => format!("lower(hex({column}))"),
+        }
+    }
+
+    /// An integer column as text.
+    fn int_text(&self, column: &str) -> String {
+        match self {
+            Db::Pg(_) => format!("{column}::text"),
+            Db::My(_) => format!("CAST({column} AS CHAR)"),
+            Db::Lite(_, _) => format!("CAST({column} AS TEXT)"),
+        }
+    }
+
+    /// A parent keyed by `ids` (in creation order: `seq` counts them) inserted in another
+    /// order, and a child per second parent.
+    async fn seed(&mut self, table: &str, ids: &[Comb], text: bool) {
+        let ty = self.key_type(text);
+        self.exec(&format!("DROP TABLE IF EXISTS {table}_items")).await;
+        self.exec(&format!("DROP TABLE IF EXISTS {table}")).await;
+        self.exec(&format!("DROP TABLE IF EXISTS combkey_keymap_{table}")).await;
+        self.exec(&format!("CREATE TABLE {table} (id {ty} NOT NULL PRIMARY KEY, seq integer NOT NULL)")).await;
+        self.exec(&format!(
+            "CREATE TABLE {table}_items (n integer NOT NULL PRIMARY KEY, parent {ty} NOT NULL REFERENCES {table} (id))"
+        ))
+        .await;
+        self.exec(&format!("CREATE INDEX {table}_items_parent ON {table}_items (parent)")).await;
+        // Inserted out of order: every 7th key first, and so on.
+        let mut order: Vec<usize> = (0..ids.len()).collect();
+        order.sort_by_key(|i| (i % 7, *i));
+        let values: Vec<String> = order
+            .iter()
+            .map(|&i| {
+                let key = if text { Db::text_literal(ids[i]) } else { self.literal(ids[i]) };
+                format!("({key}, {i})")
+            })
+            .collect();
+        self.exec(&format!("INSERT INTO {table} (id, seq) VALUES {}", values.join(", "))).await;
+        self.exec(&format!("INSERT INTO {table}_items (n, parent) SELECT seq, id FROM {table} WHERE seq % 2 = 0"))
+            .await;
+    }
+
+    /// `seq` of every row in `ORDER BY id`.
+    async fn order(&mut self, table: &str) -> Vec<i64> {
+        let seq = self.int_text("seq");
+        let rows = self.texts(&format!("SELECT {seq} FROM {table} ORDER BY id")).await;
+        rows.iter().map(|s| s.parse().unwrap()).collect()
+    }
+
+    /// Children that still find their parent, and all children.
+    async fn joined(&mut self, table: &str) -> (usize, usize) {
+        let n = self.int_text("count(*)");
+        let joined =
+            self.texts(&format!("SELECT {n} FROM {table}_items i JOIN {table} p ON p.id = i.parent")).await[0].parse();
+        let all = self.texts(&format!("SELECT {n} FROM {table}_items")).await[0].parse();
+        (joined.unwrap(), all.unwrap())
+    }
+
+    /// The keys now, by `seq`.
+    async fn keys_by_seq(&mut self, table: &str) -> Vec<Comb> {
+        let hex = self.hex("id");
+        self.texts(&format!("SELECT {hex} FROM {table} ORDER BY seq"))
+            .await
+            .iter()
+            .map(|h| h.parse().unwrap())
+            .collect()
+    }
+
+    /// Inserts `combkey new -n 3` ids (the stored forms) as rows `seq` `from`, `from + 1`, ...
+    async fn insert_new(&mut self, table: &str, from: usize) {
+        let out = ok(&combkey(&["new", "-n", "3"], &[]));
+        for (i, line) in out.lines().enumerate() {
+            let id: Comb = line.parse().unwrap();
+            let lit = self.literal(id);
+            self.exec(&format!("INSERT INTO {table} (id, seq) VALUES ({lit}, {})", from + i)).await;
+        }
+    }
+
+    /// The `seq` of the rows whose key is between the smallest and the largest v7 id of
+    /// millisecond `t` (what `Comb::range` reads "rows created at t" as).
+    async fn at(&mut self, table: &str, t: Timestamp) -> Vec<i64> {
+        let (lo, hi) = (self.literal(Comb::min_for(t).unwrap()), self.literal(Comb::max_for(t).unwrap()));
+        let seq = self.int_text("seq");
+        let rows = self.texts(&format!("SELECT {seq} FROM {table} WHERE id >= {lo} AND id <= {hi}")).await;
+        rows.iter().map(|s| s.parse().unwrap()).collect()
+    }
+}
+
+/// Converts `table` (keys of `layout`, `n` of them, `extra` doctor arguments), then checks
+/// what the issue asks: every old row before the new ids, in creation order; each old row
+/// found by its time through the key; the old ids resolving through the key map where the new
+/// key cannot give them back; the audit then finds nothing to do.
+async fn converted_keys_sort_before_new_ones(db: &mut Db, table: &str, layout: Layout, old: &[Comb], extra: &[&str]) {
+    let url = db.url();
+    let n = old.len();
+    let before = report(&url, table, extra);
+    assert_eq!(layouts(&before), [(layout.name().to_string(), n as u64)], "{layout}: {before}");
+    let after_next = before["keys_after_next_id"].as_i64().unwrap();
+    let recommendation = before["recommendation"].as_str().unwrap();
+    assert!(recommendation.contains(&format!("{n} {layout} keys to v7")), "{recommendation}");
+    assert!(recommendation.contains("new keys append at the index's right edge"), "{recommendation}");
+    let mut args = vec!["--apply"];
+    args.extend_from_slice(extra);
+    let after = report(&url, table, &args);
+    assert_eq!(layouts(&after), [("v7".to_string(), n as u64)], "{layout}: {after}");
+    assert_eq!(after["time_order"].as_f64(), Some(1.0), "{after}");
+    assert_eq!(after["keys_after_next_id"], 0, "{after}");
+    assert!(after["recommendation"].as_str().unwrap().starts_with("Nothing to do"), "{after}");
+    assert_eq!(db.joined(table).await, (n.div_ceil(2), n.div_ceil(2)), "{layout}: every child still joined");
+    if after_next > 0 {
+        // The v1 family's and NewId's old keys sat after the next id (their first bytes are
+        // not a Unix millisecond): the count said so before.
+        assert!(before["recommendation"].as_str().unwrap().contains("right edge"), "{before}");
+    }
+
+    let new = db.keys_by_seq(table).await;
+    let migration = combkey::layouts::KeyMigration::new(layout, Layout::V7).unwrap();
+    for (o, k) in old.iter().zip(&new) {
+        assert_eq!(migration.convert(o).as_ref(), Ok(k), "{layout}: {o} became {k}");
+        assert_eq!(Some(k.timestamp().unwrap()), layout.timestamp(o).unwrap(), "{layout}: the millisecond");
+    }
+    // The key map: every converted key's old and new value, where the new key cannot give
+    // the old one back; an old id from a client is one lookup there.
+    let map = format!("combkey_keymap_{table}");
+    if migration.keeps_every_bit() {
+        assert_eq!(after["key_map"], Value::Null);
+    } else {
+        let hex = db.hex("m.old_key");
+        for (i, (o, k)) in old.iter().zip(&new).enumerate().step_by(37) {
+            let found = db.texts(&format!("SELECT {hex} FROM {map} m WHERE m.new_key = {}", db.literal(*k))).await;
+            assert_eq!(found, [format!("{:x}", o)], "{layout}: row {i}'s old key in the map");
+            let newhex = db.hex("m.new_key");
+            let resolved =
+                db.texts(&format!("SELECT {newhex} FROM {map} m WHERE m.old_key = {}", db.literal(*o))).await;
+            assert_eq!(resolved, [format!("{:x}", k)], "{layout}: old id {o} resolves");
+        }
+        let count = db.int_text("count(*)");
+        assert_eq!(db.texts(&format!("SELECT {count} FROM {map}")).await, [n.to_string()]);
+    }
+
+    // Then the application writes: ids from combkey's generator sort after every old row, and
+    // the old rows keep their creation order.
+    db.insert_new(table, n).await;
+    assert_eq!(db.order(table).await, (0..i64::try_from(n + 3).unwrap()).collect::<Vec<_>>(), "{layout}: ORDER BY id");
+    // Each old row is found by its time through the key.
+    for i in [0, n / 2, n - 1] {
+        let t = layout.timestamp(&old[i]).unwrap().unwrap();
+        let found = db.at(table, t).await;
+        assert!(found.contains(&i64::try_from(i).unwrap()), "{layout}: row {i} at {t}: {found:?}");
+    }
+    let last = report(&url, table, &[]);
+    assert_eq!(last["keys_after_next_id"], 0, "{last}");
+    assert!(last["recommendation"].as_str().unwrap().starts_with("Nothing to do"), "{last}");
+}
+
+/// The layouts a table of generated keys is converted from, and the `--layout` a DBA gives
+/// where the keys do not tell (none: the audit finds each by its structure).
+const GENERATED: [(Layout, &[&str]); 9] = [
+    (Layout::V1, &[]),
+    (Layout::NewSequentialId, &[]),
+    (Layout::RtCombSql, &[]),
+    (Layout::RtCombLegacy, &[]),
+    (Layout::EfCore, &[]),
+    (Layout::NewId, &[]),
+    (Layout::NewIdSequential, &[]),
+    (Layout::UuidNextSqlServer, &[]),
+    (Layout::MedoSqlServer, &[]),
+];
+
+async fn every_layout(db: &mut Db, prefix: &str) {
+    for (i, (layout, extra)) in GENERATED.iter().enumerate() {
+        let table = format!("{prefix}_{}", layout.name().replace('-', "_"));
+        let old = keys(*layout, 300, 40 + i as u64);
+        db.seed(&table, &old, false).await;
+        converted_keys_sort_before_new_ones(db, &table, *layout, &old, extra).await;
+    }
+}
+
+/// `--apply` stopped (as a kill stops it) after each of its steps in turn: the table is as
+/// it was (its keys, no key map row) or done (every key converted, the key map full); the
+/// next run finishes it.
+async fn killed_after_every_step(db: &mut Db, table: &str) {
+    let url = db.url();
+    let old = keys(Layout::V1, 120, 9);
+    db.seed(table, &old, false).await;
+    let sql = ok(&combkey(&["doctor", "--url", &url, "--table", table, "--migration-sql"], &[]));
+    let steps = sql.lines().filter(|l| l.starts_with("-- step ")).count();
+    assert!(sql.contains("combkey_keymap_"), "the plan keeps a key map: {sql}");
+    assert!(steps >= 5, "{sql}");
+    let map = format!("combkey_keymap_{table}");
+    let count = db.int_text("count(*)");
+    for k in 0..steps {
+        db.seed(table, &old, false).await;
+        db.exec(&format!("DROP TABLE IF EXISTS {map}")).await;
+        let out = combkey(
+            &["doctor", "--url", &url, "--table", table, "--apply"],
+            &[("COMBKEY_DOCTOR_FAIL_AFTER_STEP", &k.to_string())],
+        );
+        assert!(!out.status.success(), "stopped after step {k}");
+        let now = db.keys_by_seq(table).await;
+        let mapped = if map_exists(db, &map).await {
+            db.texts(&format!("SELECT {count} FROM {map}")).await[0].parse::<usize>().unwrap()
+        } else {
+            0
+        };
+        if now == old {
+            assert_eq!(mapped, 0, "step {k}: unchanged keys, an empty key map");
+        } else {
+            let want: Vec<Comb> = old
+                .iter()
+                .map(|o| combkey::layouts::KeyMigration::new(Layout::V1, Layout::V7).unwrap().convert(o).unwrap())
+                .collect();
+            assert_eq!(now, want, "step {k}: done, or unchanged");
+            assert_eq!(mapped, old.len(), "step {k}: done, with the whole map");
+        }
+        assert_eq!(db.joined(table).await, (60, 60), "step {k}");
+        // The next run finishes it.
+        let after = report(&url, table, &["--apply"]);
+        assert_eq!(layouts(&after), [("v7".to_string(), 120)], "step {k}: {after}");
+        assert_eq!(db.texts(&format!("SELECT {count} FROM {map}")).await, ["120"], "step {k}");
+        assert_eq!(db.order(table).await, (0..120).collect::<Vec<_>>(), "step {k}");
+    }
+}
+
+/// Whether a table of this name exists (in the test database).
+async fn map_exists(db: &mut Db, map: &str) -> bool {
+    let sql = match db {
+        Db::Pg(_) => format!("SELECT (to_regclass('{map}') IS NOT NULL)::text"),
+        Db::My(_) => format!(
+            "SELECT CAST(COUNT(*) AS CHAR) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '{map}'"
+        ),
+        Db::Lite(_, _) => format!("SELECT CAST(COUNT(*) AS TEXT) FROM sqlite_master WHERE name = '{map}'"),
+    };
+    matches!(db.texts(&sql).await[0].as_str(), "true" | "1")
+}
+
+/// Two v1 keys that differ only in the node's multicast and local bits, which the v7 form
+/// drops: the run refuses before anything changes, naming both.
+async fn keys_that_would_become_one_are_refused(db: &mut Db, table: &str) {
+    let url = db.url();
+    let mut old = keys(Layout::V1, 50, 21);
+    let mut twin = old[10].into_bytes();
+    twin[10] ^= 0x03;
+    old.push(Comb::from_bytes(twin));
+    db.seed(table, &old, false).await;
+    let out = combkey(&["doctor", "--url", &url, "--table", table, "--apply"], &[]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("would become the same key")
+            && err.contains(&old[10].to_string())
+            && err.contains(&old[50].to_string()),
+        "{err}"
+    );
+    assert_eq!(db.keys_by_seq(table).await, old, "nothing changed");
+    let audit = report(&url, table, &[]);
+    assert!(audit["refusal"].as_str().unwrap().contains("would become the same key"), "{audit}");
+}
+
+/// v6 keys among v7 ones: the audit says how many sort after the next id, converts the v6
+/// keys, and says nothing is left only when none does.
+async fn a_mixed_table(db: &mut Db, table: &str) {
+    let url = db.url();
+    let v6 = keys(Layout::V6, 100, 31);
+    let g = combkey::V7Generator::new();
+    let v7: Vec<Comb> = times(100).into_iter().map(|(t, _)| g.generate_at(t.saturating_add_ms(86_400_000))).collect();
+    let all: Vec<Comb> = v6.iter().chain(&v7).copied().collect();
+    db.seed(table, &all, false).await;
+    let before = report(&url, table, &[]);
+    assert_eq!(before["keys_after_next_id"], 100, "every v6 key sorts after a v7 id of any date: {before}");
+    assert_eq!(layouts(&before), [("v6".to_string(), 100), ("v7".to_string(), 100)], "{before}");
+    let r = before["recommendation"].as_str().unwrap();
+    assert!(r.contains("Convert 100 v6 keys to v7"), "{r}");
+    let after = report(&url, table, &["--apply"]);
+    assert_eq!(after["keys_after_next_id"], 0, "{after}");
+    assert_eq!(layouts(&after), [("v7".to_string(), 200)], "{after}");
+    assert_eq!(db.order(table).await, (0..200).collect::<Vec<_>>());
+}
+
+mod postgres {
+    use super::*;
+
+    #[tokio::test]
+    async fn every_layout_sorts_before_new_ids() {
+        every_layout(&mut Db::pg().await, "sorted_pg").await;
+    }
+
+    #[tokio::test]
+    async fn killed_after_every_step() {
+        super::killed_after_every_step(&mut Db::pg().await, "sorted_pg_kill").await;
+    }
+
+    #[tokio::test]
+    async fn keys_that_would_become_one_are_refused() {
+        super::keys_that_would_become_one_are_refused(&mut Db::pg().await, "sorted_pg_twins").await;
+    }
+
+    #[tokio::test]
+    async fn a_mixed_table() {
+        super::a_mixed_table(&mut Db::pg().await, "sorted_pg_mixed").await;
+    }
+}
+
+mod mariadb {
+    use super::*;
+
+    #[tokio::test]
+    async fn every_layout_sorts_before_new_ids() {
+        every_layout(&mut Db::mysql().await, "sorted_my").await;
+    }
+
+    #[tokio::test]
+    async fn killed_after_every_step() {
+        super::killed_after_every_step(&mut Db::mysql().await, "sorted_my_kill").await;
+    }
+
+    #[tokio::test]
+    async fn keys_that_would_become_one_are_refused() {
+        super::keys_that_would_become_one_are_refused(&mut Db::mysql().await, "sorted_my_twins").await;
+    }
+
+    #[tokio::test]
+    async fn a_mixed_table() {
+        super::a_mixed_table(&mut Db::mysql().await, "sorted_my_mixed").await;
+    }
+}
+
+mod sqlite {
+    use super::*;
+
+    #[tokio::test]
+    async fn every_layout_sorts_before_new_ids() {
+        every_layout(&mut Db::sqlite("every").await, "sorted_lite").await;
+    }
+
+    #[tokio::test]
+    async fn killed_after_every_step() {
+        super::killed_after_every_step(&mut Db::sqlite("kill").await, "sorted_lite_kill").await;
+    }
+
+    #[tokio::test]
+    async fn keys_that_would_become_one_are_refused() {
+        super::keys_that_would_become_one_are_refused(&mut Db::sqlite("twins").await, "sorted_lite_twins").await;
+    }
+
+    #[tokio::test]
+    async fn a_mixed_table() {
+        super::a_mixed_table(&mut Db::sqlite("mixed").await, "sorted_lite_mixed").await;
+    }
+}
+
+/// `--apply --online` keeps the key map batch by batch, in each batch's transaction.
+async fn online_keeps_the_key_map(db: &mut Db, table: &str) {
+    let url = db.url();
+    let old = keys(Layout::NewSequentialId, 500, 51);
+    db.seed(table, &old, false).await;
+    let after = report(&url, table, &["--apply", "--online", "--batch-size", "64"]);
+    assert_eq!(layouts(&after), [("v7".to_string(), 500)], "{after}");
+    let count = db.int_text("count(*)");
+    assert_eq!(db.texts(&format!("SELECT {count} FROM combkey_keymap_{table}")).await, ["500"]);
+    let hex = db.hex("m.new_key");
+    let new = db.keys_by_seq(table).await;
+    for i in [0, 63, 64, 499] {
+        let resolved = db
+            .texts(&format!("SELECT {hex} FROM combkey_keymap_{table} m WHERE m.old_key = {}", db.literal(old[i])))
+            .await;
+        assert_eq!(resolved, [format!("{:x}", new[i])], "row {i}");
+    }
+    db.insert_new(table, 500).await;
+    assert_eq!(db.order(table).await, (0..503).collect::<Vec<_>>());
+}
+
+/// `--to v6`, for a table whose writers make v6: the v1 family becomes v6, every bit kept,
+/// no key map; the audit measures the next id as a v6.
+async fn to_v6_on_request(db: &mut Db, table: &str) {
+    let url = db.url();
+    let old = keys(Layout::NewSequentialId, 100, 61);
+    db.seed(table, &old, false).await;
+    let after = report(&url, table, &["--apply", "--to", "v6"]);
+    assert_eq!(layouts(&after), [("v6".to_string(), 100)], "{after}");
+    assert_eq!(after["key_map"], Value::Null);
+    assert_eq!(after["target"], "v6");
+    assert_eq!(after["keys_after_next_id"], 0, "{after}");
+    let new = db.keys_by_seq(table).await;
+    for (o, n) in old.iter().zip(&new) {
+        assert_eq!(Layout::convert(n, Layout::V6, Layout::NewSequentialId).as_ref(), Ok(o));
+    }
+    assert_eq!(db.order(table).await, (0..100).collect::<Vec<_>>());
+    // A v7 target from here would have every v6 key before the next v7 id.
+    let v7 = report(&url, table, &[]);
+    assert_eq!(v7["keys_after_next_id"], 100, "{v7}");
+}
+
+mod database_made {
+    use super::*;
+
+    /// A RealWorld-style PostgreSQL table whose keys `DEFAULT uuid_generate_v1mc()` makes:
+    /// the audit names the default and what it makes; `--apply --set-default` converts the
+    /// keys and makes the default `combkey_v7()` in the same transaction, so the rows inserted
+    /// next (by the default, with `RETURNING id`) sort after every old one.
+    #[tokio::test]
+    async fn postgres_uuid_generate_v1mc() {
+        let mut db = Db::pg().await;
+        let url = db.url();
+        // Another test may create the extension at the same moment: one of the two waits.
+        db.exec("SELECT pg_advisory_lock(4242)").await;
+        db.exec("CREATE EXTENSION IF NOT EXISTS \"uuid-ossp\"").await;
+        db.exec("SELECT pg_advisory_unlock(4242)").await;
+        let t = "made_pg_v1mc";
+        db.exec(&format!(
+            "DROP TABLE IF EXISTS {t}_items; DROP TABLE IF EXISTS {t}; DROP TABLE IF EXISTS combkey_keymap_{t}"
+        ))
+        .await;
+        db.exec(&format!(
+            "CREATE TABLE {t} (id uuid PRIMARY KEY DEFAULT uuid_generate_v1mc(), seq integer NOT NULL);
+             CREATE TABLE {t}_items (n integer PRIMARY KEY, parent uuid NOT NULL REFERENCES {t} (id))"
+        ))
+        .await;
+        for seq in 0..200 {
+            db.exec(&format!("INSERT INTO {t} (seq) VALUES ({seq})")).await;
+        }
+        db.exec(&format!("INSERT INTO {t}_items SELECT seq, id FROM {t} WHERE seq % 2 = 0")).await;
+        let before = report(&url, t, &[]);
+        assert_eq!(layouts(&before), [("v1".to_string(), 200)], "{before}");
+        assert_eq!(before["default"]["expression"], "uuid_generate_v1mc()", "{before}");
+        assert_eq!(before["default"]["makes"], "v1", "{before}");
+        let r = before["recommendation"].as_str().unwrap();
+        assert!(r.contains("DEFAULT (uuid_generate_v1mc()) makes v1 keys") && r.contains("--set-default"), "{r}");
+        let after = report(&url, t, &["--apply", "--set-default"]);
+        assert_eq!(layouts(&after), [("v7".to_string(), 200)], "{after}");
+        assert_eq!(after["default"]["expression"], "combkey_v7()", "{after}");
+        assert!(after["recommendation"].as_str().unwrap().starts_with("Nothing to do"), "{after}");
+        let returned = db.texts(&format!("INSERT INTO {t} (seq) VALUES (200), (201), (202) RETURNING id::text")).await;
+        assert!(returned.iter().all(|id| id.parse::<Comb>().unwrap().version() == 7), "{returned:?}");
+        assert_eq!(db.order(t).await, (0..203).collect::<Vec<_>>());
+        assert_eq!(db.joined(t).await, (100, 100));
+        let count = db.int_text("count(*)");
+        assert_eq!(db.texts(&format!("SELECT {count} FROM combkey_keymap_{t}")).await, ["200"]);
+    }
+
+    /// MariaDB's usual key: `CHAR(36) DEFAULT uuid()`. `--apply --set-default` changes the
+    /// column to `BINARY(16)` (journaled), converts the v1 keys to v7 with their key map, and
+    /// makes a `BEFORE INSERT` trigger fill keys with `combkey_v7()`; stopped after any step,
+    /// the next run finishes it, and rows inserted then, without a key, sort last.
+    #[tokio::test]
+    async fn mariadb_char36_uuid() {
+        let mut db = Db::mysql().await;
+        let url = db.url();
+        let t = "made_my_uuid";
+        let seed = async |db: &mut Db| {
+            db.exec(&format!("DROP TABLE IF EXISTS {t}_items")).await;
+            db.exec(&format!("DROP TABLE IF EXISTS {t}")).await;
+            db.exec(&format!("DROP TABLE IF EXISTS combkey_keymap_{t}")).await;
+            // An earlier run's journal row (the journal table is doctor's own, made at its first run).
+            if map_exists(db, "combkey_doctor_journal").await {
+                db.exec(&format!("DELETE FROM combkey_doctor_journal WHERE target LIKE '%{t}%'")).await;
+            }
+            db.exec(&format!("CREATE TABLE {t} (id CHAR(36) NOT NULL DEFAULT uuid() PRIMARY KEY, seq INT NOT NULL)"))
+                .await;
+            db.exec(&format!(
+                "CREATE TABLE {t}_items (n INT NOT NULL PRIMARY KEY, parent CHAR(36) NOT NULL, KEY (parent), \
+                 FOREIGN KEY (parent) REFERENCES {t} (id))"
+            ))
+            .await;
+            for seq in 0..120 {
+                db.exec(&format!("INSERT INTO {t} (seq) VALUES ({seq})")).await;
+            }
+            db.exec(&format!("INSERT INTO {t}_items SELECT seq, id FROM {t} WHERE seq % 2 = 0")).await;
+        };
+        seed(&mut db).await;
+        let before = report(&url, t, &[]);
+        assert_eq!(layouts(&before), [("v1".to_string(), 120)], "{before}");
+        assert_eq!(before["column_type"], "char(36)");
+        assert_eq!(before["default"]["makes"], "v1", "{before}");
+        let sql = ok(&combkey(&["doctor", "--url", &url, "--table", t, "--set-default", "--migration-sql"], &[]));
+        let steps = sql.lines().filter(|l| l.starts_with("-- step ")).count();
+        assert!(sql.contains("CREATE TRIGGER IF NOT EXISTS") && sql.contains("combkey_keymap_"), "{sql}");
+        for k in (0..steps).chain([usize::MAX]) {
+            seed(&mut db).await;
+            let ids_before = db.texts(&format!("SELECT id FROM {t} ORDER BY seq")).await;
+            if k != usize::MAX {
+                let out = combkey(
+                    &["doctor", "--url", &url, "--table", t, "--apply", "--set-default"],
+                    &[("COMBKEY_DOCTOR_FAIL_AFTER_STEP", &k.to_string())],
+                );
+                assert!(!out.status.success(), "stopped after step {k}");
+            }
+            let after = report(&url, t, &["--apply", "--set-default"]);
+            assert_eq!(layouts(&after), [("v7".to_string(), 120)], "step {k}: {after}");
+            assert_eq!(after["column_type"], "binary(16)", "step {k}");
+            let new = db.keys_by_seq(t).await;
+            for (old, new) in ids_before.iter().zip(&new) {
+                let old: Comb = old.parse().unwrap();
+                let want = combkey::layouts::KeyMigration::new(Layout::V1, Layout::V7).unwrap().convert(&old).unwrap();
+                assert_eq!(*new, want, "step {k}: {old}");
+            }
+            let count = db.int_text("count(*)");
+            assert_eq!(db.texts(&format!("SELECT {count} FROM combkey_keymap_{t}")).await, ["120"], "step {k}");
+            assert_eq!(db.joined(t).await, (60, 60), "step {k}");
+            db.exec(&format!("INSERT INTO {t} (seq) VALUES (120), (121), (122)")).await;
+            assert_eq!(db.order(t).await, (0..123).collect::<Vec<_>>(), "step {k}");
+            let last = report(&url, t, &[]);
+            assert!(last["recommendation"].as_str().unwrap().starts_with("Nothing to do"), "step {k}: {last}");
+        }
+    }
+
+    /// SQLite has no functions in SQL: `--set-default` says so and changes nothing.
+    #[tokio::test]
+    async fn sqlite_has_no_default_to_set() {
+        let mut db = Db::sqlite("setdefault").await;
+        let url = db.url();
+        let old = keys(Layout::V1, 20, 71);
+        db.seed("made_lite", &old, false).await;
+        let out = combkey(&["doctor", "--url", &url, "--table", "made_lite", "--apply", "--set-default"], &[]);
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("no functions in SQL"), "{out:?}");
+        assert_eq!(db.keys_by_seq("made_lite").await, old);
+    }
+}
+
+mod online {
+    use super::*;
+
+    #[tokio::test]
+    async fn postgres_keeps_the_key_map() {
+        online_keeps_the_key_map(&mut Db::pg().await, "sorted_pg_online").await;
+    }
+
+    #[tokio::test]
+    async fn mariadb_keeps_the_key_map() {
+        online_keeps_the_key_map(&mut Db::mysql().await, "sorted_my_online").await;
+    }
+
+    #[tokio::test]
+    async fn postgres_to_v6() {
+        to_v6_on_request(&mut Db::pg().await, "sorted_pg_v6").await;
+    }
+
+    #[tokio::test]
+    async fn sqlite_to_v6() {
+        to_v6_on_request(&mut Db::sqlite("v6").await, "sorted_lite_v6").await;
+    }
+}
