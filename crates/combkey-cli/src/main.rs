@@ -149,7 +149,8 @@ struct ConvertArgs {
     #[arg(long, default_value = "id")]
     column: String,
     /// What the column holds: public (ids as uuid::Uuid, .NET or NEWID() wrote them; they
-    /// keep their ids), rtcomb-sql (RT.Comb's Sql provider; to v7), newsequentialid (to v6).
+    /// keep their ids), rtcomb-sql (RT.Comb's Sql provider; to v7), newsequentialid (to v7,
+    /// keeping a table of old and new keys).
     #[arg(long, value_parser = parse_existing)]
     from: combkey::sql::ExistingKeys,
     /// A referencing column and its foreign key: TABLE.COLUMN:CONSTRAINT (dbo.items.order_id:fk_items_orders);

@@ -457,11 +457,17 @@ async fn a_mixed_table(db: &mut Db, table: &str) {
     let before = report(&url, table, &[]);
     assert_eq!(before["keys_after_next_id"], 100, "every v6 key sorts after a v7 id of any date: {before}");
     assert_eq!(layouts(&before), [("v6".to_string(), 100), ("v7".to_string(), 100)], "{before}");
+    let evidence = before["evidence"].to_string();
+    assert!(
+        evidence.contains("mixed: 100 by Gregorian ticks (v6's order), 100 by Unix milliseconds (v7's order)"),
+        "{evidence}"
+    );
     let r = before["recommendation"].as_str().unwrap();
     assert!(r.contains("Convert 100 v6 keys to v7"), "{r}");
     let after = report(&url, table, &["--apply"]);
     assert_eq!(after["keys_after_next_id"], 0, "{after}");
     assert_eq!(layouts(&after), [("v7".to_string(), 200)], "{after}");
+    assert!(!after["evidence"].to_string().contains("mixed"), "{after}");
     assert_eq!(db.order(table).await, (0..200).collect::<Vec<_>>());
 }
 

@@ -184,7 +184,7 @@ impl Classifier {
             if let Some(a) = assumed.filter(|a| nibble_is_data(*a) && of(*a)) {
                 return Kind::Layout(a);
             }
-            if let Some(k) = self.by_rule(id, |layout| nibble_is_data(layout)) {
+            if let Some(k) = self.by_rule(id, nibble_is_data) {
                 return k;
             }
             return Kind::Layout(l);
@@ -242,6 +242,19 @@ impl Audit {
     /// Every key counted.
     pub fn total(&self) -> usize {
         self.counts.iter().map(|(_, n)| n).sum()
+    }
+}
+
+/// How keys of a verdict sort in a database that compares bytes left to right: by what their
+/// first bytes hold.
+fn sort_kind(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Layout(Layout::V7 | Layout::RtCombPostgres | Layout::UcPrefix) => "by Unix milliseconds (v7's order)",
+        Kind::Layout(Layout::V6 | Layout::LambertV13 | Layout::MySqlSwap) => "by Gregorian ticks (v6's order)",
+        Kind::Layout(Layout::NewIdSequential) => "by .NET ticks",
+        Kind::Layout(Layout::ShortPrefix | Layout::UcShortPrefix) => "by a wrapping interval (short prefix)",
+        Kind::Random | Kind::Uncertain(_) => "random",
+        Kind::Layout(_) => "not in time order",
     }
 }
 
@@ -566,6 +579,20 @@ impl Tally {
                 "the clusters were found in a uniform sample of {sample} of the {of} version-4 keys (memory stays \
                  bounded), and every key was then classified by them; a key of a layout whose times no sampled key \
                  came near reads as random and stays (give --layout to say what made the keys)"
+            ));
+        }
+        // Keys of kinds that do not sort together: each kind sorts by what its first bytes hold.
+        let mut kinds: BTreeMap<&'static str, usize> = BTreeMap::new();
+        for (k, n) in &counts {
+            *kinds.entry(sort_kind(*k)).or_default() += n;
+        }
+        if kinds.len() > 1 {
+            let list: Vec<String> = kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
+            evidence.push(format!(
+                "mixed: {}; keys of different kinds do not sort together in the database's order (a key whose first \
+                 bytes count Gregorian or .NET ticks sorts after every key that starts with Unix milliseconds, of any \
+                 date; random and other keys fall anywhere)",
+                list.join(", ")
             ));
         }
         let random = layouts.get("v4").copied().unwrap_or(0);

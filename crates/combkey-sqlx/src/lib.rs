@@ -158,7 +158,8 @@
 //! the column DDL per dialect, database-side `combkey_v7()`, `combkey_unix_ms(id)` and
 //! `combkey_time(id)` functions for PostgreSQL and MySQL/MariaDB, and the conversion of a
 //! MySQL `CHAR(36)` key to `BINARY(16)`. Put them in a `sqlx::migrate!` file with
-//! `combkey sql postgres --up > migrations/0001_combkey.sql`, or run them directly:
+//! `combkey sql postgres --up > "migrations/$(date -u +%Y%m%d%H%M%S)_combkey.sql"` (named by date, after
+//! the app's own migrations, as `sqlx migrate add` names them), or run them directly:
 //!
 //! ```no_run
 //! # #[cfg(feature = "postgres")]

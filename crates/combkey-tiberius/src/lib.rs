@@ -47,7 +47,8 @@
 //! [`combkey::sql::sqlserver_convert_table`] (`combkey sql sqlserver convert --table
 //! dbo.orders --from public --ref dbo.items.order_id:fk_items_orders` prints it) does, for
 //! ids as `uuid::Uuid` wrote them (`public`: they keep their ids), RT.Comb `Sql` keys (to
-//! v7) and `NEWSEQUENTIALID()` values (to v6), and records the conversion so that a second run
+//! v7) and `NEWSEQUENTIALID()` values (to v7 of the same millisecond, keeping a table of old
+//! and new keys), and records the conversion so that a second run
 //! changes nothing. The T-SQL's byte arithmetic is checked against combkey's conversions and
 //! the result's order against .NET's `SqlGuid` in this crate's tests.
 //!

@@ -160,26 +160,33 @@ fn tsql_public(stored_le: [u8; 16]) -> [u8; 16] {
     )
 }
 
-/// `dbo.combkey_from_newsequentialid`, transcribed: BIGINT arithmetic on the v1 bytes (SQL
-/// Server's own bytes of a NEWSEQUENTIALID value), then the SUBSTRING list.
+/// `dbo.combkey_from_newsequentialid`, transcribed: BIGINT and INT arithmetic on the v1 bytes
+/// (SQL Server's own bytes of a NEWSEQUENTIALID value; T-SQL's `/` and `%` truncate, as
+/// Rust's do), then the SUBSTRING list.
 fn tsql_from_newsequentialid(b: [u8; 16]) -> [u8; 16] {
     let big = |start: usize, len: usize| -> i64 {
         b[start - 1..start - 1 + len].iter().fold(0i64, |acc, &x| acc * 256 + i64::from(x))
     };
     let t = (big(7, 2) & 4095) * 281_474_976_710_656 + big(5, 2) * 4_294_967_296 + big(1, 4);
-    // CAST(bigint AS BINARY(n)): the last n bytes of its 8 big-endian bytes.
+    let u = t - 122_192_928_000_000_000;
+    let (ms, sub) = (u / 10_000, u % 10_000);
+    let cs = big(9, 2) & 16383;
+    // CAST(n AS BINARY(k)): the last k bytes of its big-endian bytes.
     let mut q = [0u8; 16];
-    q[..6].copy_from_slice(&(t / 4096).to_be_bytes()[2..]);
-    q[6..8].copy_from_slice(&(24576 | (t % 4096)).to_be_bytes()[6..]);
-    q[8..].copy_from_slice(&b[8..]);
+    q[..6].copy_from_slice(&ms.to_be_bytes()[2..]);
+    q[6..8].copy_from_slice(&(28672 | (sub / 4)).to_be_bytes()[6..]);
+    q[8..10].copy_from_slice(&(32768 | ((sub % 4) * 4096) | (cs / 4)).to_be_bytes()[6..]);
+    q[10] = (((cs % 4) * 64) | (big(11, 1) / 4)).to_be_bytes()[7];
+    q[11..].copy_from_slice(&b[11..]);
     substrings(q, &[(13, 4), (11, 2), (9, 2), (7, 2), (1, 6)])
 }
 
 /// NEWSEQUENTIALID values (v1 ids: SQL Server's own bytes of one are the v1 bytes), converted
-/// by the T-SQL, are combkey's stored form of the v6 id of the same instant; and in SQL
-/// Server's order (SqlGuid) the converted values keep creation order.
+/// by the T-SQL, are combkey's stored form of their v7 id (the same millisecond, what
+/// `KeyMigration` `newsequentialid -> v7` gives); in SQL Server's order (SqlGuid) the
+/// converted values keep creation order, and ids made later sort after them.
 #[test]
-fn tsql_newsequentialid_to_v6_stored_form() {
+fn tsql_newsequentialid_to_v7_stored_form() {
     let clock = Arc::new(combkey::FixedClock::new(combkey::Timestamp::from_unix_ms(1_700_000_000_000)));
     let g = combkey::layouts::V1Generator::with_clock_and_random(Arc::clone(&clock), SeededRandom::new(12));
     let mut made = Vec::new();
@@ -190,18 +197,25 @@ fn tsql_newsequentialid_to_v6_stored_form() {
         // SQL Server's own bytes of the value it shows as `nsid`.
         let own = nsid.to_sqlserver_bytes_le_of_display();
         assert_eq!(own, v1.into_bytes(), "NEWSEQUENTIALID's own bytes are the v1 id's");
-        let v6 = Layout::convert(&v1, Layout::V1, Layout::V6).unwrap();
-        assert_eq!(tsql_from_newsequentialid(own), v6.to_sqlserver_bytes_le(), "{nsid}");
-        made.push(v6);
+        let v7 =
+            combkey::layouts::KeyMigration::new(Layout::NewSequentialId, Layout::V7).unwrap().convert(&nsid).unwrap();
+        assert_eq!(v7.timestamp(), Layout::NewSequentialId.timestamp(&nsid).unwrap());
+        assert_eq!(tsql_from_newsequentialid(own), v7.to_sqlserver_bytes_le(), "{nsid}");
+        made.push(v7);
     }
+    made.push(combkey::Comb::new());
     let shown: Vec<String> =
-        made.iter().rev().map(|v6| Comb::from(*v6).to_stored_uuid().to_string().to_uppercase()).collect();
+        made.iter().rev().map(|v7| Comb::from(*v7).to_stored_uuid().to_string().to_uppercase()).collect();
     let by_server = combkey_testutil::sqlserver_sort(&shown);
     let back: Vec<combkey::Comb> =
         by_server.iter().map(|s| Comb::from_stored_uuid(s.parse().unwrap()).to_comb()).collect();
-    assert_eq!(back, made, "SQL Server's order of the converted values is creation order");
+    assert_eq!(back, made, "SQL Server's order of the converted values is creation order, a new id last");
     let text = combkey::Backend::SqlServer.install_functions();
     assert!(text.contains("+ CAST(SUBSTRING(@b, 5, 2) AS BIGINT) * 4294967296"), "{text}");
+    assert!(text.contains("+ CAST(32768 | ((@sub % 4) * 4096) | (@cs / 4) AS BINARY(2))"), "{text}");
+    assert!(text.contains("CAST(((@cs % 4) * 64) | (CAST(SUBSTRING(@b, 11, 1) AS INT) / 4) AS BINARY(1))"), "{text}");
+    let script = combkey::sql::sqlserver_convert_table("dbo.t", "id", combkey::sql::ExistingKeys::NewSequentialId, &[]);
+    assert!(script.contains("SELECT [id] AS old_key, dbo.combkey_from_newsequentialid([id]) AS new_key INTO dbo.[combkey_keymap_t] FROM dbo.t;"), "{script}");
     assert!(text.contains(
         "SUBSTRING(@q, 13, 4) + SUBSTRING(@q, 11, 2) + SUBSTRING(@q, 9, 2) + SUBSTRING(@q, 7, 2) + SUBSTRING(@q, 1, 6)"
     ));

@@ -126,8 +126,10 @@ pub enum ExistingKeys {
     /// RT.Comb's `Sql` provider: each becomes the v7 id of the same instant and random bits
     /// (`dbo.combkey_from_rtcomb_sql`; public ids change, `layouts::KeyMigration` maps them).
     RtCombSql,
-    /// `NEWSEQUENTIALID()`: each becomes the v6 id of the same instant, clock sequence and node
-    /// (`dbo.combkey_from_newsequentialid`; public ids change).
+    /// `NEWSEQUENTIALID()`: each becomes the v7 id of the same millisecond, its 100-ns ticks,
+    /// clock sequence and node after the time (`dbo.combkey_from_newsequentialid`; public ids
+    /// change). The v7 id holds all but two bits of the node, so the script keeps each old and
+    /// new key in a table, `<schema>.combkey_keymap_<table>`, where an old id resolves.
     NewSequentialId,
 }
 
@@ -161,6 +163,11 @@ impl core::str::FromStr for ExistingKeys {
             _ => Err(Error::config("existing keys", format!("{s:?}"), "public, rtcomb-sql or newsequentialid")),
         }
     }
+}
+
+/// A name without the brackets or double quotes around it.
+fn unquote(name: &str) -> &str {
+    name.trim_start_matches(['[', '"']).trim_end_matches([']', '"'])
 }
 
 /// A column that references the converted key: its table, column and foreign key's name.
@@ -209,6 +216,20 @@ pub fn convert_table(table: &str, column: &str, from: ExistingKeys, references: 
             "  ALTER TABLE {} NOCHECK CONSTRAINT {};\n",
             r.table,
             quote_with(&r.foreign_key, '[', ']')
+        ));
+    }
+    if from == ExistingKeys::NewSequentialId {
+        // The new keys do not give the old ones back: the table of both, made before they change.
+        let map = match table.rsplit_once('.') {
+            Some((schema, name)) => {
+                format!("{schema}.{}", quote_with(&format!("combkey_keymap_{}", unquote(name)), '[', ']'))
+            }
+            None => quote_with(&format!("combkey_keymap_{}", unquote(table)), '[', ']'),
+        };
+        s.push_str(&format!(
+            "  IF OBJECT_ID(N'{m}') IS NULL\n    SELECT {c} AS old_key, {f}({c}) AS new_key INTO {map} FROM {table};\n  \
+             ELSE\n    INSERT INTO {map} (old_key, new_key) SELECT {c}, {f}({c}) FROM {table};\n",
+            m = map.replace('\'', "''")
         ));
     }
     s.push_str(&format!("  UPDATE {table} SET {c} = {f}({c});\n"));

@@ -51,16 +51,26 @@ END;
 GO
 CREATE OR ALTER FUNCTION dbo.combkey_from_newsequentialid(@id uniqueidentifier) RETURNS uniqueidentifier AS
 BEGIN
-  -- A NEWSEQUENTIALID() value to combkey's stored form of the same instant as a v6 id (RFC
-  -- 9562's re-ordered v1). SQL Server's own bytes of the value are the v1 id's bytes in order:
-  -- time_low, time_mid, version and time_hi, clock sequence, node.
+  -- A NEWSEQUENTIALID() value to combkey's stored form of its v7 id: the same Unix
+  -- millisecond, then the 100-ns ticks within it (14 bits), the clock sequence (14) and the
+  -- node without its first byte's two low bits (46), so ids the application makes later sort
+  -- after it. SQL Server's own bytes of the value are the v1 id's bytes in order: time_low,
+  -- time_mid, version and time_hi, clock sequence, node.
   DECLARE @b BINARY(16) = CAST(@id AS BINARY(16));
   DECLARE @t BIGINT = (CAST(SUBSTRING(@b, 7, 2) AS BIGINT) & 4095) * 281474976710656
     + CAST(SUBSTRING(@b, 5, 2) AS BIGINT) * 4294967296
     + CAST(SUBSTRING(@b, 1, 4) AS BIGINT);
-  -- The v6 id q0..q15: the 60-bit time's high 48 bits, version 6 and its low 12 bits, then
-  -- the clock sequence and node as they were.
-  DECLARE @q BINARY(16) = CAST(@t / 4096 AS BINARY(6)) + CAST(24576 | (@t % 4096) AS BINARY(2)) + SUBSTRING(@b, 9, 8);
+  -- 100-ns ticks since 1970 (v1 counts from 1582-10-15), as milliseconds and the ticks left.
+  DECLARE @u BIGINT = @t - 122192928000000000;
+  DECLARE @ms BIGINT = @u / 10000;
+  DECLARE @sub INT = CAST(@u % 10000 AS INT);
+  DECLARE @cs INT = CAST(SUBSTRING(@b, 9, 2) AS INT) & 16383;
+  -- The v7 id q0..q15: ms; version 7 and the ticks' high 12 bits; the variant, the ticks' low
+  -- 2 bits and the clock sequence's high 12; its low 2 and the node's first byte's high 6;
+  -- the node's other five bytes.
+  DECLARE @q BINARY(16) = CAST(@ms AS BINARY(6)) + CAST(28672 | (@sub / 4) AS BINARY(2))
+    + CAST(32768 | ((@sub % 4) * 4096) | (@cs / 4) AS BINARY(2))
+    + CAST(((@cs % 4) * 64) | (CAST(SUBSTRING(@b, 11, 1) AS INT) / 4) AS BINARY(1)) + SUBSTRING(@b, 12, 5);
   -- Its stored form's own bytes: q12..q15, q10 q11, q8 q9, q6 q7, q0..q5.
   RETURN CAST(
       SUBSTRING(@q, 13, 4) + SUBSTRING(@q, 11, 2) + SUBSTRING(@q, 9, 2) + SUBSTRING(@q, 7, 2) + SUBSTRING(@q, 1, 6)
