@@ -68,6 +68,18 @@ fn rtcomb(n: usize, seed: u64) -> Vec<Comb> {
         .collect()
 }
 
+/// v1 keys (PostgreSQL's `uuid_generate_v1()` layout) a second apart.
+fn v1(n: usize) -> Vec<Comb> {
+    let clock = std::sync::Arc::new(combkey::FixedClock::new("2026-01-01T00:00:00Z".parse().unwrap()));
+    let g = combkey::layouts::V1Generator::with_clock_and_random(std::sync::Arc::clone(&clock), SeededRandom::new(9));
+    (0..n)
+        .map(|_| {
+            clock.advance(Duration::from_secs(1));
+            g.generate()
+        })
+        .collect()
+}
+
 /// Polls `check` every 100 ms until it holds, up to `limit`: the condition, never a fixed wait.
 async fn until(what: &str, limit: Duration, mut check: impl AsyncFnMut() -> bool) {
     let started = Instant::now();
@@ -321,6 +333,8 @@ mod postgres {
         }
         let values: Vec<String> = rtcomb(30, 7).iter().map(|id| format!("('{id}')")).collect();
         exec(&mut c, &format!("INSERT INTO noident VALUES {}", values.join(","))).await;
+        table(&mut c, "v1keys", "uuid", &v1(150)).await;
+        table(&mut sub, "v1keys", "uuid", &[]).await;
         exec(&mut c, "CREATE PUBLICATION doctor_pub FOR ALL TABLES").await;
         let port = primary.rsplit_once(':').unwrap().1.split('/').next().unwrap().to_string();
         exec(
@@ -385,6 +399,35 @@ mod postgres {
         assert_eq!(out.status.code(), Some(1), "{}", text(&out));
         assert!(text(&out).contains("has no replica identity"), "{}", text(&out));
         assert_eq!(v7(&mut c, "noident").await, 0);
+        // v1 keys keep a key map, a new table the FOR ALL TABLES publication would publish and
+        // the subscriber lacks (it would stop applying every change): refused up front, with
+        // the table to make; made on both sides, the run goes on and replication flows.
+        until("the subscriber has the v1 keys", Duration::from_secs(120), async || {
+            count(&mut sub, "SELECT count(*) FROM v1keys_items").await == 150
+        })
+        .await;
+        let out = combkey(&["doctor", "--url", &logical, "--table", "v1keys", "--apply"]);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        assert!(
+            text(&out).contains("publication doctor_pub (FOR ALL TABLES) would publish it")
+                && text(&out).contains("CREATE TABLE IF NOT EXISTS \"public\".\"combkey_keymap_v1keys\""),
+            "{}",
+            text(&out)
+        );
+        assert_eq!(v7(&mut c, "v1keys").await, 0, "nothing changed");
+        for conn in [&mut c, &mut sub] {
+            exec(conn, "CREATE TABLE combkey_keymap_v1keys (old_key uuid PRIMARY KEY, new_key uuid NOT NULL UNIQUE)")
+                .await;
+        }
+        exec(&mut sub, "ALTER SUBSCRIPTION doctor_sub REFRESH PUBLICATION").await;
+        let out = combkey(&["doctor", "--url", &logical, "--table", "v1keys", "--apply"]);
+        assert!(out.status.success(), "{}", text(&out));
+        assert_eq!(v7(&mut c, "v1keys").await, 150);
+        until("the key map and the new keys on the subscriber", Duration::from_secs(120), async || {
+            count(&mut sub, "SELECT count(*) FROM combkey_keymap_v1keys").await == 150
+                && v7(&mut sub, "v1keys").await == 150
+        })
+        .await;
 
         // 4. The subscriber stops applying (a table it does not have gets a row: its apply
         //    worker fails and restarts, and the slot's sender catches up or streams with no
@@ -544,6 +587,45 @@ mod mariadb {
             caught_up(&mut p, &mut r).await;
             assert_eq!(contents(&mut r, &db).await, contents(&mut p, &db).await, "{format}: the replica is identical");
             assert!(contents(&mut p, &db).await.contains("binary(16)"), "{format}: the text key changed type");
+            // MariaDB's usual key, CHAR(36) DEFAULT uuid(), converted with --set-default: the
+            // trigger that stands in for the default calls the clock and RANDOM_BYTES, which a
+            // statement-based log would replay differently on the replica: refused there; in
+            // MIXED and ROW the replica ends identical, the key map and the keys the trigger
+            // makes afterwards included.
+            exec(
+                &mut c,
+                "CREATE TABLE made (id CHAR(36) NOT NULL DEFAULT uuid() PRIMARY KEY, n INT NOT NULL);
+                 CREATE TABLE made_items (k INT AUTO_INCREMENT PRIMARY KEY, parent CHAR(36) NOT NULL, KEY (parent),
+                   CONSTRAINT made_fk FOREIGN KEY (parent) REFERENCES made (id));
+                 INSERT INTO made (n) VALUES (1), (2), (3), (4), (5), (6), (7), (8);
+                 INSERT INTO made_items (parent) SELECT id FROM made;",
+            )
+            .await;
+            let out = combkey(&["doctor", "--url", &url, "--table", "made", "--apply", "--set-default"]);
+            let made = |db: &str| {
+                format!(
+                    "SELECT CAST(CONCAT(GROUP_CONCAT(HEX(id), n ORDER BY id), '/', \
+                     (SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = '{db}')) AS CHAR) FROM {db}.made"
+                )
+            };
+            if format == "STATEMENT" {
+                assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+                assert!(text(&out).contains("statement-based binary log"), "{}", text(&out));
+                assert!(one(&mut c, "SELECT DATA_TYPE FROM information_schema.COLUMNS WHERE TABLE_NAME = 'made' AND COLUMN_NAME = 'id' AND TABLE_SCHEMA = DATABASE()").await == "char", "nothing changed");
+            } else {
+                assert!(out.status.success(), "{format}: {}", text(&out));
+                exec(&mut c, "INSERT INTO made (n) VALUES (9), (10)").await;
+                caught_up(&mut p, &mut r).await;
+                let (on_p, on_r) = (one(&mut p, &made(&db)).await, one(&mut r, &made(&db)).await);
+                assert_eq!(on_r, on_p, "{format}: the replica's keys are the primary's");
+                assert!(on_p.ends_with("/1"), "{format}: one trigger: {on_p}");
+                let map = format!(
+                    "SELECT CAST(GROUP_CONCAT(HEX(old_key), HEX(new_key) ORDER BY old_key) AS CHAR) FROM {db}.combkey_keymap_made"
+                );
+                assert_eq!(one(&mut r, &map).await, one(&mut p, &map).await, "{format}: the key map");
+                let v7 = "SELECT CAST(COUNT(*) AS CHAR) FROM made WHERE SUBSTR(HEX(id), 13, 1) = '7'";
+                assert_eq!(one(&mut c, v7).await, "10", "{format}: every key v7, the trigger's too");
+            }
         }
         exec(&mut p, "SET GLOBAL binlog_format = 'MIXED'").await;
 
