@@ -43,6 +43,9 @@
 # packages are expected to be there already (scripts/deps.sh names them), galera-4 is a
 # library, and the Spider plugin is unpacked into the temporary directory, not installed.
 
+# shellcheck source=scripts/ports.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/ports.sh"
+
 _combkey_servers() {
   local want=("$@")
   [ ${#want[@]} -gt 0 ] || want=(pg mysql galera spider pgrepl myrepl)
@@ -74,22 +77,6 @@ _combkey_servers() {
       *) echo "servers.sh: unknown server $w (pg, mysql, galera, spider, pgrepl, myrepl)" >&2; return 2 ;;
     esac
   done
-}
-
-# A free loopback port, and `count` consecutive free ones from it (Galera's group ports).
-_combkey_free_port() {
-  local count=${1:-1} base p ok
-  for _ in $(seq 1 200); do
-    base=$(( 20000 + (RANDOM * 32768 + RANDOM) % 40000 ))
-    ok=1
-    for ((p = base; p < base + count; p++)); do
-      if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then ok=0; break; fi
-      if grep -q ":$(printf '%04X' "$p") " /proc/net/tcp /proc/net/tcp6 2>/dev/null; then ok=0; break; fi
-    done
-    if [ "$ok" = 1 ]; then echo "$base"; return 0; fi
-  done
-  echo "servers.sh: no free port found" >&2
-  return 1
 }
 
 # Polls a command until it succeeds: up to 120 s, 0.2 s apart (a readiness probe, not a wait).
@@ -135,21 +122,16 @@ _combkey_pg_start() {
   fi
   bin=$(_combkey_pg_bin)
   port=$(_combkey_free_port) || return 1
-  mkdir -p "$dir" && chmod 700 "$dir"
-  [ -z "$pg_user" ] || chown "$pg_user" "$dir"
-  _combkey_as "$pg_user" "$bin/initdb" -D "$dir/data" -A trust -U postgres --no-sync -E UTF8 --locale=C >"$dir/initdb.log" 2>&1 \
-    || { cat "$dir/initdb.log" >&2; return 1; }
-  _combkey_as "$pg_user" "$bin/pg_ctl" -D "$dir/data" -l "$dir/log" -w -t 120 \
-    -o "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$dir -c fsync=off -c full_page_writes=off -c max_connections=300 -c shared_buffers=64MB" \
-    start >/dev/null || { cat "$dir/log" >&2; return 1; }
+  _combkey_pg_cluster "$dir" "$port" primary full_page_writes=off max_connections=300 shared_buffers=64MB || return 1
+  port=$_combkey_port
   echo "$bin" >"$COMBKEY_TEST_DIR/pg.bin"
-  _combkey_wait_for PostgreSQL "$bin/pg_isready" -q -h 127.0.0.1 -p "$port" || return 1
   psql -h 127.0.0.1 -p "$port" -U postgres -d postgres -qc "CREATE DATABASE test" || return 1
   export COMBKEY_PG_URL="postgres://postgres@127.0.0.1:$port/test"
   echo "servers.sh: PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port ($dir)" >&2
 }
 
-# A private mariadbd in $1 on port $2; extra arguments go to mariadbd.
+# A private mariadbd in $1 on port $2 (another free one if that is taken meanwhile: the port
+# it listens on is left in $_combkey_port); extra arguments go to mariadbd.
 _combkey_mariadbd() {
   local dir=$1 port=$2; shift 2
   mkdir -p "$dir"
@@ -157,15 +139,37 @@ _combkey_mariadbd() {
   mariadb-install-db --no-defaults --datadir="$dir/data" ${my_user:+--user=$my_user} \
     --auth-root-authentication-method=normal --skip-test-db >"$dir/install.log" 2>&1 \
     || { cat "$dir/install.log" >&2; return 1; }
-  setsid mariadbd --no-defaults --datadir="$dir/data" --port="$port" --bind-address=127.0.0.1 \
-    --socket="$dir/mysqld.sock" --pid-file="$dir/mysqld.pid" --log-error="$dir/error.log" \
-    ${my_user:+--user=$my_user} --innodb-buffer-pool-size="${COMBKEY_MYSQL_BUFFER_POOL:-64M}" \
-    --innodb-log-file-size="${COMBKEY_MYSQL_LOG_FILE_SIZE:-48M}" \
-    --innodb-flush-log-at-trx-commit=2 --max-connections=500 --performance-schema=OFF \
-    --skip-name-resolve "$@" >"$dir/console.log" 2>&1 </dev/null &
-  _combkey_wait_for "MariaDB on $port" mariadb-admin --protocol=tcp -h 127.0.0.1 -P "$port" -uroot ping \
-    || { tail -n 30 "$dir/error.log" >&2; return 1; }
-  mariadb --protocol=tcp -h 127.0.0.1 -P "$port" -uroot -e "CREATE DATABASE IF NOT EXISTS test" || return 1
+  local attempt
+  for attempt in 1 2 3 4 5; do
+    rm -f "$dir/error.log"
+    setsid mariadbd --no-defaults --datadir="$dir/data" --port="$port" --bind-address=127.0.0.1 \
+      --socket="$dir/mysqld.sock" --pid-file="$dir/mysqld.pid" --log-error="$dir/error.log" \
+      ${my_user:+--user=$my_user} --innodb-buffer-pool-size="${COMBKEY_MYSQL_BUFFER_POOL:-64M}" \
+      --innodb-log-file-size="${COMBKEY_MYSQL_LOG_FILE_SIZE:-48M}" \
+      --innodb-flush-log-at-trx-commit=2 --max-connections=500 --performance-schema=OFF \
+      --skip-name-resolve "$@" >"$dir/console.log" 2>&1 </dev/null &
+    local pid=$!
+    # Ready, or the server gone (its port taken, or another failure): whichever comes first.
+    for _ in $(seq 1 600); do
+      kill -0 "$pid" 2>/dev/null || break
+      mariadb-admin --connect-timeout=2 --protocol=tcp -h 127.0.0.1 -P "$port" -uroot ping >/dev/null 2>&1 && break
+      sleep 0.2
+    done
+    if kill -0 "$pid" 2>/dev/null && mariadb-admin --connect-timeout=2 --protocol=tcp -h 127.0.0.1 -P "$port" -uroot ping >/dev/null 2>&1; then
+      mariadb --protocol=tcp -h 127.0.0.1 -P "$port" -uroot -e "CREATE DATABASE IF NOT EXISTS test" || return 1
+      _combkey_port=$port
+      return 0
+    fi
+    kill "$pid" 2>/dev/null || true
+    if _combkey_port_taken "$dir/error.log" && [ "$attempt" -lt 5 ]; then
+      echo "servers.sh: port $port was taken before MariaDB could bind it; trying another" >&2
+      port=$(_combkey_free_port) || return 1
+      continue
+    fi
+    echo "servers.sh: MariaDB on $port did not start; its log:" >&2
+    tail -n 30 "$dir/error.log" "$dir/console.log" >&2
+    return 1
+  done
 }
 
 _combkey_mysql_start() {
@@ -173,12 +177,14 @@ _combkey_mysql_start() {
   local port
   port=$(_combkey_free_port) || return 1
   _combkey_mariadbd "$COMBKEY_TEST_DIR/mysql" "$port" || return 1
+  port=$_combkey_port
   export COMBKEY_MYSQL_URL="mysql://root@127.0.0.1:$port/test"
   echo "servers.sh: MariaDB $(mariadbd --version | awk '{print $3}') on 127.0.0.1:$port ($COMBKEY_TEST_DIR/mysql)" >&2
 }
 
 # A private PostgreSQL cluster in $1 on port $2 (initdb'd unless $3 is "standby", whose data
-# directory pg_basebackup made); extra settings follow.
+# directory pg_basebackup made; another free port if that one is taken meanwhile: the port it
+# listens on is left in $_combkey_port); extra settings follow.
 _combkey_pg_cluster() {
   local dir=$1 port=$2 kind=$3; shift 3
   local bin
@@ -189,13 +195,26 @@ _combkey_pg_cluster() {
     _combkey_as "$pg_user" "$bin/initdb" -D "$dir/data" -A trust -U postgres --no-sync -E UTF8 --locale=C >"$dir/initdb.log" 2>&1 \
       || { cat "$dir/initdb.log" >&2; return 1; }
   fi
-  local opts="-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$dir -c fsync=off -c max_connections=100 -c shared_buffers=32MB"
-  local o
-  for o in "$@"; do opts="$opts -c $o"; done
-  _combkey_as "$pg_user" "$bin/pg_ctl" -D "$dir/data" -l "$dir/log" -w -t 120 -o "$opts" start >/dev/null \
-    || { cat "$dir/log" >&2; return 1; }
-  echo "$opts" >"$dir/opts"
-  _combkey_wait_for "PostgreSQL on $port" "$bin/pg_isready" -q -h 127.0.0.1 -p "$port" || return 1
+  local attempt opts o
+  for attempt in 1 2 3 4 5; do
+    opts="-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$dir -c fsync=off -c max_connections=100 -c shared_buffers=32MB"
+    for o in "$@"; do opts="$opts -c $o"; done
+    rm -f "$dir/log"
+    if _combkey_as "$pg_user" "$bin/pg_ctl" -D "$dir/data" -l "$dir/log" -w -t 120 -o "$opts" start >/dev/null; then
+      echo "$opts" >"$dir/opts"
+      _combkey_wait_for "PostgreSQL on $port" "$bin/pg_isready" -q -h 127.0.0.1 -p "$port" || { cat "$dir/log" >&2; return 1; }
+      _combkey_port=$port
+      return 0
+    fi
+    if _combkey_port_taken "$dir/log" && [ "$attempt" -lt 5 ]; then
+      echo "servers.sh: port $port was taken before PostgreSQL could bind it; trying another" >&2
+      port=$(_combkey_free_port) || return 1
+      continue
+    fi
+    echo "servers.sh: PostgreSQL on $port did not start; its log:" >&2
+    cat "$dir/log" >&2
+    return 1
+  done
 }
 
 # A PostgreSQL primary with logical decoding, a streaming standby behind a physical slot, and
@@ -207,13 +226,16 @@ _combkey_pgrepl_start() {
   p1=$(_combkey_free_port) && p2=$(_combkey_free_port) && p3=$(_combkey_free_port) || return 1
   mkdir -p "$dir" && chmod 755 "$dir"
   _combkey_pg_cluster "$dir/primary" "$p1" primary wal_level=logical max_wal_senders=10 max_replication_slots=10 || return 1
+  p1=$_combkey_port
   psql -h 127.0.0.1 -p "$p1" -U postgres -d postgres -qc "CREATE DATABASE test" || return 1
   mkdir -p "$dir/standby" && chmod 700 "$dir/standby"
   [ -z "$pg_user" ] || chown "$pg_user" "$dir/standby"
   _combkey_as "$pg_user" "$bin/pg_basebackup" -h 127.0.0.1 -p "$p1" -U postgres -D "$dir/standby/data" -R -X stream -c fast \
     -C -S combkey_standby >"$dir/standby/basebackup.log" 2>&1 || { cat "$dir/standby/basebackup.log" >&2; return 1; }
   _combkey_pg_cluster "$dir/standby" "$p2" standby hot_standby=on || return 1
+  p2=$_combkey_port
   _combkey_pg_cluster "$dir/subscriber" "$p3" subscriber || return 1
+  p3=$_combkey_port
   psql -h 127.0.0.1 -p "$p3" -U postgres -d postgres -qc "CREATE DATABASE test" || return 1
   echo "$bin" >"$dir/bin"
   export COMBKEY_PGREPL_DIR="$dir"
@@ -228,7 +250,9 @@ _combkey_myrepl_start() {
   p1=$(_combkey_free_port) && p2=$(_combkey_free_port) || return 1
   mkdir -p "$dir"
   _combkey_mariadbd "$dir/primary" "$p1" --server-id=1 --log-bin=primary-bin --binlog-format=MIXED || return 1
+  p1=$_combkey_port
   _combkey_mariadbd "$dir/replica" "$p2" --server-id=2 --log-bin=replica-bin --relay-log=relay-bin || return 1
+  p2=$_combkey_port
   mariadb --protocol=tcp -h 127.0.0.1 -P "$p2" -uroot -e \
     "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=$p1, MASTER_USER='root', MASTER_USE_GTID=slave_pos; START SLAVE" \
     || return 1
@@ -237,10 +261,19 @@ _combkey_myrepl_start() {
 }
 
 _combkey_galera_start() {
-  local here
+  local here attempt
   here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-  COMBKEY_GALERA_DIR="$COMBKEY_TEST_DIR/galera" COMBKEY_GALERA_PORT=$(_combkey_free_port 3) \
-    COMBKEY_GALERA_BASE_PORT=$(_combkey_free_port 25) source "$here/galera.sh" start || return 1
+  for attempt in 1 2 3; do
+    COMBKEY_GALERA_DIR="$COMBKEY_TEST_DIR/galera" COMBKEY_GALERA_PORT=$(_combkey_free_port 3) \
+      COMBKEY_GALERA_BASE_PORT=$(_combkey_free_port 25) source "$here/galera.sh" start && return 0
+    # A port taken between its choice and a node's start: the cluster again, on other ports.
+    _combkey_port_taken "$COMBKEY_TEST_DIR"/galera/node*/error.log && [ "$attempt" -lt 3 ] || return 1
+    echo "servers.sh: a port was taken before a Galera node could bind it; starting the cluster on others" >&2
+    COMBKEY_GALERA_DIR="$COMBKEY_TEST_DIR/galera" bash "$here/galera.sh" stop >/dev/null 2>&1 || true
+    rm -rf "$COMBKEY_TEST_DIR/galera"
+    unset COMBKEY_GALERA_URLS COMBKEY_GALERA_DIR
+  done
+  return 1
 }
 
 _combkey_spider_start() {
@@ -332,6 +365,13 @@ trap "${_combkey_term_before:+$_combkey_term_before; }exit 143" TERM
 unset _combkey_exit_before _combkey_int_before _combkey_term_before
 _combkey_servers "$@"
 _combkey_status=$?
+# A server that did not start stops a script that sourced this (its error is above): the
+# tests would otherwise go on without it and fail for another reason. An interactive shell
+# gets the status back instead of being closed.
+if [ "$_combkey_status" -ne 0 ] && [[ $- != *i* ]]; then
+  echo "servers.sh: the private servers did not start (exit $_combkey_status); stopping here" >&2
+  exit "$_combkey_status"
+fi
 if [ -z "$_combkey_owned_before" ] && [ "${_COMBKEY_SERVERS_OWNER:-}" = "$$" ]; then
   _combkey_watchdog "$$"
 fi

@@ -44,21 +44,13 @@ _combkey_spider() {
   _s_sql() { mariadb --protocol=tcp -h 127.0.0.1 -P "$1" -uroot -N -B -e "$2"; }
   _s_node_dir() { if [ "$1" = 0 ]; then echo "$dir/head"; else echo "$dir/b$1"; fi; }
 
-  _s_free_port() {
-    local p
-    for _ in $(seq 1 200); do
-      p=$(( 20000 + (RANDOM * 32768 + RANDOM) % 40000 ))
-      if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && ! grep -q ":$(printf '%04X' "$p") " /proc/net/tcp /proc/net/tcp6 2>/dev/null \
-        && ! grep -qw "$p" "$dir/ports" 2>/dev/null; then
-        echo "$p"; return 0
-      fi
-    done
-    return 1
-  }
+  # shellcheck source=scripts/ports.sh
+  source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/ports.sh"
+  _s_free_port() { _combkey_free_port 1 "$dir/ports"; }
 
   _s_wait() { # port, pid
     for _ in $(seq 1 600); do
-      mariadb-admin --protocol=tcp -h 127.0.0.1 -P "$1" -uroot ping >/dev/null 2>&1 && return 0
+      mariadb-admin --connect-timeout=2 --protocol=tcp -h 127.0.0.1 -P "$1" -uroot ping >/dev/null 2>&1 && return 0
       kill -0 "$2" 2>/dev/null || break
       sleep 0.2
     done
@@ -100,12 +92,28 @@ _combkey_spider() {
         || { cat "$d/install.log" >&2; return 1; }
     fi
     if [ "$i" = 0 ]; then extra=(--plugin-dir="$(_s_plugin_dir)") || return 1; fi
-    setsid mariadbd --no-defaults --datadir="$d/data" --port="$port" --bind-address=127.0.0.1 \
-      --socket="$d/mysqld.sock" --pid-file="$d/mysqld.pid" --log-error="$d/error.log" \
-      ${user:+--user=$user} --innodb-buffer-pool-size=${COMBKEY_SPIDER_BUFFER_POOL:-32M} \
-      --innodb-log-file-size=48M --innodb-flush-log-at-trx-commit=2 --max-connections=500 \
-      --performance-schema=OFF --skip-name-resolve "${extra[@]}" >"$d/console.log" 2>&1 </dev/null &
-    _s_wait "$port" $! || { echo "spider.sh: node $i did not start; its log:" >&2; tail -n 30 "$d/error.log" >&2; return 1; }
+    local attempt
+    for attempt in 1 2 3 4 5; do
+      rm -f "$d/error.log"
+      setsid mariadbd --no-defaults --datadir="$d/data" --port="$port" --bind-address=127.0.0.1 \
+        --socket="$d/mysqld.sock" --pid-file="$d/mysqld.pid" --log-error="$d/error.log" \
+        ${user:+--user=$user} --innodb-buffer-pool-size=${COMBKEY_SPIDER_BUFFER_POOL:-32M} \
+        --innodb-log-file-size=48M --innodb-flush-log-at-trx-commit=2 --max-connections=500 \
+        --performance-schema=OFF --skip-name-resolve "${extra[@]}" >"$d/console.log" 2>&1 </dev/null &
+      _s_wait "$port" $! && break
+      # A port taken between its choice and the start (not on a restart, which keeps its port):
+      # another one, written where the other commands read it.
+      if [ "${2:-}" = fresh ] && _combkey_port_taken "$d/error.log" && [ "$attempt" -lt 5 ]; then
+        echo "spider.sh: port $port was taken before node $i could bind it; trying another" >&2
+        local ports
+        read -r -a ports < "$dir/ports"
+        port=$(_s_free_port) || return 1
+        ports[i]=$port
+        echo "${ports[*]}" > "$dir/ports"
+        continue
+      fi
+      echo "spider.sh: node $i did not start; its log:" >&2; tail -n 30 "$d/error.log" >&2; return 1
+    done
     _s_sql "$port" "CREATE DATABASE IF NOT EXISTS test" || return 1
   }
 
@@ -165,8 +173,8 @@ _combkey_spider() {
         ports+=("$(_s_free_port)") || return 1
         echo "${ports[*]}" > "$dir/ports"
       done
-      for ((i = 1; i <= n; i++)); do _s_launch "$i" || return 1; done
-      _s_launch 0 || return 1
+      for ((i = 1; i <= n; i++)); do _s_launch "$i" fresh || return 1; done
+      _s_launch 0 fresh || return 1
       _s_sql "$(_s_port 0)" "INSTALL SONAME 'ha_spider'" || return 1
       for ((i = 1; i <= n; i++)); do
         _s_sql "$(_s_port 0)" "CREATE OR REPLACE SERVER b$i FOREIGN DATA WRAPPER mysql OPTIONS (HOST '127.0.0.1', PORT $(_s_port "$i"), USER 'root', PASSWORD '', DATABASE 'test')" || return 1
