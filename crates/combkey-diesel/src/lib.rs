@@ -1,4 +1,4 @@
-//! [`combkey`] ids as a [diesel] column type.
+//! [`combkey`] ids as a [diesel](https://docs.rs/diesel) column type.
 //!
 //! diesel supports UUIDs only on PostgreSQL and points MySQL and SQLite users to
 //! third-party crates: this is that crate, for all three. [`Comb`] is a newtype over
@@ -31,7 +31,7 @@
 //!
 //! diesel-async uses diesel's `ToSql`/`FromSql`, so the same impls serve it: its
 //! `AsyncPgConnection` and `AsyncMysqlConnection` are tested on the real servers
-//! (`tests/async.rs`).
+//! ([the tests](https://github.com/combkey/combkey/blob/main/crates/combkey-diesel/tests/async.rs)).
 //!
 //! # Features
 //!
@@ -79,8 +79,8 @@
 //!
 //! # Migrations
 //!
-//! [`sql`] (from the core, the one source of these texts in the workspace; `combkey sql
-//! DIALECT` prints them) has the column DDL, the database-side `combkey_v7()`,
+//! The core crate's [`combkey::sql`] and [`combkey::Backend`] (add `combkey` to your
+//! dependencies; `combkey sql DIALECT` prints the same) have the column DDL, the database-side `combkey_v7()`,
 //! `combkey_unix_ms(id)` and `combkey_time(id)` functions, and the MySQL `CHAR(36)` to
 //! `BINARY(16)` conversion, ready for a `diesel migration`'s `up.sql` and `down.sql`:
 //!
@@ -108,7 +108,7 @@ mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
-pub use combkey::{Backend, sql};
+
 pub use expression::CreatedInExpressionMethods;
 
 combkey::adapter::column_newtype! {
@@ -151,7 +151,7 @@ combkey::adapter::column_newtype! {
     pub struct CombText;
 }
 
-/// The README's examples, compiled and run as doc tests.
-#[cfg(doctest)]
+/// The README's examples, compiled and run as doc tests (on SQLite, as the README shows).
+#[cfg(all(doctest, feature = "sqlite"))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;

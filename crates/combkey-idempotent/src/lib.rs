@@ -523,6 +523,6 @@ mod tests {
 }
 
 /// The README's examples, compiled and run as doc tests.
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "postgres"))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;

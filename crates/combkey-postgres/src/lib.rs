@@ -51,8 +51,8 @@
 //! # Bulk loading
 //!
 //! `COPY ... FROM STDIN (FORMAT binary)` through tokio-postgres' `BinaryCopyInWriter` takes
-//! [`Comb`] for a `uuid` column like any `ToSql` value (`tests/postgres.rs` loads 100,000
-//! rows that way).
+//! [`Comb`] for a `uuid` column like any `ToSql` value ([the tests](https://github.com/combkey/combkey/blob/main/crates/combkey-postgres/tests/postgres.rs)
+//! load 100,000 rows that way).
 //!
 //! # Features
 //!

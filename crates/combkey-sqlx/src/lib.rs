@@ -1,4 +1,4 @@
-//! [`combkey`] ids as [sqlx] column types.
+//! [`combkey`] ids as [sqlx](https://docs.rs/sqlx) column types.
 //!
 //! [`Comb`] is a thin newtype over [`combkey::Comb`]: Rust's orphan rule keeps the sqlx trait
 //! impls out of the core crate and out of sqlx, so they live here. It converts to and from
@@ -92,7 +92,8 @@
 //! ```
 //!
 //! The same on PostgreSQL is `WHERE id >= $1 AND id < $2`. To partition a table by time
-//! through its key, see [`sql::Partitioning`] and `examples/partitioned-migrations`.
+//! through its key, see [`combkey::sql::Partitioning`] and the repository's
+//! [partitioned migrations example](https://github.com/combkey/combkey/blob/main/examples/partitioned-migrations).
 //!
 //! # Retries that cannot duplicate
 //!
@@ -136,11 +137,11 @@
 //! ```
 //!
 //! (Those blocks need a database, or sqlx's offline query data, at compile time, so they are
-//! shown here, not compiled. `tests/macros.rs` compiles and runs the per-query form against
-//! PostgreSQL from the committed `.sqlx/` data; the `combkey-sqlx-toml-test` crate, with its
-//! own `sqlx.toml`, the type (also `UUID[]`) and table overrides; and it reads the block above
-//! and checks that each table override matches the table name sqlx reports for such a column
-//! on MariaDB, SQLite and PostgreSQL, the name the macros look up.)
+//! shown here, not compiled. This crate's tests compile and run the per-query form against
+//! PostgreSQL, and the type (also `UUID[]`) and table overrides of a `sqlx.toml` like the one
+//! above; they read the block above and check that each table override matches the table name
+//! sqlx reports for such a column on MariaDB, SQLite and PostgreSQL, the name the macros look
+//! up: [the tests](https://github.com/combkey/combkey/blob/main/crates/combkey-sqlx-toml-test).)
 //!
 //! # `sqlx::Any`
 //!
@@ -154,7 +155,8 @@
 //!
 //! # Migrations
 //!
-//! [`sql`] (re-exported from the core, the one source of these texts in the workspace) gives
+//! The core crate's [`combkey::sql`] and [`combkey::Backend`] (add `combkey` to your
+//! dependencies; this crate does not repeat them) give
 //! the column DDL per dialect, database-side `combkey_v7()`, `combkey_unix_ms(id)` and
 //! `combkey_time(id)` functions for PostgreSQL and MySQL/MariaDB, and the conversion of a
 //! MySQL `CHAR(36)` key to `BINARY(16)`. Put them in a `sqlx::migrate!` file with
@@ -164,7 +166,7 @@
 //! ```no_run
 //! # #[cfg(feature = "postgres")]
 //! # async fn f(pool: sqlx::PgPool) -> Result<(), sqlx::Error> {
-//! use combkey_sqlx::Backend;
+//! use combkey::Backend;
 //!
 //! sqlx::raw_sql(Backend::Postgres.install_functions()).execute(&pool).await?;
 //! sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE TABLE orders ({}, note text)", Backend::Postgres.primary_key("id"))))
@@ -193,7 +195,7 @@ mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
-pub use combkey::{Backend, sql};
+
 
 combkey::adapter::column_newtype! {
     /// A [`combkey::Comb`] as a sqlx column type.
@@ -231,7 +233,7 @@ combkey::adapter::column_newtype! {
     pub struct CombText;
 }
 
-/// The README's examples, compiled and run as doc tests.
-#[cfg(doctest)]
+/// The README's examples, compiled and run as doc tests (on SQLite, as the README shows).
+#[cfg(all(doctest, feature = "sqlite"))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;

@@ -2,7 +2,8 @@
 
 mod common;
 
-use combkey_sqlx::{Backend, Comb, CombText};
+use combkey::Backend;
+use combkey_sqlx::{Comb, CombText};
 use sqlx::sqlite::{Sqlite, SqliteRow};
 use sqlx::{AssertSqlSafe, Connection, Decode, Encode, Executor, Row, SqliteConnection, Type};
 

@@ -1,4 +1,4 @@
-//! [`combkey`] ids for SQL Server through [tiberius].
+//! [`combkey`] ids for SQL Server through [tiberius](https://docs.rs/tiberius).
 //!
 //! tiberius is the open-source way from Rust to SQL Server (sqlx dropped it; diesel and
 //! open-source sea-orm never had it), and SQL Server is the database where the stored form
@@ -98,7 +98,8 @@
 //!
 //! # T-SQL
 //!
-//! [`sql`] (from the core; `combkey sql sqlserver` prints it): `Backend::SqlServer` has the
+//! The core crate's [`combkey::sql`] and [`combkey::Backend`] (add `combkey` to your
+//! dependencies; `combkey sql sqlserver` prints the same): `Backend::SqlServer` has the
 //! column DDL, `dbo.combkey_v7()` (ids in the same stored form and order as the Rust side,
 //! usable in a `DEFAULT` constraint; `NEWID()` comes through a view, since functions may
 //! not call it), `dbo.combkey_unix_ms(id)`, `dbo.combkey_time(id)`, and
@@ -108,7 +109,7 @@
 //!
 //! ```no_run
 //! # async fn f(client: &mut tiberius::Client<tokio_util::compat::Compat<tokio::net::TcpStream>>) -> tiberius::Result<()> {
-//! use combkey_tiberius::{Backend, sql::batches};
+//! use combkey::{Backend, sql::batches};
 //!
 //! for batch in batches(Backend::SqlServer.install_functions()) {
 //!     client.simple_query(batch).await?.into_results().await?;
@@ -137,7 +138,7 @@
 mod sqlserver;
 mod wrappers;
 
-pub use combkey::{Backend, sql};
+
 pub use wrappers::{OptionalComb, OptionalCombBinary, OptionalCombPublic, OptionalCombText};
 
 combkey::adapter::column_newtype! {

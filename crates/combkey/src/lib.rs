@@ -12,7 +12,7 @@
 //! comparison keeps creation order ([`Comb::to_sqlserver_bytes`]). The adapter crates
 //! (`combkey-sqlx`, `combkey-diesel`, `combkey-sea-orm`, `combkey-tiberius`,
 //! `combkey-postgres`, `combkey-rusqlite`, `combkey-mysql`) convert both ways. The
-//! repository's `docs/design.md` explains every layout and stored form.
+//! [design notes](https://github.com/combkey/combkey/blob/main/docs/design.md) explain every layout and stored form.
 //!
 //! ```
 //! use combkey::Comb;

@@ -13,7 +13,7 @@ use crate::time::Timestamp;
 /// dropped or archived. [`hash`](Self::hash) gives the contrast, `PARTITION BY KEY(id)`:
 /// writes spread over every shard, and every time-range query visits all of them.
 ///
-/// The servers are the head's `CREATE SERVER` names (`scripts/spider.sh` makes `b1`, `b2`,
+/// The servers are the head's `CREATE SERVER` names (`b1`, `b2`,
 /// ...). The interval of each partition decides its server: the interval's ordinal (days,
 /// weeks, months or years since 1970) modulo the number of servers, so the DDL that adds the
 /// next intervals later puts each where [`range`](Self::range) would have.
