@@ -48,7 +48,8 @@ enum Command {
         count: usize,
         /// Which layout: v7 (default), short-prefix, rtcomb-sql, rtcomb-postgres,
         /// rtcomb-legacy, newsequentialid, v1, v6, lambert-v13, mysql-swap, locality, uc-prefix,
-        /// uc-suffix, uc-short-prefix, uc-short-suffix.
+        /// uc-suffix, uc-short-prefix, uc-short-suffix, efcore, newid, newid-sequential,
+        /// uuidnext-sqlserver, medo-sqlserver.
         #[arg(long, visible_alias = "kind", value_parser = parse_layout, default_value = "v7")]
         layout: Layout,
         /// Print the stored value as this backend's own client shows it (sqlserver, mysql,
@@ -58,7 +59,9 @@ enum Command {
         #[command(flatten)]
         short: ShortArgs,
     },
-    /// Convert ids between the public id, its stored forms, and other systems' layouts (lossless only).
+    /// Convert ids between the public id, its stored forms, and other systems' layouts: a layout
+    /// to the public id gives its v7 form (what doctor converts keys to; a few layouts' v7 forms
+    /// drop bits); between layouts, lossless conversions only.
     Convert {
         /// What the ids are: canonical (the public id), a backend (its stored value:
         /// sqlserver, mysql, ...) or a layout.

@@ -745,3 +745,225 @@ mod online {
         to_v6_on_request(&mut Db::sqlite("v6").await, "sorted_lite_v6").await;
     }
 }
+
+/// What a DBA's break-test found, each case as it was met.
+mod found {
+    use super::*;
+
+    fn exit_code(args: &[&str]) -> (Option<i32>, String) {
+        let out = combkey(args, &[]);
+        (out.status.code(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+    }
+
+    /// A MariaDB type change stopped after its values became 16 bytes (still in the
+    /// VARBINARY(64) between type): the audit reads the table, and its check of one id
+    /// written in two text forms reads only text values (the bytes of 20,000 v7 ids cast to
+    /// text read alike in groups: a refusal, or text that is no UTF-8, before).
+    #[tokio::test]
+    async fn a_type_change_between_its_steps_is_audited() {
+        let mut db = Db::mysql().await;
+        let url = db.url();
+        db.exec("DROP TABLE IF EXISTS between_steps").await;
+        db.exec("CREATE TABLE between_steps (id VARBINARY(64) NOT NULL PRIMARY KEY)").await;
+        let g = combkey::V7Generator::new();
+        for chunk in (0..20_000).collect::<Vec<_>>().chunks(2000) {
+            let values: Vec<String> = chunk.iter().map(|_| format!("(0x{:X})", g.generate())).collect();
+            db.exec(&format!("INSERT INTO between_steps VALUES {}", values.join(", "))).await;
+        }
+        let r = report(&url, "between_steps", &[]);
+        assert_eq!(r["read"], 20_000, "{r}");
+        assert!(r["refusal"].is_null(), "{r}");
+        assert_eq!(layouts(&r), [("v7".to_string(), 20_000)], "{r}");
+    }
+
+    /// A key map in a database that does not exist, a table of that name that is no key map,
+    /// and a key map of another table's keys: refused before anything changes (no guard, no
+    /// foreign key dropped, the column's type as it was).
+    #[tokio::test]
+    async fn a_key_map_that_cannot_be_used_is_refused_up_front() {
+        let mut db = Db::mysql().await;
+        let url = db.url();
+        let t = "km_refused";
+        db.exec(&format!("DROP TABLE IF EXISTS {t}_items")).await;
+        db.exec(&format!("DROP TABLE IF EXISTS {t}")).await;
+        db.exec(&format!("DROP TABLE IF EXISTS combkey_keymap_{t}")).await;
+        db.exec(&format!("CREATE TABLE {t} (id CHAR(36) NOT NULL PRIMARY KEY, seq INT NOT NULL)")).await;
+        db.exec(&format!(
+            "CREATE TABLE {t}_items (n INT PRIMARY KEY, parent CHAR(36) NOT NULL, KEY (parent), FOREIGN KEY (parent) REFERENCES {t} (id))"
+        ))
+        .await;
+        let old = keys(Layout::V1, 40, 81);
+        let values: Vec<String> = old.iter().enumerate().map(|(i, id)| format!("('{id}', {i})")).collect();
+        db.exec(&format!("INSERT INTO {t} VALUES {}", values.join(", "))).await;
+        db.exec(&format!("INSERT INTO {t}_items SELECT seq, id FROM {t}")).await;
+        let show = async |db: &mut Db| {
+            db.texts(&format!(
+                "SELECT CAST(CONCAT(COLUMN_TYPE, '/', (SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE \
+                 EVENT_OBJECT_TABLE = '{t}'), '/', (SELECT COUNT(*) FROM information_schema.REFERENTIAL_CONSTRAINTS \
+                 WHERE TABLE_NAME = '{t}_items')) AS CHAR) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = \
+                 DATABASE() AND TABLE_NAME = '{t}' AND COLUMN_NAME = 'id'"
+            ))
+            .await
+        };
+        let before = show(&mut db).await;
+        assert_eq!(before, ["char(36)/0/1"]);
+        let (code, out) = exit_code(&["doctor", "--url", &url, "--table", t, "--apply", "--key-map", "nosuchdb.km"]);
+        assert_eq!(code, Some(1), "{out}");
+        assert!(out.contains("nosuchdb, which does not exist"), "{out}");
+        assert_eq!(show(&mut db).await, before, "nothing changed");
+        db.exec(&format!("CREATE TABLE combkey_keymap_{t} (id INT PRIMARY KEY, old_key VARCHAR(10), new_key INT)"))
+            .await;
+        let (code, out) = exit_code(&["doctor", "--url", &url, "--table", t, "--apply"]);
+        assert_eq!(code, Some(1), "{out}");
+        assert!(out.contains("is no key map"), "{out}");
+        assert_eq!(show(&mut db).await, before, "nothing changed");
+        db.exec(&format!("DROP TABLE combkey_keymap_{t}")).await;
+        db.exec(&format!(
+            "CREATE TABLE combkey_keymap_{t} (old_key BINARY(16) NOT NULL PRIMARY KEY, new_key BINARY(16) NOT NULL UNIQUE) \
+             COMMENT 'rows of the billing team'"
+        ))
+        .await;
+        db.exec(&format!("INSERT INTO combkey_keymap_{t} VALUES (0x01, 0x02)")).await;
+        let audit = report(&url, t, &[]);
+        assert!(audit["refusal"].as_str().unwrap().contains("holds rows already"), "{audit}");
+        assert_eq!(show(&mut db).await, before, "nothing changed");
+        // Emptied, it is used.
+        db.exec(&format!("DELETE FROM combkey_keymap_{t}")).await;
+        let after = report(&url, t, &["--apply"]);
+        assert_eq!(layouts(&after), [("v7".to_string(), 40)], "{after}");
+    }
+
+    /// Two tables whose key maps' names would be the same once cut to 63 bytes get two maps;
+    /// a map row of an old key with another new key (stale) makes the run roll back.
+    #[tokio::test]
+    async fn long_names_and_stale_rows() {
+        let mut db = Db::pg().await;
+        let url = db.url();
+        let (a, b) = (
+            "customer_order_line_item_history_archive_2023_part_aaaa",
+            "customer_order_line_item_history_archive_2023_part_bbbb",
+        );
+        // The maps an earlier run of this test made.
+        db.exec(
+            "DO $$ DECLARE r record; BEGIN FOR r IN SELECT relname FROM pg_class WHERE relkind = 'r' AND relname LIKE \
+             'combkey_keymap_customer_order%' LOOP EXECUTE format('DROP TABLE %I', r.relname); END LOOP; END $$",
+        )
+        .await;
+        for (t, seed) in [(a, 91), (b, 92)] {
+            db.seed(t, &keys(Layout::V1, 30, seed), false).await;
+        }
+        let (ra, rb) = (report(&url, a, &[]), report(&url, b, &[]));
+        let (ma, mb) = (ra["key_map"].as_str().unwrap(), rb["key_map"].as_str().unwrap());
+        report(&url, a, &["--apply"]);
+        report(&url, b, &["--apply"]);
+        assert_ne!(ma, mb, "two tables, two key maps");
+        assert!(ma.len() <= "public.".len() + 63, "{ma}");
+        for m in [ma, mb] {
+            assert_eq!(db.texts(&format!("SELECT count(*)::text FROM {m}")).await, ["30"], "{m}");
+        }
+        // A stale row: the old key of a row that is there, mapped to another new key.
+        let t = "stale_map";
+        let old = keys(Layout::V1, 20, 93);
+        db.seed(t, &old, false).await;
+        db.exec(&format!(
+            "CREATE TABLE combkey_keymap_{t} (old_key uuid PRIMARY KEY, new_key uuid NOT NULL UNIQUE); \
+             COMMENT ON TABLE combkey_keymap_{t} IS 'combkey doctor: the old and the new key of every key of public.{t}.id it converted (v1 -> v7)'; \
+             INSERT INTO combkey_keymap_{t} VALUES ('{}', '{}')",
+            old[3],
+            Comb::new()
+        ))
+        .await;
+        let (code, out) = exit_code(&["doctor", "--url", &url, "--table", t, "--apply"]);
+        assert_eq!(code, Some(1), "{out}");
+        assert_eq!(db.keys_by_seq(t).await, old, "rolled back: nothing changed");
+    }
+
+    /// A v1 key and its own v7 form in one table: the conversion would make the second
+    /// twice. Refused before anything changes, both named.
+    #[tokio::test]
+    async fn a_key_and_its_own_new_form() {
+        let mut db = Db::sqlite("twice").await;
+        let url = db.url();
+        let mut old = keys(Layout::V1, 20, 94);
+        let twin = combkey::layouts::KeyMigration::new(Layout::V1, Layout::V7).unwrap().convert(&old[5]).unwrap();
+        old.push(twin);
+        db.seed("made_twice", &old, false).await;
+        let (code, out) = exit_code(&["doctor", "--url", &url, "--table", "made_twice", "--apply"]);
+        assert_eq!(code, Some(1), "{out}");
+        assert!(out.contains("a key the table holds already") && out.contains(&format!("{:X}", twin)), "{out}");
+        assert_eq!(db.keys_by_seq("made_twice").await, old, "nothing changed");
+    }
+
+    /// `--set-default` with `--to v6` (combkey's generator makes v7) is a usage error; with
+    /// `--online` the default changes before the first batch; on MariaDB `INSERT ... SELECT`
+    /// without the key works afterwards; a function named combkey_v7 that is not combkey's is
+    /// refused.
+    #[tokio::test]
+    async fn set_default_as_a_dba_meets_it() {
+        let mut pg = Db::pg().await;
+        let url = pg.url();
+        pg.exec("SELECT pg_advisory_lock(4242)").await;
+        pg.exec("CREATE EXTENSION IF NOT EXISTS \"uuid-ossp\"").await;
+        pg.exec("SELECT pg_advisory_unlock(4242)").await;
+        let t = "sd_online";
+        pg.seed(t, &keys(Layout::V1, 50, 95), false).await;
+        pg.exec(&format!("ALTER TABLE {t} ALTER COLUMN id SET DEFAULT uuid_generate_v1()")).await;
+        let (code, out) = exit_code(&["doctor", "--url", &url, "--table", t, "--apply", "--to", "v6", "--set-default"]);
+        assert_eq!(code, Some(2), "{out}");
+        assert!(out.contains("with --to v6"), "{out}");
+        let after = report(&url, t, &["--apply", "--online", "--set-default"]);
+        assert_eq!(after["default"]["expression"], "combkey_v7()", "{after}");
+        assert_eq!(layouts(&after), [("v7".to_string(), 50)], "{after}");
+
+        let mut my = Db::mysql().await;
+        let murl = my.url();
+        let m = "sd_select";
+        my.seed(m, &keys(Layout::V1, 20, 96), false).await;
+        my.exec(&format!("ALTER TABLE {m} ALTER COLUMN id SET DEFAULT (UNHEX(REPLACE(UUID(), '-', '')))")).await;
+        let after = report(&murl, m, &["--apply", "--set-default"]);
+        assert!(after["recommendation"].as_str().unwrap().starts_with("Nothing to do"), "{after}");
+        my.exec(&format!("INSERT INTO {m} (seq) SELECT seq + 100 FROM {m} WHERE seq < 2")).await;
+        my.exec(&format!("INSERT INTO {m} (seq) VALUES (200)")).await;
+        let order = my.order(m).await;
+        assert_eq!(&order[20..], [100, 101, 200], "rows inserted without a key get v7 keys that sort last: {order:?}");
+
+        // A function of that name that is not combkey's.
+        my.exec("DROP DATABASE IF EXISTS sd_foreign").await;
+        my.exec("CREATE DATABASE sd_foreign").await;
+        my.exec("CREATE FUNCTION sd_foreign.combkey_v7() RETURNS BINARY(16) NOT DETERMINISTIC NO SQL RETURN UNHEX(REPLACE(UUID(), '-', ''))").await;
+        my.exec("CREATE TABLE sd_foreign.t (id BINARY(16) NOT NULL DEFAULT (UNHEX(REPLACE(UUID(), '-', ''))) PRIMARY KEY, seq INT NOT NULL)").await;
+        let (code, out) = exit_code(&["doctor", "--url", &murl, "--table", "sd_foreign.t", "--apply", "--set-default"]);
+        assert_eq!(code, Some(1), "{out}");
+        assert!(out.contains("is not combkey's"), "{out}");
+    }
+
+    /// A composite foreign key `(tenant, parent)` with an index on exactly that: the rewrite
+    /// finds a batch's rows by `parent` alone, which that index cannot probe. Online is refused
+    /// naming the column; offline builds a temporary index on it.
+    #[tokio::test]
+    async fn a_composite_key_needs_an_index_on_its_key_column() {
+        let mut db = Db::pg().await;
+        let url = db.url();
+        db.exec(
+            "DROP TABLE IF EXISTS ck_items; DROP TABLE IF EXISTS ck; DROP TABLE IF EXISTS combkey_keymap_ck;
+             CREATE TABLE ck (tenant int NOT NULL, id uuid NOT NULL, PRIMARY KEY (id), UNIQUE (tenant, id));
+             CREATE TABLE ck_items (n int PRIMARY KEY, tenant int NOT NULL, parent uuid NOT NULL,
+               FOREIGN KEY (tenant, parent) REFERENCES ck (tenant, id));
+             CREATE INDEX ck_items_tp ON ck_items (tenant, parent);",
+        )
+        .await;
+        let values: Vec<String> = keys(Layout::V1, 30, 97).iter().map(|k| format!("(1, '{k}')")).collect();
+        db.exec(&format!(
+            "INSERT INTO ck VALUES {}; INSERT INTO ck_items SELECT row_number() OVER (), tenant, id FROM ck",
+            values.join(", ")
+        ))
+        .await;
+        let (code, out) = exit_code(&["doctor", "--url", &url, "--table", "ck", "--apply", "--online"]);
+        assert_eq!(code, Some(1), "{out}");
+        assert!(out.contains("ck_items(parent)"), "{out}");
+        let sql = ok(&combkey(&["doctor", "--url", &url, "--table", "ck", "--migration-sql"], &[]));
+        assert!(sql.contains("(\"parent\")") && sql.contains("combkey_doctor_tmp_0"), "{sql}");
+        let after = report(&url, "ck", &["--apply"]);
+        assert_eq!(layouts(&after), [("v7".to_string(), 30)], "{after}");
+    }
+}

@@ -108,7 +108,6 @@ mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
-
 pub use expression::CreatedInExpressionMethods;
 
 combkey::adapter::column_newtype! {

@@ -410,9 +410,12 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dy
     // The journal's row exists from its step on.
     let journal_step = plan.steps.iter().position(|s| s.kind == StepKind::Journal);
     let mut journal_open = journal_step.is_some_and(|j| from > j);
-    // Session settings hold for this connection only: a resumed run sets them again.
+    // Session settings hold for this connection only: a resumed run sets them again; and it
+    // makes the key map again where it went meanwhile (its statements make it only if absent).
     if from > 0 {
-        for s in plan.steps.iter().filter(|s| s.kind == StepKind::Session) {
+        for s in
+            plan.steps.iter().filter(|s| matches!(s.kind, StepKind::Session | StepKind::KeyMap) && !s.in_transaction)
+        {
             db.exec_all(&s.sql).await?;
         }
     }
@@ -456,6 +459,25 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dy
                             Ok(())
                         })
                         .await?;
+                    }
+                    StepKind::NewKeysFree => {
+                        for sql in &step.sql {
+                            let rows = db.rows(sql, &[]).await?;
+                            if !rows.is_empty() {
+                                let pairs: Vec<String> = rows
+                                    .iter()
+                                    .map(|r| {
+                                        let v = |i: usize| r.get(i).cloned().flatten().unwrap_or_default();
+                                        format!("{} would become {}, a key the table holds already", v(0), v(1))
+                                    })
+                                    .collect();
+                                return Err(Error::refused(format!(
+                                    "the conversion would make keys the table holds already: {}. Nothing was changed; \
+                                     remove or change one of each pair first",
+                                    pairs.join("; ")
+                                )));
+                            }
+                        }
                     }
                     StepKind::Verify => {
                         for sql in &step.sql {
@@ -521,7 +543,10 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dy
             }
             if fail_after == Some(i) {
                 // As a kill would: no rollback, no clean-up.
-                eprintln!("combkey doctor: stopping after step {i} (COMBKEY_DOCTOR_FAIL_AFTER_STEP)");
+                eprintln!(
+                    "combkey doctor: stopping after step {} of --migration-sql (COMBKEY_DOCTOR_FAIL_AFTER_STEP={i} counts from 0)",
+                    i + 1
+                );
                 std::process::abort();
             }
         }

@@ -235,6 +235,11 @@ pub(crate) async fn run(
         }
     };
     db.exec_all(&cat.session(plan.options.lock_timeout_ms)).await?;
+    // `--set-default` before the first batch: from here on rows inserted without a key get
+    // combkey's, so the passes end (its statements are safe to run again on a resumed run).
+    if let Some(step) = plan.steps.iter().find(|s| s.kind == crate::plan::StepKind::SetDefault) {
+        db.exec_all(&step.sql).await?;
+    }
     let fk = cat.fk_checks_off();
     // Where the session's foreign key checks are off (MySQL), the batch's rewrite of the
     // parents locks them before the children move, so no child can be added to one in

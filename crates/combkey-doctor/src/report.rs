@@ -242,9 +242,13 @@ impl Report {
         let trigger = self.schema.triggers.iter().find(|t| {
             t.table == self.schema.table && t.events.contains("INSERT") && t.definition.contains("combkey_v7(")
         });
+        // A generator named combkey_v7 that is not combkey's makes keys of a layout not known.
+        let ours = self.schema.combkey_v7 != Some(false);
         match (&self.schema.column.default, trigger) {
-            (Some(d), _) if !self.schema.column.generated => Some((d.clone(), default_makes(d))),
-            (_, Some(t)) => Some((format!("trigger {}", t.name), Some("v7"))),
+            (_, Some(t)) => Some((format!("trigger {}", t.name), Some("v7").filter(|_| ours))),
+            (Some(d), _) if !self.schema.column.generated => {
+                Some((d.clone(), default_makes(d).filter(|m| ours || !d.contains("combkey_v7(") || *m != "v7")))
+            }
             _ => None,
         }
     }
@@ -258,10 +262,15 @@ impl Report {
             return None;
         }
         let what = makes.map_or_else(|| "keys of a layout combkey cannot tell".to_string(), |m| format!("{m} keys"));
+        let fix = if target == combkey::layouts::Layout::V7 {
+            "Give --apply --set-default to make the default combkey's generator in the same run."
+        } else {
+            "combkey's database-side generator makes v7 keys: make v6 keys in the application, or give the column a v6 \
+             default of your own."
+        };
         Some(format!(
             "The column's DEFAULT ({expr}) makes {what}: rows inserted without a key keep getting them whatever this \
-             conversion does, and those do not sort with combkey's. Give --apply --set-default to make the default \
-             combkey's generator in the same run."
+             conversion does, and those do not sort with the {target} keys. {fix}"
         ))
     }
 
@@ -345,7 +354,7 @@ impl Report {
                      blocking writes (REINDEX INDEX CONCURRENTLY)."
                 )
             } else if !default.is_empty() {
-                format!("Nothing to convert: the keys sort in creation order in the stored form combkey uses.{default}")
+                "Nothing to convert: the keys sort in creation order in the stored form combkey uses.".to_string()
             } else {
                 return "Nothing to do: the keys sort in creation order in the stored form combkey uses, and the next id \
                         combkey makes sorts after every one of them."
@@ -423,10 +432,15 @@ impl Report {
                 Name::from(m).quoted(self.backend)
             )
         });
-        format!(
-            "Convert {}{sampled}{typed}: --migration-sql shows the SQL, --apply runs it.{outcome}{map}{time}{default}",
-            pairs.join(", ")
-        )
+        let what = if pairs.is_empty() && plan.sets_default {
+            // Nothing to convert: the run only makes the default combkey's generator.
+            format!("Make the default of {column} combkey's generator")
+        } else if plan.sets_default {
+            format!("Convert {}{sampled}{typed} and make the default of {column} combkey's generator", pairs.join(", "))
+        } else {
+            format!("Convert {}{sampled}{typed}", pairs.join(", "))
+        };
+        format!("{what}: --migration-sql shows the SQL, --apply runs it.{outcome}{map}{time}{default}")
     }
 
     /// The report as one JSON object.
@@ -533,11 +547,11 @@ impl Report {
             s.push_str(&format!("  inherited by    {}\n", t.join(", ")));
         }
         s.push_str(&format!(
-            "  next id         sorts after {} (the keys after the next id combkey makes, in ORDER BY {}: 0 = new keys \
-             append at the index's right edge)\n",
+            "  next id         {} (in ORDER BY {}: 0 = new keys append at the index's right edge)\n",
             match self.keys_after_next {
-                0 => "every key".to_string(),
-                n => format!("all but {n} keys"),
+                0 => "sorts after every key".to_string(),
+                1 => "1 key sorts after the next id combkey makes".to_string(),
+                n => format!("{n} keys sort after the next id combkey makes"),
             },
             self.schema.column.name
         ));

@@ -30,8 +30,8 @@ pub struct Schema {
     pub inheritors: Vec<Name>,
     /// Per table: the columns an `UPDATE` changes by itself (MySQL `ON UPDATE CURRENT_TIMESTAMP`).
     pub auto_update: BTreeMap<Name, Vec<String>>,
-    /// Referencing columns with no index that starts with them (each key change then scans
-    /// the referencing table to check it).
+    /// Referencing columns that hold key values with no index that starts with them (each
+    /// key change then scans the referencing table to find and check its rows).
     pub unindexed: Vec<(Name, Vec<String>)>,
     /// Each table's definition as the database writes it, before any change.
     pub definitions: BTreeMap<Name, String>,
@@ -76,13 +76,40 @@ pub struct Schema {
     /// Old keys that would become one key (they differ only in bits the conversion to v7
     /// drops): how many would be lost, and a few pairs. Counted when every key is read.
     pub collisions: (usize, Vec<String>),
-    /// The table of old and new keys the conversion would keep, and whether it is there.
-    pub key_map: Option<(Name, bool)>,
+    /// The table of old and new keys the conversion would keep, and what is there by its name.
+    pub key_map: Option<KeyMapFacts>,
     /// The publications that would publish a table made in the table's schema (PostgreSQL
     /// `FOR ALL TABLES`, `FOR TABLES IN SCHEMA`).
     pub new_tables_published: Vec<String>,
     /// The server writes a statement-based binary log (MySQL/MariaDB).
     pub statement_binlog: bool,
+    /// Whether the functions named like combkey's generator where the table's default would
+    /// call them are combkey's own (`None`: there are none).
+    pub combkey_v7: Option<bool>,
+}
+
+/// What the database has where a conversion would keep its key map.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct KeyMapFacts {
+    /// Its name.
+    pub name: Name,
+    /// Whether its schema (database) exists.
+    pub schema_exists: bool,
+    /// Its columns, where the table exists (none where it does not).
+    pub columns: Vec<Column>,
+    /// Whether it holds any row.
+    pub has_rows: bool,
+    /// What it says it is: its comment (PostgreSQL, MySQL/MariaDB), or its `CREATE TABLE`
+    /// text (SQLite), which doctor writes naming the table and column whose keys it maps.
+    pub about: Option<String>,
+}
+
+impl KeyMapFacts {
+    /// Whether the table is there.
+    pub fn exists(&self) -> bool {
+        !self.columns.is_empty()
+    }
 }
 
 /// A column name as given (`"My Id"`, `` `My Id` ``, `[My Id]`, `my_id`) as the catalog
@@ -253,8 +280,17 @@ impl Schema {
                     checks.push(c);
                 }
             }
-            if !db.query(catalog.has_index_on(&fk.child, &fk.child_columns)).await? {
-                unindexed.push((fk.child.clone(), fk.child_columns.clone()));
+            // The column that holds the key's values: the rewrite finds a batch's rows by it
+            // alone (an index on a composite key's `(tenant, parent)` cannot be probed by
+            // `parent`), so an index must start with it.
+            let holding: Vec<String> = match fk.child_column_for(&column.name) {
+                Some(c) => vec![c.to_string()],
+                None => fk.child_columns.clone(),
+            };
+            if !db.query(catalog.has_index_on(&fk.child, &holding)).await?
+                && !unindexed.iter().any(|(t, c)| *t == fk.child && *c == holding)
+            {
+                unindexed.push((fk.child.clone(), holding));
             }
         }
         let inheritors = db.query(catalog.inheritors(&name)).await?;
@@ -338,6 +374,7 @@ impl Schema {
             key_map: None,
             new_tables_published: Vec::new(),
             statement_binlog: false,
+            combkey_v7: None,
             row_security,
             partition_of,
             partitioned,
@@ -367,7 +404,10 @@ impl Schema {
             .triggers
             .iter()
             .any(|t| t.table == self.table && t.events.contains("INSERT") && t.definition.contains("combkey_v7("));
-        trigger || self.column.default.as_deref().and_then(crate::report::default_makes) == Some("v7")
+        let default = self.column.default.as_deref().filter(|_| !self.column.generated);
+        let calls_ours = |d: &str| !d.contains("combkey_v7(") || self.combkey_v7 != Some(false);
+        (trigger && self.combkey_v7 != Some(false))
+            || default.is_some_and(|d| crate::report::default_makes(d) == Some("v7") && calls_ours(d))
     }
 
     pub fn update_triggers(&self) -> Vec<&Trigger> {

@@ -166,13 +166,27 @@ async fn read_in_transaction(
     // The table of old and new keys a conversion that drops bits keeps, and whether a new
     // table there would be published (a subscriber without it would stop applying changes).
     let map = crate::plan::key_map_name(backend, &schema.table, options.key_map.as_deref());
-    let map_exists = !db.query(cat.columns(&map)).await?.is_empty();
-    schema.key_map = Some((map, map_exists));
+    let columns = db.query(cat.columns(&map)).await?;
+    let (has_rows, about) = if columns.is_empty() {
+        (false, None)
+    } else {
+        let any = db.rows(&format!("SELECT 1 FROM {} LIMIT 1", map.quoted(backend)), &[]).await?;
+        (!any.is_empty(), db.query(cat.table_about(&map)).await?)
+    };
+    let schema_exists = db.query(cat.schema_exists(map.schema.as_deref())).await?;
+    schema.key_map = Some(crate::schema::KeyMapFacts { name: map, schema_exists, columns, has_rows, about });
     if let Some(q) = cat.publications_of_new_tables(schema.table.schema.as_deref()) {
         schema.new_tables_published = db.query(q).await?;
     }
     if let Some(q) = cat.statement_binlog() {
         schema.statement_binlog = db.query(q).await?;
+    }
+    if let Some(q) = cat.combkey_functions(&schema.table) {
+        // combkey's own where each body is part of the text that installs combkey's functions.
+        let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        let ours = squash(backend.install_functions());
+        let found = db.query(q).await?;
+        schema.combkey_v7 = (!found.is_empty()).then(|| found.iter().all(|(_, body)| ours.contains(&squash(body))));
     }
 
     if sample.is_none() {

@@ -195,8 +195,6 @@ mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
-
-
 combkey::adapter::column_newtype! {
     /// A [`combkey::Comb`] as a sqlx column type.
     ///

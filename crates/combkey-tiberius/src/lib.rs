@@ -138,7 +138,6 @@
 mod sqlserver;
 mod wrappers;
 
-
 pub use wrappers::{OptionalComb, OptionalCombBinary, OptionalCombPublic, OptionalCombText};
 
 combkey::adapter::column_newtype! {

@@ -455,7 +455,13 @@ pub(crate) trait Catalog: Sync {
     /// default cannot call a stored function, installs it in the table's database, adds a
     /// `BEFORE INSERT` trigger that fills a missing key, and drops the old default. `None`
     /// where the database has no functions (SQLite).
-    fn combkey_default(&self, _table: &Name, _column: &Column) -> Option<Vec<String>> {
+    fn combkey_default(&self, _table: &Name, _column: &Column, _final_type: &str) -> Option<Vec<String>> {
+        None
+    }
+    /// The functions named like combkey's generator (`combkey_v7`, MySQL's `combkey_v7_from`)
+    /// where a default or trigger of `table` would call them: name and body, to tell combkey's
+    /// own from another one of that name. `None` where the database has no functions.
+    fn combkey_functions(&self, _table: &Name) -> Option<Query<Vec<(String, String)>>> {
         None
     }
     /// The statement that drops `column`'s default (before a type change the default would
@@ -469,6 +475,29 @@ pub(crate) trait Catalog: Sync {
     fn statement_binlog(&self) -> Option<Query<bool>> {
         None
     }
+    /// The pairs of the mapping table whose new value is a key the table holds already (a
+    /// key of another kind that the conversion would make twice): old and new, as text; at
+    /// most five. For a conversion that keeps the column's type.
+    fn new_keys_taken(&self, table: &Name, column: &str, only: bool) -> String {
+        let b = self.backend();
+        let only = if only && b == Backend::Postgres { "ONLY " } else { "" };
+        format!(
+            "SELECT {}, {} FROM combkey_doctor_map m JOIN {only}{} t ON t.{} = m.new LIMIT 5",
+            self.key_text("m.old"),
+            self.key_text("m.new"),
+            table.quoted(b),
+            b.quote(column)
+        )
+    }
+    /// A key value's expression as text for a message (PostgreSQL the value, MySQL/MariaDB and
+    /// SQLite its hex digits).
+    fn key_text(&self, expr: &str) -> String;
+    /// What a table says it is: its comment (PostgreSQL, MySQL/MariaDB) or its `CREATE TABLE`
+    /// text (SQLite, which keeps the text, comments included).
+    fn table_about(&self, table: &Name) -> Query<Option<String>>;
+    /// Whether `schema` (a PostgreSQL schema, a MySQL/MariaDB database, an SQLite attached
+    /// database) exists; `None`: the connection's own.
+    fn schema_exists(&self, schema: Option<&str>) -> Query<bool>;
     /// The publications that would publish a table made in `schema` (PostgreSQL: `FOR ALL
     /// TABLES`, `FOR TABLES IN SCHEMA`): a subscriber without that table would stop applying
     /// every change. `None` where the database has no such publications.

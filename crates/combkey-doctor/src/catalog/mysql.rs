@@ -130,6 +130,8 @@ impl Catalog for MySql {
         format!(" AND RAND() < {p}")
     }
 
+    /// Text values only: a journaled type change stopped after its values became their 16
+    /// bytes (in `VARBINARY(64)`) holds bytes that no text form repeats.
     fn same_id(&self, table: &Name, column: &Column, _only: bool) -> Option<String> {
         if column.data_type == "uuid" || column.data_type == "binary(16)" {
             return None;
@@ -138,7 +140,8 @@ impl Catalog for MySql {
         Some(format!(
             "SELECT k, COUNT(*), LEFT(GROUP_CONCAT(QUOTE(v) ORDER BY v SEPARATOR ' and '), 300) FROM (SELECT \
              CAST({c} AS CHAR) AS v, REPLACE(REPLACE(REPLACE(REPLACE(LOWER(CAST({c} AS CHAR)), 'urn:uuid:', ''), \
-             '{{', ''), '}}', ''), '-', '') AS k FROM {t} WHERE {c} IS NOT NULL) d GROUP BY k HAVING COUNT(*) > 1",
+             '{{', ''), '}}', ''), '-', '') AS k FROM {t} WHERE {c} IS NOT NULL AND LENGTH({c}) > 16) d GROUP BY k \
+             HAVING COUNT(*) > 1",
             t = table.quoted(Backend::MySql)
         ))
     }
@@ -569,23 +572,43 @@ impl Catalog for MySql {
         )]
     }
 
-    fn combkey_default(&self, table: &Name, column: &Column) -> Option<Vec<String>> {
+    fn combkey_default(&self, table: &Name, column: &Column, final_type: &str) -> Option<Vec<String>> {
         // The functions in the table's database (a trigger's body resolves names there).
         let db = table.schema.as_deref().map(|s| format!("{}.", Backend::MySql.quote(s))).unwrap_or_default();
         let functions = Backend::MySql
             .install_functions()
             .replace("CREATE FUNCTION ", &format!("CREATE FUNCTION IF NOT EXISTS {db}"));
         let c = Backend::MySql.quote(&column.name);
+        let t = table.quoted(Backend::MySql);
         let trigger = Name { schema: table.schema.clone(), name: format!("{}_combkey_{}", table.name, column.name) };
+        // MySQL checks that a NOT NULL column without a default gets a value before a trigger
+        // runs for INSERT ... SELECT: the column's default is the nil id instead, which no key
+        // is, and the trigger replaces it (and NULL) with a new id.
+        let nil = if final_type == "uuid" {
+            "'00000000-0000-0000-0000-000000000000'"
+        } else {
+            "0x00000000000000000000000000000000"
+        };
         Some(vec![
             functions,
             format!(
-                "CREATE TRIGGER IF NOT EXISTS {} BEFORE INSERT ON {} FOR EACH ROW SET NEW.{c} = IFNULL(NEW.{c}, {db}combkey_v7())",
+                "CREATE TRIGGER IF NOT EXISTS {} BEFORE INSERT ON {t} FOR EACH ROW SET NEW.{c} = \
+                 IF(NEW.{c} IS NULL OR NEW.{c} = {nil}, {db}combkey_v7(), NEW.{c})",
                 trigger.quoted(Backend::MySql),
-                table.quoted(Backend::MySql)
             ),
-            self.drop_default(table, column),
+            format!("ALTER TABLE {t} ALTER COLUMN {c} SET DEFAULT {nil}"),
         ])
+    }
+
+    fn combkey_functions(&self, table: &Name) -> Option<Query<Vec<(String, String)>>> {
+        Some(Query {
+            sql: format!(
+                "SELECT CAST(ROUTINE_NAME AS CHAR), CAST(ROUTINE_DEFINITION AS CHAR) FROM information_schema.ROUTINES \
+                 WHERE ROUTINE_SCHEMA = {SCHEMA} AND ROUTINE_NAME IN ('combkey_v7', 'combkey_v7_from') AND ROUTINE_TYPE = 'FUNCTION'"
+            ),
+            params: vec![table.schema.clone().unwrap_or_default()],
+            parse: |rows| rows.iter().map(|r| Ok((text(r, 0)?, cell(r, 1)?.unwrap_or_default()))).collect(),
+        })
     }
 
     fn statement_binlog(&self) -> Option<Query<bool>> {
@@ -597,11 +620,37 @@ impl Catalog for MySql {
     }
 
     fn key_map_insert(&self, map: &Name, rows: &[(Stored, Stored)]) -> String {
+        // A row there already with the same pair stays; a clash of either key with another pair
+        // (stale, or two old keys becoming one) sets old_key NULL: an error in strict mode, and
+        // the run rolls back.
         format!(
-            "INSERT INTO {} (old_key, new_key) VALUES {} ON DUPLICATE KEY UPDATE old_key = old_key",
+            "INSERT INTO {} (old_key, new_key) VALUES {} ON DUPLICATE KEY UPDATE old_key = \
+             IF(old_key = VALUES(old_key) AND new_key = VALUES(new_key), old_key, NULL)",
             map.quoted(Backend::MySql),
             super::value_pairs(self, rows)
         )
+    }
+
+    fn key_text(&self, expr: &str) -> String {
+        format!("CAST(HEX({expr}) AS CHAR)")
+    }
+
+    fn table_about(&self, table: &Name) -> Query<Option<String>> {
+        Query {
+            sql: format!(
+                "SELECT CAST(TABLE_COMMENT AS CHAR) FROM information_schema.TABLES WHERE TABLE_SCHEMA = {SCHEMA} AND TABLE_NAME = ?"
+            ),
+            params: vec![table.schema.clone().unwrap_or_default(), table.name.clone()],
+            parse: |rows| rows.first().map_or(Ok(None), |r| cell(r, 0)),
+        }
+    }
+
+    fn schema_exists(&self, schema: Option<&str>) -> Query<bool> {
+        Query {
+            sql: format!("SELECT CAST(COUNT(*) AS CHAR) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = {SCHEMA}"),
+            params: vec![schema.unwrap_or_default().to_string()],
+            parse: |rows| rows.first().map_or(Ok(false), |r| flag(r, 0)),
+        }
     }
 
     fn key_literal(&self, value: &Stored) -> String {

@@ -584,14 +584,49 @@ impl Catalog for Postgres {
     }
 
     fn key_map_insert(&self, map: &Name, rows: &[(Stored, Stored)]) -> String {
+        // A row there already with the same pair stays; one with another new key (stale) is a
+        // NOT NULL violation, and the run rolls back.
         format!(
-            "INSERT INTO {} (old_key, new_key) VALUES {} ON CONFLICT (old_key) DO NOTHING",
-            map.quoted(Backend::Postgres),
-            super::value_pairs(self, rows)
+            "INSERT INTO {m} AS m (old_key, new_key) VALUES {} ON CONFLICT (old_key) DO UPDATE SET new_key = \
+             CASE WHEN m.new_key = EXCLUDED.new_key THEN m.new_key END",
+            super::value_pairs(self, rows),
+            m = map.quoted(Backend::Postgres),
         )
     }
 
-    fn combkey_default(&self, table: &Name, column: &Column) -> Option<Vec<String>> {
+    fn key_text(&self, expr: &str) -> String {
+        format!("{expr}::text")
+    }
+
+    fn table_about(&self, table: &Name) -> Query<Option<String>> {
+        Query {
+            sql: format!("SELECT obj_description({OID}, 'pg_class')"),
+            params: params(table),
+            parse: |rows| rows.first().map_or(Ok(None), |r| cell(r, 0)),
+        }
+    }
+
+    fn schema_exists(&self, schema: Option<&str>) -> Query<bool> {
+        Query {
+            sql: "SELECT (to_regnamespace(coalesce(nullif($1, ''), current_schema())) IS NOT NULL)::text".into(),
+            params: vec![schema.map(|s| Backend::Postgres.quote(s)).unwrap_or_default()],
+            parse: |rows| rows.first().map_or(Ok(false), |r| flag(r, 0)),
+        }
+    }
+
+    fn combkey_functions(&self, _table: &Name) -> Option<Query<Vec<(String, String)>>> {
+        // Where an unqualified call resolves: the first schema of the search path that has it.
+        Some(Query {
+            sql: "SELECT p.proname::text, p.prosrc FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace \
+                  WHERE p.proname = 'combkey_v7' AND p.pronargs = 0 AND n.nspname = ANY (current_schemas(true)) \
+                  ORDER BY array_position(current_schemas(true), n.nspname) LIMIT 1"
+                .into(),
+            params: Vec::new(),
+            parse: |rows| rows.iter().map(|r| Ok((text(r, 0)?, text(r, 1)?))).collect(),
+        })
+    }
+
+    fn combkey_default(&self, table: &Name, column: &Column, _final_type: &str) -> Option<Vec<String>> {
         Some(vec![
             Backend::Postgres.install_functions().to_string(),
             format!(

@@ -455,16 +455,44 @@ impl Catalog for Sqlite {
         )
     }
 
-    fn key_map_create(&self, map: &Name, _final_type: &str, _about: &str) -> Vec<String> {
+    fn key_map_create(&self, map: &Name, _final_type: &str, about: &str) -> Vec<String> {
+        // SQLite keeps the statement's text, this comment included: what the table says it is.
         vec![format!(
-            "CREATE TABLE IF NOT EXISTS {} (old_key BLOB NOT NULL PRIMARY KEY, new_key BLOB NOT NULL UNIQUE)",
-            map.quoted(Backend::Sqlite)
+            "CREATE TABLE IF NOT EXISTS {} (old_key BLOB NOT NULL PRIMARY KEY, new_key BLOB NOT NULL UNIQUE /* {} */)",
+            map.quoted(Backend::Sqlite),
+            about.replace("*/", "* /")
         )]
     }
 
+    fn key_text(&self, expr: &str) -> String {
+        format!("hex({expr})")
+    }
+
+    fn table_about(&self, table: &Name) -> Query<Option<String>> {
+        Query {
+            sql: format!(
+                "SELECT sql FROM {}.sqlite_master WHERE type = 'table' AND name = ?",
+                Backend::Sqlite.quote(&schema(table))
+            ),
+            params: vec![table.name.clone()],
+            parse: |rows| rows.first().map_or(Ok(None), |r| cell(r, 0)),
+        }
+    }
+
+    fn schema_exists(&self, schema: Option<&str>) -> Query<bool> {
+        Query {
+            sql: "SELECT CAST(COUNT(*) AS TEXT) FROM pragma_database_list WHERE name = ?".into(),
+            params: vec![schema.unwrap_or("main").to_string()],
+            parse: |rows| rows.first().map_or(Ok(false), |r| flag(r, 0)),
+        }
+    }
+
     fn key_map_insert(&self, map: &Name, rows: &[(Stored, Stored)]) -> String {
+        // A row there already with the same pair stays; one with another new key (stale) is a
+        // NOT NULL violation, and the run rolls back.
         format!(
-            "INSERT INTO {} (old_key, new_key) VALUES {} ON CONFLICT (old_key) DO NOTHING",
+            "INSERT INTO {} (old_key, new_key) VALUES {} ON CONFLICT (old_key) DO UPDATE SET new_key = \
+             CASE WHEN new_key = excluded.new_key THEN new_key END",
             map.quoted(Backend::Sqlite),
             super::value_pairs(self, rows)
         )

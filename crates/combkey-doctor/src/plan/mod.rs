@@ -84,6 +84,8 @@ pub enum StepKind {
     DropDefault,
     /// The key column's default becomes combkey's generator.
     SetDefault,
+    /// Check: no new key is a key the table holds already.
+    NewKeysFree,
     /// The key values change, in the table and every referencing column.
     Rewrite,
     /// Checks: no orphan, no foreign key violation.
@@ -343,7 +345,9 @@ impl Options {
 }
 
 /// The key map's name for `table`: the one given, in the table's schema unless it names one;
-/// else `combkey_keymap_<table>`, cut to the database's longest identifier.
+/// else `combkey_keymap_<table>`, and where that is longer than the database's longest
+/// identifier, cut and ended by a hash of the whole name (two long names that share a start
+/// get two maps).
 pub(crate) fn key_map_name(backend: Backend, table: &Name, given: Option<&str>) -> Name {
     if let Some(g) = given {
         return match g.split_once('.') {
@@ -353,10 +357,85 @@ pub(crate) fn key_map_name(backend: Backend, table: &Name, given: Option<&str>) 
     }
     let mut name = format!("combkey_keymap_{}", table.name);
     let max = backend.max_identifier_len();
-    while name.len() > max {
-        name.pop();
+    if name.len() > max {
+        let mut h: u32 = 2_166_136_261;
+        for b in name.bytes() {
+            h = (h ^ u32::from(b)).wrapping_mul(16_777_619);
+        }
+        let tag = format!("_{h:08x}");
+        while name.len() + tag.len() > max {
+            name.pop();
+        }
+        name.push_str(&tag);
     }
     Name { schema: table.schema.clone(), name }
+}
+
+/// What the key map's comment says of it: the table and column whose keys it maps.
+pub(crate) fn key_map_about(table: &Name, column: &str, converted: &[&str]) -> String {
+    format!(
+        "combkey doctor: the old and the new key of every key of {table}.{column} it converted ({})",
+        converted.join(", ")
+    )
+}
+
+/// Refuses, before anything changes, a key map the run could not make or fill: its schema
+/// missing; a table of that name that is no key map (other columns), or a key map of another
+/// table's keys; a new table a publication would publish.
+fn check_key_map(
+    cat: &dyn Catalog,
+    facts: &crate::schema::KeyMapFacts,
+    schema: &Schema,
+    final_type: &str,
+    lossy: &[&str],
+) -> Result<(), Error> {
+    let map = &facts.name;
+    let shown = map.quoted(cat.backend());
+    let why = if lossy.is_empty() {
+        "--key-map asks for it".to_string()
+    } else {
+        format!("the new keys cannot hold every bit of the old ones ({})", lossy.join(", "))
+    };
+    if !facts.schema_exists {
+        return Err(Error::refused(format!(
+            "the key map {shown} ({why}) would go in {}, which does not exist: give --key-map a table in a schema that \
+             exists. Nothing was changed",
+            map.schema.as_deref().unwrap_or("the connection's schema")
+        )));
+    }
+    if facts.exists() {
+        let names: Vec<&str> = facts.columns.iter().map(|c| c.name.as_str()).collect();
+        let key_type = |c: &crate::catalog::Column| c.data_type == final_type || c.data_type == "uuid";
+        let shape = names == ["old_key", "new_key"] && facts.columns.iter().all(key_type);
+        let mine = format!(" of {}.{} it converted", schema.table, schema.column.name);
+        let owned = facts.about.as_deref().is_some_and(|a| a.contains("combkey doctor: ") && a.contains(&mine));
+        if !shape {
+            let cols: Vec<String> = facts.columns.iter().map(|c| format!("{} {}", c.name, c.data_type)).collect();
+            return Err(Error::refused(format!(
+                "{shown} exists and is no key map (its columns are {}; a key map has old_key and new_key, {final_type}): \
+                 name another table with --key-map. Nothing was changed",
+                cols.join(", ")
+            )));
+        }
+        if facts.has_rows && !owned {
+            return Err(Error::refused(format!(
+                "{shown} holds rows already, and not a map of {}.{}'s keys made by combkey doctor ({}): its rows would \
+                 mix with this run's. Name another table with --key-map, or empty this one. Nothing was changed",
+                schema.table,
+                schema.column.name,
+                facts.about.as_deref().map_or("it says nothing of itself".into(), |a| format!("it says {a:?}"))
+            )));
+        }
+    } else if !schema.new_tables_published.is_empty() {
+        let ddl = cat.key_map_create(map, final_type, "").first().cloned().unwrap_or_default();
+        return Err(Error::refused(format!(
+            "the conversion keeps the old keys in a new table, {shown} ({why}), and publication {} would publish it: a \
+             subscriber without that table stops applying every change. Create it on every subscriber and here first \
+             ({ddl}), then run this again. Nothing was changed",
+            schema.new_tables_published.join(", ")
+        )));
+    }
+    Ok(())
 }
 
 impl Default for Options {
@@ -504,11 +583,25 @@ pub(crate) fn build(backend: Backend, schema: &Schema, audit: &Audit, options: &
     // something else).
     let sets_default = options.set_default && !schema.default_makes_v7();
     if sets_default {
-        if cat.combkey_default(&schema.table, &schema.column).is_none() {
+        if options.to == Layout::V6 {
+            return Err(Error::usage(
+                "--set-default makes the default combkey's v7 generator, whose keys sort before every v6 key: with --to \
+                 v6 the writers make v6 keys, so give the column a v6 default of your own (or convert to v7)",
+            ));
+        }
+        if cat.combkey_default(&schema.table, &schema.column, &schema.column.data_type).is_none() {
             return Err(Error::usage(format!(
                 "--set-default: {} has no functions in SQL, so no default can make combkey's keys there; the \
                  application makes them (combkey's column types)",
                 backend.name()
+            )));
+        }
+        if schema.combkey_v7 == Some(false) {
+            return Err(Error::refused(format!(
+                "--set-default: a function named combkey_v7 (or combkey_v7_from) exists where {}'s default would call it, \
+                 and it is not combkey's: the keys it makes would not be combkey's. Rename or drop it, or make the \
+                 default yourself. Nothing was changed",
+                schema.table
             )));
         }
         if schema.statement_binlog {
@@ -637,23 +730,9 @@ pub(crate) fn build(backend: Backend, schema: &Schema, audit: &Audit, options: &
         )));
     }
     let key_map = match &schema.key_map {
-        Some((map, exists)) if !lossy.is_empty() || options.key_map.is_some() => {
-            if !exists && !schema.new_tables_published.is_empty() {
-                let ddl = cat
-                    .key_map_create(map, &final_type, "combkey doctor: old and new keys")
-                    .first()
-                    .cloned()
-                    .unwrap_or_default();
-                return Err(Error::refused(format!(
-                    "the conversion ({}) keeps the old keys in a new table, {map}, and publication {} would publish it: \
-                     a subscriber without that table stops applying every change. Create it on every subscriber and \
-                     here first ({ddl}), then run this again (or name another schema's table with --key-map). Nothing \
-                     was changed",
-                    lossy.join(", "),
-                    schema.new_tables_published.join(", ")
-                )));
-            }
-            Some(TableName::from(map))
+        Some(facts) if !lossy.is_empty() || options.key_map.is_some() => {
+            check_key_map(cat, facts, schema, &final_type, &lossy)?;
+            Some(TableName::from(&facts.name))
         }
         _ => None,
     };
@@ -782,6 +861,7 @@ mod tests {
             key_map: None,
             new_tables_published: Vec::new(),
             statement_binlog: false,
+            combkey_v7: None,
             row_security: Vec::new(),
             partition_of: None,
             partitioned: false,

@@ -54,12 +54,7 @@ pub(crate) fn steps(
     let key_map_step = plan.key_map.as_ref().map(|m| {
         let map = Name::from(m);
         let converted: Vec<&str> = plan.converted.keys().map(String::as_str).collect();
-        let about = format!(
-            "combkey doctor: the old and the new key of every key of {}.{} it converted ({})",
-            schema.table,
-            column.name,
-            converted.join(", ")
-        );
+        let about = crate::plan::key_map_about(&schema.table, &column.name, &converted);
         let step = Step::new(
             StepKind::KeyMap,
             format!("keep each converted key's old and new value in {map}"),
@@ -71,7 +66,7 @@ pub(crate) fn steps(
     // transaction where DDL rolls back with it (PostgreSQL), else after the keys changed
     // (MySQL/MariaDB: each statement is safe to run again, so a re-run finishes it).
     let set_default = plan.sets_default.then(|| {
-        let sql = cat.combkey_default(&schema.table, column).unwrap_or_default();
+        let sql = cat.combkey_default(&schema.table, column, &plan.final_type).unwrap_or_default();
         let step = Step::new(
             StepKind::SetDefault,
             format!("make the default of {}.{} combkey's generator (combkey_v7())", schema.table, column.name),
@@ -143,6 +138,9 @@ pub(crate) fn steps(
         if !verify.is_empty() {
             steps.push(Step::new(StepKind::Verify, "check: no orphaned row before anything changes", verify.clone()));
         }
+        // The key map first: made before anything changes (an empty table, if what follows
+        // fails), and made again, where it went, when a stopped run goes on.
+        steps.extend(key_map_step.clone());
         steps.push(Step::new(StepKind::Journal, "write the plan to the journal", Vec::new()));
         for t in &tables {
             if let Some((create, _)) = cat.write_guard(t, &guard_name(&tag, t)) {
@@ -154,7 +152,6 @@ pub(crate) fn steps(
         if let Some((off, _)) = &fk_off {
             steps.push(Step::new(StepKind::ChecksOff, "foreign key checks off for this session", off.clone()));
         }
-        steps.extend(key_map_step);
         steps.push(Step::new(StepKind::Begin, "begin", vec![cat.begin()]));
         steps.push(map_step);
         steps.push(rewrite_step);
@@ -184,6 +181,16 @@ pub(crate) fn steps(
                 off.clone(),
             ));
         }
+        // A key of another kind that a conversion would make again (a v1 key and, beside it,
+        // its own v7 form): found before anything changes, both named.
+        let free = (!retype_needed).then(|| {
+            Step::new(
+                StepKind::NewKeysFree,
+                "check: no new key is a key the table holds already",
+                vec![cat.new_keys_taken(&schema.table, &column.name, only)],
+            )
+            .inside()
+        });
         let key_map_inside = key_map_step.as_ref().is_some_and(|s| s.in_transaction);
         if !key_map_inside {
             steps.extend(key_map_step.clone());
@@ -193,6 +200,7 @@ pub(crate) fn steps(
             steps.extend(key_map_step);
         }
         steps.push(map_step);
+        steps.extend(free);
         steps.extend(drop_default);
         if retype_needed {
             let drops: Vec<Step> = schema.references.iter().filter_map(drop_fk).map(Step::inside).collect();
