@@ -912,6 +912,7 @@ mod tests {
                 StepKind::Session,
                 StepKind::Begin,
                 StepKind::Map,
+                StepKind::NewKeysFree,
                 StepKind::TemporaryIndex,
                 StepKind::Rewrite,
                 StepKind::TemporaryIndex,
