@@ -922,7 +922,8 @@ mod tests {
             ]
         );
         assert!(plan.steps.iter().all(|s| s.drops.is_none()), "nothing dropped");
-        let rewrite = &plan.steps[4].sql;
+        let rewrite = &plan.steps[5].sql;
+        assert_eq!(plan.steps[5].kind, StepKind::Rewrite);
         assert_eq!(rewrite.len(), 1, "parent and child in one statement: {rewrite:?}");
         assert!(rewrite[0].contains("UPDATE \"shop\".\"orders\"") && rewrite[0].contains("UPDATE \"other\".\"lines\""));
         assert!(plan.steps[0].sql[0].contains("lock_timeout = '5000ms'"));
