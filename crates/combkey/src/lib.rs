@@ -70,16 +70,20 @@
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+// Rustdoc lists a type's inherent methods in the order their modules are
+// declared: `Comb`'s constructors (comb, parse, range) come before the
+// stored forms (backend), so a newcomer meets them first.
+mod comb;
+mod parse;
+mod range;
+
 #[doc(hidden)]
 pub mod adapter;
 mod backend;
 mod bits;
 mod clock;
-mod comb;
 mod error;
 mod macros;
-mod parse;
-mod range;
 mod rng;
 mod schema;
 mod short_prefix;
