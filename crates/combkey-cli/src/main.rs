@@ -2,6 +2,8 @@
 //!
 //! ```text
 //! combkey new [-n N] [--layout LAYOUT] [--stored BACKEND]
+//! combkey mask --key KEY [ID...]     (or COMBKEY_FACE_KEY; ids from stdin when none given)
+//! combkey unmask --key KEY [FACE...]
 //! combkey convert --from canonical|BACKEND|LAYOUT --to canonical|BACKEND|LAYOUT [ID...]
 //!     (ids from stdin when none given)
 //! combkey inspect [--json] [--as LAYOUT] [--near RFC3339] [ID...]
@@ -58,6 +60,22 @@ enum Command {
         stored: Spec,
         #[command(flatten)]
         short: ShortArgs,
+    },
+    /// Show v7 ids as faces: v4-looking ids that hide their time (uuidv47's scheme, the same
+    /// faces as its C library and PostgreSQL extension under the same key).
+    Mask {
+        #[command(flatten)]
+        key: FaceKeyArg,
+        /// Ids to mask; read from standard input, one a line, when none are given.
+        ids: Vec<String>,
+    },
+    /// The v7 id behind each face. A face that unmasks to a time more than a day past the clock
+    /// was not made with this key, and is refused.
+    Unmask {
+        #[command(flatten)]
+        key: FaceKeyArg,
+        /// Faces to unmask; read from standard input, one a line, when none are given.
+        ids: Vec<String>,
     },
     /// Convert ids between the public id, its stored forms, and other systems' layouts: a layout
     /// to the public id gives its v7 form (what doctor converts keys to; a few layouts' v7 forms
@@ -369,6 +387,28 @@ fn io_error(e: io::Error) -> String {
     if e.kind() == io::ErrorKind::BrokenPipe { STDOUT_CLOSED.to_string() } else { e.to_string() }
 }
 
+/// The face key: `--key`, or the environment variable `COMBKEY_FACE_KEY` (which keeps it out of
+/// the process list and the shell's history).
+#[derive(Args, Debug)]
+struct FaceKeyArg {
+    /// The key: 32 hex digits, or uuidv47's `uuid47.key` form (16 hex digits, `:`, 16 hex
+    /// digits). Default: the environment variable COMBKEY_FACE_KEY.
+    #[arg(long = "key", value_name = "KEY", hide_default_value = true)]
+    key: Option<String>,
+}
+
+impl FaceKeyArg {
+    fn key(&self) -> Result<combkey::FaceKey, String> {
+        let text = match &self.key {
+            Some(k) => k.clone(),
+            None => std::env::var("COMBKEY_FACE_KEY").map_err(|_| {
+                "a face key is needed: --key KEY, or the environment variable COMBKEY_FACE_KEY".to_string()
+            })?,
+        };
+        text.parse().map_err(|e: combkey::Error| format!("--key: {e}"))
+    }
+}
+
 /// Ids from the arguments, or from standard input (one a line, blanks skipped) when none;
 /// either way without the whitespace around them (a pasted id often brings some).
 fn ids_or_stdin(ids: Vec<String>) -> Result<Vec<String>, String> {
@@ -418,6 +458,34 @@ fn run(command: Command, out: &mut impl Write) -> Result<bool, String> {
                 }
             }
             Ok(true)
+        }
+        Command::Mask { key, ids } => {
+            let key = key.key()?;
+            let mut all_ok = true;
+            for text in ids_or_stdin(ids)? {
+                match text.parse::<Comb>().and_then(|id| key.mask(id)) {
+                    Ok(face) => writeln!(out, "{face}").map_err(io_error)?,
+                    Err(e) => {
+                        all_ok = false;
+                        eprintln!("combkey: {text}: {e}");
+                    }
+                }
+            }
+            Ok(all_ok)
+        }
+        Command::Unmask { key, ids } => {
+            let key = key.key()?;
+            let mut all_ok = true;
+            for text in ids_or_stdin(ids)? {
+                match text.parse::<Comb>().and_then(|face| key.unmask(face.to_uuid())) {
+                    Ok(id) => writeln!(out, "{id}").map_err(io_error)?,
+                    Err(e) => {
+                        all_ok = false;
+                        eprintln!("combkey: {text}: {e}");
+                    }
+                }
+            }
+            Ok(all_ok)
         }
         Command::Convert { from, to, ids } => {
             let mut all_ok = true;

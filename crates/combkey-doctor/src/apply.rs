@@ -17,6 +17,28 @@ pub(crate) const MAP_BATCH: usize = 1000;
 /// What the run reports as it goes.
 pub trait Progress {
     /// A step starts.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey_doctor::Progress;
+    ///
+    /// /// Progress on standard error, as `combkey doctor --apply` shows it.
+    /// struct Stderr;
+    ///
+    /// impl Progress for Stderr {
+    ///     fn step(&mut self, index: usize, of: usize, what: &str) {
+    ///         eprintln!("step {index}/{of}: {what}");
+    ///     }
+    ///     fn keys(&mut self, done: usize, total: usize) {
+    ///         eprintln!("  {done} of {total} keys mapped");
+    ///     }
+    /// }
+    ///
+    /// let mut progress = Stderr;
+    /// progress.step(1, 3, "convert the keys");
+    /// // `doctor.apply(&plan, &mut progress).await?` calls it for every step.
+    /// ```
     fn step(&mut self, index: usize, of: usize, what: &str);
     /// Keys mapped so far, of all.
     fn keys(&mut self, done: usize, total: usize);

@@ -58,6 +58,17 @@ pub enum Kind {
 
 impl Kind {
     /// The verdict's name: the layout's, `v4` for random keys.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::layouts::Layout;
+    /// use combkey_doctor::Kind;
+    ///
+    /// assert_eq!(Kind::Layout(Layout::RtCombSql).name(), "rtcomb-sql");
+    /// assert_eq!(Kind::Uncertain(Layout::RtCombSql).name(), "rtcomb-sql");
+    /// assert_eq!(Kind::Random.name(), "v4");
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             Kind::Layout(l) | Kind::Uncertain(l) => l.name(),
@@ -168,6 +179,39 @@ impl Classifier {
     }
 
     /// The verdict on one key.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use sqlx::Connection as _;
+    /// # let path = std::env::temp_dir().join(format!("combkey-doctor-doc-classify-{}.db", std::process::id()));
+    /// # let url = format!("sqlite://{}?mode=rwc", path.display());
+    /// # let mut db = sqlx::SqliteConnection::connect(&url).await?;
+    /// # sqlx::raw_sql("DROP TABLE IF EXISTS order_lines; DROP TABLE IF EXISTS orders; CREATE TABLE orders (id BLOB PRIMARY KEY); \
+    /// #     CREATE TABLE order_lines (n INTEGER PRIMARY KEY, order_id BLOB REFERENCES orders (id))").execute(&mut db).await?;
+    /// # let now = combkey::Timestamp::now();
+    /// # for minute in 0..20 {
+    /// #     let key = combkey::layouts::RtCombLayout::Sql.create(now.saturating_add_ms(-60_000 * minute), combkey::Comb::new_v4())?;
+    /// #     sqlx::query("INSERT INTO orders VALUES (?1); INSERT INTO order_lines (order_id) VALUES (?1)")
+    /// #         .bind(key.as_bytes().to_vec()).execute(&mut db).await?;
+    /// # }
+    /// use combkey::Comb;
+    /// use combkey::layouts::{Layout, RtCombLayout};
+    /// use combkey_doctor::{Doctor, Kind, Options};
+    ///
+    /// let mut doctor = Doctor::connect(&url).await?;
+    /// let report = doctor.audit("orders", "id", None, Options::default()).await?;
+    /// let classifier = &report.audit().classifier;
+    /// // A key the application made since the audit, the same way as the others.
+    /// let late = RtCombLayout::Sql.create(combkey::Timestamp::now(), Comb::new_v4())?;
+    /// assert_eq!(classifier.classify(&late), Kind::Layout(Layout::RtCombSql));
+    /// assert_eq!(classifier.classify(&Comb::new()), Kind::Layout(Layout::V7));
+    /// # let _ = std::fs::remove_file(&path);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn classify(&self, id: &Comb) -> Kind {
         let labelled = labelled(id, self.now_ms);
         // A version-8 key is a short prefix COMB unless a rule (UUIDNext's layout) takes it.
@@ -235,11 +279,67 @@ pub struct Audit {
 
 impl Audit {
     /// The keys with verdict `kind`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use sqlx::Connection as _;
+    /// # let path = std::env::temp_dir().join(format!("combkey-doctor-doc-count-{}.db", std::process::id()));
+    /// # let url = format!("sqlite://{}?mode=rwc", path.display());
+    /// # let mut db = sqlx::SqliteConnection::connect(&url).await?;
+    /// # sqlx::raw_sql("DROP TABLE IF EXISTS order_lines; DROP TABLE IF EXISTS orders; CREATE TABLE orders (id BLOB PRIMARY KEY); \
+    /// #     CREATE TABLE order_lines (n INTEGER PRIMARY KEY, order_id BLOB REFERENCES orders (id))").execute(&mut db).await?;
+    /// # let now = combkey::Timestamp::now();
+    /// # for minute in 0..20 {
+    /// #     let key = combkey::layouts::RtCombLayout::Sql.create(now.saturating_add_ms(-60_000 * minute), combkey::Comb::new_v4())?;
+    /// #     sqlx::query("INSERT INTO orders VALUES (?1); INSERT INTO order_lines (order_id) VALUES (?1)")
+    /// #         .bind(key.as_bytes().to_vec()).execute(&mut db).await?;
+    /// # }
+    /// use combkey::layouts::Layout;
+    /// use combkey_doctor::{Doctor, Kind, Options};
+    ///
+    /// let mut doctor = Doctor::connect(&url).await?;
+    /// let report = doctor.audit("orders", "id", None, Options::default()).await?;
+    /// assert_eq!(report.audit().count(Kind::Layout(Layout::RtCombSql)), 20);
+    /// assert_eq!(report.audit().count(Kind::Random), 0);
+    /// # let _ = std::fs::remove_file(&path);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn count(&self, kind: Kind) -> usize {
         self.counts.iter().find(|(k, _)| *k == kind).map_or(0, |(_, n)| *n)
     }
 
     /// Every key counted.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use sqlx::Connection as _;
+    /// # let path = std::env::temp_dir().join(format!("combkey-doctor-doc-total-{}.db", std::process::id()));
+    /// # let url = format!("sqlite://{}?mode=rwc", path.display());
+    /// # let mut db = sqlx::SqliteConnection::connect(&url).await?;
+    /// # sqlx::raw_sql("DROP TABLE IF EXISTS order_lines; DROP TABLE IF EXISTS orders; CREATE TABLE orders (id BLOB PRIMARY KEY); \
+    /// #     CREATE TABLE order_lines (n INTEGER PRIMARY KEY, order_id BLOB REFERENCES orders (id))").execute(&mut db).await?;
+    /// # let now = combkey::Timestamp::now();
+    /// # for minute in 0..20 {
+    /// #     let key = combkey::layouts::RtCombLayout::Sql.create(now.saturating_add_ms(-60_000 * minute), combkey::Comb::new_v4())?;
+    /// #     sqlx::query("INSERT INTO orders VALUES (?1); INSERT INTO order_lines (order_id) VALUES (?1)")
+    /// #         .bind(key.as_bytes().to_vec()).execute(&mut db).await?;
+    /// # }
+    /// use combkey_doctor::{Doctor, Options};
+    ///
+    /// let mut doctor = Doctor::connect(&url).await?;
+    /// let report = doctor.audit("orders", "id", None, Options::default()).await?;
+    /// assert_eq!(report.audit().total(), report.read());
+    /// # let _ = std::fs::remove_file(&path);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn total(&self) -> usize {
         self.counts.iter().map(|(_, n)| n).sum()
     }

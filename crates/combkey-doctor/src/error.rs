@@ -80,6 +80,18 @@ impl Error {
     }
 
     /// The kind of failure.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use combkey_doctor::{Doctor, ErrorKind};
+    ///
+    /// let err = Doctor::connect("oracle://db/shop").await.err().unwrap();
+    /// assert_eq!(err.kind(), ErrorKind::Usage);
+    /// # }
+    /// ```
     pub fn kind(&self) -> ErrorKind {
         self.kind
     }

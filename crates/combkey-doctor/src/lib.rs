@@ -98,11 +98,46 @@ pub struct Doctor {
 impl Doctor {
     /// Connects (`postgres://`, `mysql://` or `mariadb://`, `sqlite:`). A password in the URL
     /// never appears in an error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), combkey_doctor::Error> {
+    /// use combkey::Backend;
+    /// use combkey_doctor::{Doctor, ErrorKind};
+    ///
+    /// let doctor = Doctor::connect("sqlite::memory:").await?;
+    /// assert_eq!(doctor.backend(), Backend::Sqlite);
+    ///
+    /// // No server listens on port 1: the error names the URL, never its password.
+    /// let err = Doctor::connect("postgres://app:s3cret@127.0.0.1:1/shop").await.err().unwrap();
+    /// assert_eq!(err.kind(), ErrorKind::Usage);
+    /// assert!(err.to_string().contains("postgres://app:***@127.0.0.1:1/shop"));
+    /// assert!(!err.to_string().contains("s3cret"));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn connect(url: &str) -> Result<Doctor, Error> {
         Ok(Doctor { db: Db::connect(url).await?, locked: Vec::new() })
     }
 
     /// The database's backend.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), combkey_doctor::Error> {
+    /// use combkey::Backend;
+    /// use combkey_doctor::Doctor;
+    ///
+    /// let doctor = Doctor::connect("sqlite::memory:").await?;
+    /// assert_eq!(doctor.backend(), Backend::Sqlite);
+    /// assert_eq!(doctor.backend().column_type(), "BLOB"); // what the keys become
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn backend(&self) -> Backend {
         self.db.backend()
     }
@@ -163,6 +198,38 @@ impl Doctor {
 
     /// The audit: reads only. The keys are streamed, in two passes at most, and memory stays
     /// bounded whatever the table's size (at most 131,072 keys, or a sample of 65,536).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use sqlx::Connection as _;
+    /// # let path = std::env::temp_dir().join(format!("combkey-doctor-doc-audit-{}.db", std::process::id()));
+    /// # let url = format!("sqlite://{}?mode=rwc", path.display());
+    /// # let mut db = sqlx::SqliteConnection::connect(&url).await?;
+    /// # sqlx::raw_sql("DROP TABLE IF EXISTS order_lines; DROP TABLE IF EXISTS orders; CREATE TABLE orders (id BLOB PRIMARY KEY); \
+    /// #     CREATE TABLE order_lines (n INTEGER PRIMARY KEY, order_id BLOB REFERENCES orders (id))").execute(&mut db).await?;
+    /// # let now = combkey::Timestamp::now();
+    /// # for minute in 0..20 {
+    /// #     let key = combkey::layouts::RtCombLayout::Sql.create(now.saturating_add_ms(-60_000 * minute), combkey::Comb::new_v4())?;
+    /// #     sqlx::query("INSERT INTO orders VALUES (?1); INSERT INTO order_lines (order_id) VALUES (?1)")
+    /// #         .bind(key.as_bytes().to_vec()).execute(&mut db).await?;
+    /// # }
+    /// use combkey_doctor::{Doctor, Options};
+    ///
+    /// // A SQLite table `orders` keyed by 20 RT.Comb `Sql` ids (made for SQL Server), as blobs,
+    /// // and a table `order_lines` referencing it.
+    /// let mut doctor = Doctor::connect(&url).await?;
+    /// let report = doctor.audit("orders", "id", None, Options::default()).await?;
+    /// assert_eq!(report.read(), 20);
+    /// assert_eq!(report.audit().layouts.get("rtcomb-sql"), Some(&20));
+    /// assert_eq!(report.referenced_by(), ["order_lines.order_id"]);
+    /// println!("{}", report.text());
+    /// # let _ = std::fs::remove_file(&path);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn audit(
         &mut self,
         table: &str,
@@ -211,6 +278,38 @@ impl Doctor {
     /// From here on this session holds the table's run lock: a second doctor that plans or
     /// changes the same table meanwhile gets an [`ErrorKind::Conflict`] error and changes
     /// nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use sqlx::Connection as _;
+    /// # let path = std::env::temp_dir().join(format!("combkey-doctor-doc-plan-{}.db", std::process::id()));
+    /// # let url = format!("sqlite://{}?mode=rwc", path.display());
+    /// # let mut db = sqlx::SqliteConnection::connect(&url).await?;
+    /// # sqlx::raw_sql("DROP TABLE IF EXISTS order_lines; DROP TABLE IF EXISTS orders; CREATE TABLE orders (id BLOB PRIMARY KEY); \
+    /// #     CREATE TABLE order_lines (n INTEGER PRIMARY KEY, order_id BLOB REFERENCES orders (id))").execute(&mut db).await?;
+    /// # let now = combkey::Timestamp::now();
+    /// # for minute in 0..20 {
+    /// #     let key = combkey::layouts::RtCombLayout::Sql.create(now.saturating_add_ms(-60_000 * minute), combkey::Comb::new_v4())?;
+    /// #     sqlx::query("INSERT INTO orders VALUES (?1); INSERT INTO order_lines (order_id) VALUES (?1)")
+    /// #         .bind(key.as_bytes().to_vec()).execute(&mut db).await?;
+    /// # }
+    /// use combkey_doctor::{Doctor, Options};
+    ///
+    /// // `orders` is keyed by 20 RT.Comb `Sql` ids as blobs; `order_lines` references it.
+    /// let mut doctor = Doctor::connect(&url).await?;
+    /// let plan = doctor.plan("orders", "id", Options::default()).await?;
+    /// assert_eq!(plan.converted.get("rtcomb-sql -> v7"), Some(&20));
+    /// assert_eq!(plan.references[0].child.name, "order_lines");
+    /// for step in &plan.steps {
+    ///     println!("{:?}: {}", step.kind, step.what);
+    /// }
+    /// # let _ = std::fs::remove_file(&path);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn plan(&mut self, table: &str, column: &str, options: Options) -> Result<Plan, Error> {
         schema::check_table_name(table)?;
         let cat = self.db.catalog()?;
@@ -247,6 +346,39 @@ impl Doctor {
     /// Writes the plan's statements as text to `out`, every mapping row written out
     /// (`--migration-sql`): the keys are read from the table as the text is written, in
     /// pages, so memory stays bounded whatever the table's size.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use sqlx::Connection as _;
+    /// # let path = std::env::temp_dir().join(format!("combkey-doctor-doc-script-{}.db", std::process::id()));
+    /// # let url = format!("sqlite://{}?mode=rwc", path.display());
+    /// # let mut db = sqlx::SqliteConnection::connect(&url).await?;
+    /// # sqlx::raw_sql("DROP TABLE IF EXISTS order_lines; DROP TABLE IF EXISTS orders; CREATE TABLE orders (id BLOB PRIMARY KEY); \
+    /// #     CREATE TABLE order_lines (n INTEGER PRIMARY KEY, order_id BLOB REFERENCES orders (id))").execute(&mut db).await?;
+    /// # let now = combkey::Timestamp::now();
+    /// # for minute in 0..20 {
+    /// #     let key = combkey::layouts::RtCombLayout::Sql.create(now.saturating_add_ms(-60_000 * minute), combkey::Comb::new_v4())?;
+    /// #     sqlx::query("INSERT INTO orders VALUES (?1); INSERT INTO order_lines (order_id) VALUES (?1)")
+    /// #         .bind(key.as_bytes().to_vec()).execute(&mut db).await?;
+    /// # }
+    /// use combkey_doctor::{Doctor, Options};
+    ///
+    /// let mut doctor = Doctor::connect(&url).await?;
+    /// let plan = doctor.plan("orders", "id", Options::default()).await?;
+    /// // Review the SQL, or hand it to a DBA, instead of running it.
+    /// let mut sql = Vec::new();
+    /// doctor.script(&plan, &mut sql).await?;
+    /// let sql = String::from_utf8(sql)?;
+    /// assert!(sql.contains("orders"));
+    /// // Writing it changed nothing: the plan is still to be run.
+    /// assert_eq!(doctor.audit("orders", "id", None, Options::default()).await?.audit().layouts.get("rtcomb-sql"), Some(&20));
+    /// # let _ = std::fs::remove_file(&path);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn script(&mut self, plan: &Plan, out: &mut dyn std::io::Write) -> Result<(), Error> {
         script::write(&mut self.db, plan, out).await
     }
@@ -254,6 +386,41 @@ impl Doctor {
     /// Runs `plan` (from [`plan`](Self::plan)); resumes an unfinished journaled run of it
     /// after the last step it finished. The keys are read from the table again as the
     /// mapping is written, in pages on a second session: memory stays bounded.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use sqlx::Connection as _;
+    /// # let path = std::env::temp_dir().join(format!("combkey-doctor-doc-apply-{}.db", std::process::id()));
+    /// # let url = format!("sqlite://{}?mode=rwc", path.display());
+    /// # let mut db = sqlx::SqliteConnection::connect(&url).await?;
+    /// # sqlx::raw_sql("DROP TABLE IF EXISTS order_lines; DROP TABLE IF EXISTS orders; CREATE TABLE orders (id BLOB PRIMARY KEY); \
+    /// #     CREATE TABLE order_lines (n INTEGER PRIMARY KEY, order_id BLOB REFERENCES orders (id))").execute(&mut db).await?;
+    /// # let now = combkey::Timestamp::now();
+    /// # for minute in 0..20 {
+    /// #     let key = combkey::layouts::RtCombLayout::Sql.create(now.saturating_add_ms(-60_000 * minute), combkey::Comb::new_v4())?;
+    /// #     sqlx::query("INSERT INTO orders VALUES (?1); INSERT INTO order_lines (order_id) VALUES (?1)")
+    /// #         .bind(key.as_bytes().to_vec()).execute(&mut db).await?;
+    /// # }
+    /// use combkey_doctor::{Doctor, Options, Quiet};
+    ///
+    /// // `orders` is keyed by 20 RT.Comb `Sql` ids; `order_lines` references it.
+    /// let mut doctor = Doctor::connect(&url).await?;
+    /// let plan = doctor.plan("orders", "id", Options::default()).await?;
+    /// doctor.apply(&plan, &mut Quiet).await?;
+    ///
+    /// let after = doctor.audit("orders", "id", None, Options::default()).await?;
+    /// assert_eq!(after.audit().layouts.get("v7"), Some(&20));
+    /// assert_eq!(after.audit().time_order, Some(1.0)); // ORDER BY id is creation order now
+    /// assert_eq!(after.keys_after_next(), 0); // new ids append at the index's right edge
+    /// // Nothing is left to do.
+    /// assert!(doctor.plan("orders", "id", Options::default()).await?.is_empty());
+    /// # let _ = std::fs::remove_file(&path);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn apply(&mut self, plan: &Plan, progress: &mut dyn Progress) -> Result<(), Error> {
         let table: Name = (&plan.table).into();
         self.lock(&plan_tables(plan), plan.options.lock_timeout_ms).await?;
@@ -295,6 +462,24 @@ impl Doctor {
     /// reading and writing (see [`Online`]); resumes a killed online run of the same plan from
     /// its journal. Refuses a plan that changes the column's type (DDL) and, on PostgreSQL,
     /// referencing columns without an index.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use combkey_doctor::{Doctor, Online, Options, Quiet};
+    ///
+    /// let mut doctor = Doctor::connect(&std::env::var("DATABASE_URL")?).await?;
+    /// let plan = doctor.plan("orders", "id", Options::default()).await?;
+    /// // Batches of 500 keys, pausing while other sessions wait for locks.
+    /// let online = Online::default().with_batch_size(500).with_pause_when_busy(Some(4));
+    /// let outcome = doctor.apply_online(&plan, &online, &mut Quiet).await?;
+    /// println!("{} keys converted in {} batches", outcome.converted, outcome.batches);
+    /// assert!(doctor.plan("orders", "id", Options::default()).await?.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn apply_online(
         &mut self,
         plan: &Plan,
@@ -308,6 +493,24 @@ impl Doctor {
     /// Rebuilds the primary key's index online (PostgreSQL `REINDEX INDEX CONCURRENTLY`,
     /// MySQL/MariaDB `ALTER TABLE ... FORCE, ALGORITHM=INPLACE, LOCK=NONE`, SQLite `REINDEX`):
     /// its size before and after, in bytes, where the database tells.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use combkey_doctor::{Doctor, Options};
+    ///
+    /// let mut doctor = Doctor::connect(&std::env::var("DATABASE_URL")?).await?;
+    /// let report = doctor.audit("orders", "id", None, Options::default()).await?;
+    /// if let Some(why) = report.bloat() {
+    ///     println!("orders' primary key is bloated: {why}");
+    ///     let (before, after) = doctor.rebuild_index("orders").await?;
+    ///     println!("index: {before:?} -> {after:?} bytes");
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn rebuild_index(&mut self, table: &str) -> Result<(Option<i64>, Option<i64>), Error> {
         schema::check_table_name(table)?;
         let cat = self.db.catalog()?;
@@ -324,6 +527,38 @@ impl Doctor {
     }
 
     /// Whether `plan` resumes a run a journal keeps.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use sqlx::Connection as _;
+    /// # let path = std::env::temp_dir().join(format!("combkey-doctor-doc-resumes-{}.db", std::process::id()));
+    /// # let url = format!("sqlite://{}?mode=rwc", path.display());
+    /// # let mut db = sqlx::SqliteConnection::connect(&url).await?;
+    /// # sqlx::raw_sql("DROP TABLE IF EXISTS order_lines; DROP TABLE IF EXISTS orders; CREATE TABLE orders (id BLOB PRIMARY KEY); \
+    /// #     CREATE TABLE order_lines (n INTEGER PRIMARY KEY, order_id BLOB REFERENCES orders (id))").execute(&mut db).await?;
+    /// # let now = combkey::Timestamp::now();
+    /// # for minute in 0..20 {
+    /// #     let key = combkey::layouts::RtCombLayout::Sql.create(now.saturating_add_ms(-60_000 * minute), combkey::Comb::new_v4())?;
+    /// #     sqlx::query("INSERT INTO orders VALUES (?1); INSERT INTO order_lines (order_id) VALUES (?1)")
+    /// #         .bind(key.as_bytes().to_vec()).execute(&mut db).await?;
+    /// # }
+    /// use combkey_doctor::{Doctor, Options};
+    ///
+    /// let mut doctor = Doctor::connect(&url).await?;
+    /// let plan = doctor.plan("orders", "id", Options::default()).await?;
+    /// match doctor.resumes(&plan).await? {
+    ///     Some(step) => println!("an earlier run stopped: going on from step {step}"),
+    ///     None => println!("a new run"),
+    /// }
+    /// // No run of this plan was ever started on this database.
+    /// assert_eq!(doctor.resumes(&plan).await?, None);
+    /// # let _ = std::fs::remove_file(&path);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn resumes(&mut self, plan: &Plan) -> Result<Option<usize>, Error> {
         let table: Name = (&plan.table).into();
         Ok(match self.unfinished(&table, &plan.column).await? {

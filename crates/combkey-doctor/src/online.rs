@@ -51,36 +51,100 @@ pub struct Online {
 
 impl Online {
     /// Keys read per batch (default 1000).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey_doctor::Online;
+    ///
+    /// assert_eq!(Online::default().batch_size, 1000);
+    /// assert_eq!(Online::default().with_batch_size(200).batch_size, 200);
+    /// ```
     pub fn with_batch_size(mut self, keys: usize) -> Self {
         self.batch_size = keys;
         self
     }
 
     /// Waits before a batch while this many sessions (or more) wait for a lock (default: never).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey_doctor::Online;
+    ///
+    /// assert_eq!(Online::default().pause_when_busy, None);
+    /// // Hold back while 3 or more sessions wait for a lock.
+    /// let online = Online::default().with_pause_when_busy(Some(3));
+    /// assert_eq!(online.pause_when_busy, Some(3));
+    /// ```
     pub fn with_pause_when_busy(mut self, waiters: Option<i64>) -> Self {
         self.pause_when_busy = waiters;
         self
     }
 
     /// Waits before a batch while a replica lags more than this (default: no bound).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use combkey_doctor::Online;
+    ///
+    /// assert_eq!(Online::default().max_lag, None);
+    /// let online = Online::default().with_max_lag(Some(Duration::from_secs(2)));
+    /// assert_eq!(online.max_lag, Some(Duration::from_secs(2)));
+    /// ```
     pub fn with_max_lag(mut self, lag: Option<Duration>) -> Self {
         self.max_lag = lag;
         self
     }
 
-    /// The MySQL/MariaDB replicas to ask for their lag.
+    /// The replicas to ask for their lag: MySQL/MariaDB replicas, or PostgreSQL standbys.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use combkey_doctor::Online;
+    ///
+    /// let online = Online::default()
+    ///     .with_replica_urls(vec!["mysql://monitor@replica-1/shop".into()])
+    ///     .with_max_lag(Some(Duration::from_secs(1)));
+    /// assert_eq!(online.replica_urls.len(), 1);
+    /// assert!(Online::default().replica_urls.is_empty());
+    /// ```
     pub fn with_replica_urls(mut self, urls: Vec<String>) -> Self {
         self.replica_urls = urls;
         self
     }
 
     /// Retries of one batch that lost a lock race before the run gives up (default 20).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey_doctor::Online;
+    ///
+    /// assert_eq!(Online::default().max_retries, 20);
+    /// assert_eq!(Online::default().with_max_retries(5).max_retries, 5);
+    /// ```
     pub fn with_max_retries(mut self, retries: u32) -> Self {
         self.max_retries = retries;
         self
     }
 
     /// A pause after each batch that changed keys (default none).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use combkey_doctor::Online;
+    ///
+    /// assert_eq!(Online::default().sleep, Duration::ZERO);
+    /// let gentle = Online::default().with_sleep(Duration::from_millis(50));
+    /// assert_eq!(gentle.sleep, Duration::from_millis(50));
+    /// ```
     pub fn with_sleep(mut self, sleep: Duration) -> Self {
         self.sleep = sleep;
         self

@@ -123,36 +123,242 @@ const LONG_OFFLINE_S: f64 = 300.0;
 
 impl Report {
     /// The backend.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use sqlx::Connection as _;
+    /// # let path = std::env::temp_dir().join(format!("combkey-doctor-doc-report_backend-{}.db", std::process::id()));
+    /// # let url = format!("sqlite://{}?mode=rwc", path.display());
+    /// # let mut db = sqlx::SqliteConnection::connect(&url).await?;
+    /// # sqlx::raw_sql("DROP TABLE IF EXISTS order_lines; DROP TABLE IF EXISTS orders; CREATE TABLE orders (id BLOB PRIMARY KEY); \
+    /// #     CREATE TABLE order_lines (n INTEGER PRIMARY KEY, order_id BLOB REFERENCES orders (id))").execute(&mut db).await?;
+    /// # let now = combkey::Timestamp::now();
+    /// # for minute in 0..20 {
+    /// #     let key = combkey::layouts::RtCombLayout::Sql.create(now.saturating_add_ms(-60_000 * minute), combkey::Comb::new_v4())?;
+    /// #     sqlx::query("INSERT INTO orders VALUES (?1); INSERT INTO order_lines (order_id) VALUES (?1)")
+    /// #         .bind(key.as_bytes().to_vec()).execute(&mut db).await?;
+    /// # }
+    /// use combkey::Backend;
+    /// use combkey_doctor::{Doctor, Options};
+    ///
+    /// let mut doctor = Doctor::connect(&url).await?;
+    /// let report = doctor.audit("orders", "id", None, Options::default()).await?;
+    /// assert_eq!(report.backend(), Backend::Sqlite);
+    /// # let _ = std::fs::remove_file(&path);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn backend(&self) -> Backend {
         self.backend
     }
 
     /// Rows in the table (with a sample: the statistics' estimate where there is one).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use sqlx::Connection as _;
+    /// # let path = std::env::temp_dir().join(format!("combkey-doctor-doc-rows-{}.db", std::process::id()));
+    /// # let url = format!("sqlite://{}?mode=rwc", path.display());
+    /// # let mut db = sqlx::SqliteConnection::connect(&url).await?;
+    /// # sqlx::raw_sql("DROP TABLE IF EXISTS order_lines; DROP TABLE IF EXISTS orders; CREATE TABLE orders (id BLOB PRIMARY KEY); \
+    /// #     CREATE TABLE order_lines (n INTEGER PRIMARY KEY, order_id BLOB REFERENCES orders (id))").execute(&mut db).await?;
+    /// # let now = combkey::Timestamp::now();
+    /// # for minute in 0..20 {
+    /// #     let key = combkey::layouts::RtCombLayout::Sql.create(now.saturating_add_ms(-60_000 * minute), combkey::Comb::new_v4())?;
+    /// #     sqlx::query("INSERT INTO orders VALUES (?1); INSERT INTO order_lines (order_id) VALUES (?1)")
+    /// #         .bind(key.as_bytes().to_vec()).execute(&mut db).await?;
+    /// # }
+    /// use combkey_doctor::{Doctor, Options};
+    ///
+    /// // `orders` holds 20 rows.
+    /// let mut doctor = Doctor::connect(&url).await?;
+    /// assert_eq!(doctor.audit("orders", "id", None, Options::default()).await?.rows(), 20);
+    /// # let _ = std::fs::remove_file(&path);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn rows(&self) -> i64 {
         self.rows
     }
 
     /// Keys read.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use sqlx::Connection as _;
+    /// # let path = std::env::temp_dir().join(format!("combkey-doctor-doc-read-{}.db", std::process::id()));
+    /// # let url = format!("sqlite://{}?mode=rwc", path.display());
+    /// # let mut db = sqlx::SqliteConnection::connect(&url).await?;
+    /// # sqlx::raw_sql("DROP TABLE IF EXISTS order_lines; DROP TABLE IF EXISTS orders; CREATE TABLE orders (id BLOB PRIMARY KEY); \
+    /// #     CREATE TABLE order_lines (n INTEGER PRIMARY KEY, order_id BLOB REFERENCES orders (id))").execute(&mut db).await?;
+    /// # let now = combkey::Timestamp::now();
+    /// # for minute in 0..20 {
+    /// #     let key = combkey::layouts::RtCombLayout::Sql.create(now.saturating_add_ms(-60_000 * minute), combkey::Comb::new_v4())?;
+    /// #     sqlx::query("INSERT INTO orders VALUES (?1); INSERT INTO order_lines (order_id) VALUES (?1)")
+    /// #         .bind(key.as_bytes().to_vec()).execute(&mut db).await?;
+    /// # }
+    /// use combkey_doctor::{Doctor, Options};
+    ///
+    /// let mut doctor = Doctor::connect(&url).await?;
+    /// let all = doctor.audit("orders", "id", None, Options::default()).await?;
+    /// assert_eq!(all.read(), 20);
+    /// // A sample of about 5 keys, drawn at random: never more than the table holds.
+    /// let sample = doctor.audit("orders", "id", Some(5), Options::default()).await?;
+    /// assert!(sample.read() <= 20);
+    /// # let _ = std::fs::remove_file(&path);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn read(&self) -> usize {
         self.read
     }
 
     /// Values that are no UUID at all, and the first few of them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use sqlx::Connection as _;
+    /// # let path = std::env::temp_dir().join(format!("combkey-doctor-doc-unreadable-{}.db", std::process::id()));
+    /// # let url = format!("sqlite://{}?mode=rwc", path.display());
+    /// # let mut db = sqlx::SqliteConnection::connect(&url).await?;
+    /// # sqlx::raw_sql("DROP TABLE IF EXISTS order_lines; DROP TABLE IF EXISTS orders; CREATE TABLE orders (id BLOB PRIMARY KEY); \
+    /// #     CREATE TABLE order_lines (n INTEGER PRIMARY KEY, order_id BLOB REFERENCES orders (id))").execute(&mut db).await?;
+    /// # let now = combkey::Timestamp::now();
+    /// # for minute in 0..20 {
+    /// #     let key = combkey::layouts::RtCombLayout::Sql.create(now.saturating_add_ms(-60_000 * minute), combkey::Comb::new_v4())?;
+    /// #     sqlx::query("INSERT INTO orders VALUES (?1); INSERT INTO order_lines (order_id) VALUES (?1)")
+    /// #         .bind(key.as_bytes().to_vec()).execute(&mut db).await?;
+    /// # }
+    /// use combkey_doctor::{Doctor, Options};
+    ///
+    /// let mut doctor = Doctor::connect(&url).await?;
+    /// let report = doctor.audit("orders", "id", None, Options::default()).await?;
+    /// let (count, first) = report.unreadable();
+    /// assert_eq!(count, 0); // every key is a UUID
+    /// assert!(first.is_empty());
+    /// # let _ = std::fs::remove_file(&path);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn unreadable(&self) -> (usize, &[String]) {
         (self.unreadable.0, &self.unreadable.1)
     }
 
     /// What the keys are.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use sqlx::Connection as _;
+    /// # let path = std::env::temp_dir().join(format!("combkey-doctor-doc-report_audit-{}.db", std::process::id()));
+    /// # let url = format!("sqlite://{}?mode=rwc", path.display());
+    /// # let mut db = sqlx::SqliteConnection::connect(&url).await?;
+    /// # sqlx::raw_sql("DROP TABLE IF EXISTS order_lines; DROP TABLE IF EXISTS orders; CREATE TABLE orders (id BLOB PRIMARY KEY); \
+    /// #     CREATE TABLE order_lines (n INTEGER PRIMARY KEY, order_id BLOB REFERENCES orders (id))").execute(&mut db).await?;
+    /// # let now = combkey::Timestamp::now();
+    /// # for minute in 0..20 {
+    /// #     let key = combkey::layouts::RtCombLayout::Sql.create(now.saturating_add_ms(-60_000 * minute), combkey::Comb::new_v4())?;
+    /// #     sqlx::query("INSERT INTO orders VALUES (?1); INSERT INTO order_lines (order_id) VALUES (?1)")
+    /// #         .bind(key.as_bytes().to_vec()).execute(&mut db).await?;
+    /// # }
+    /// use combkey::layouts::Layout;
+    /// use combkey_doctor::{Doctor, Kind, Options};
+    ///
+    /// let mut doctor = Doctor::connect(&url).await?;
+    /// let report = doctor.audit("orders", "id", None, Options::default()).await?;
+    /// let audit = report.audit();
+    /// assert_eq!(audit.count(Kind::Layout(Layout::RtCombSql)), 20);
+    /// assert_eq!(audit.total(), 20);
+    /// // RT.Comb's `Sql` keys keep their time in their last bytes: SQLite does not sort them by it.
+    /// assert!(audit.time_order.unwrap() < 0.9);
+    /// # let _ = std::fs::remove_file(&path);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn audit(&self) -> &Audit {
         &self.audit
     }
 
     /// The plan the keys read would make (its counts; empty when nothing would change).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use sqlx::Connection as _;
+    /// # let path = std::env::temp_dir().join(format!("combkey-doctor-doc-report_plan-{}.db", std::process::id()));
+    /// # let url = format!("sqlite://{}?mode=rwc", path.display());
+    /// # let mut db = sqlx::SqliteConnection::connect(&url).await?;
+    /// # sqlx::raw_sql("DROP TABLE IF EXISTS order_lines; DROP TABLE IF EXISTS orders; CREATE TABLE orders (id BLOB PRIMARY KEY); \
+    /// #     CREATE TABLE order_lines (n INTEGER PRIMARY KEY, order_id BLOB REFERENCES orders (id))").execute(&mut db).await?;
+    /// # let now = combkey::Timestamp::now();
+    /// # for minute in 0..20 {
+    /// #     let key = combkey::layouts::RtCombLayout::Sql.create(now.saturating_add_ms(-60_000 * minute), combkey::Comb::new_v4())?;
+    /// #     sqlx::query("INSERT INTO orders VALUES (?1); INSERT INTO order_lines (order_id) VALUES (?1)")
+    /// #         .bind(key.as_bytes().to_vec()).execute(&mut db).await?;
+    /// # }
+    /// use combkey_doctor::{Doctor, Options};
+    ///
+    /// let mut doctor = Doctor::connect(&url).await?;
+    /// let report = doctor.audit("orders", "id", None, Options::default()).await?;
+    /// let plan = report.plan().expect("nothing refused");
+    /// assert_eq!(plan.converted.get("rtcomb-sql -> v7"), Some(&20));
+    /// assert!(!plan.retypes()); // SQLite's BLOB is already the stored form
+    /// # let _ = std::fs::remove_file(&path);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn plan(&self) -> Option<&Plan> {
         self.plan.as_ref()
     }
 
     /// Why no plan could be made (a refusal), if so.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use sqlx::Connection as _;
+    /// # let path = std::env::temp_dir().join(format!("combkey-doctor-doc-refusal-{}.db", std::process::id()));
+    /// # let url = format!("sqlite://{}?mode=rwc", path.display());
+    /// # let mut db = sqlx::SqliteConnection::connect(&url).await?;
+    /// # sqlx::raw_sql("DROP TABLE IF EXISTS order_lines; DROP TABLE IF EXISTS orders; CREATE TABLE orders (id BLOB PRIMARY KEY); \
+    /// #     CREATE TABLE order_lines (n INTEGER PRIMARY KEY, order_id BLOB REFERENCES orders (id))").execute(&mut db).await?;
+    /// # let now = combkey::Timestamp::now();
+    /// # for minute in 0..20 {
+    /// #     let key = combkey::layouts::RtCombLayout::Sql.create(now.saturating_add_ms(-60_000 * minute), combkey::Comb::new_v4())?;
+    /// #     sqlx::query("INSERT INTO orders VALUES (?1); INSERT INTO order_lines (order_id) VALUES (?1)")
+    /// #         .bind(key.as_bytes().to_vec()).execute(&mut db).await?;
+    /// # }
+    /// use combkey_doctor::{Doctor, Options};
+    ///
+    /// let mut doctor = Doctor::connect(&url).await?;
+    /// let report = doctor.audit("orders", "id", None, Options::default()).await?;
+    /// match report.refusal() {
+    ///     Some(why) => println!("--apply would refuse: {why}"),
+    ///     None => assert!(report.plan().is_some()),
+    /// }
+    /// assert_eq!(report.refusal(), None);
+    /// # let _ = std::fs::remove_file(&path);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn refusal(&self) -> Option<&str> {
         self.refusal.as_deref()
     }
@@ -160,6 +366,35 @@ impl Report {
     /// How long an offline `--apply` of the plan would hold its locks, in seconds, estimated
     /// from this audit's own read rate (its first pass over the keys) and the keys that
     /// change: `None` where nothing changes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use sqlx::Connection as _;
+    /// # let path = std::env::temp_dir().join(format!("combkey-doctor-doc-offline_estimate-{}.db", std::process::id()));
+    /// # let url = format!("sqlite://{}?mode=rwc", path.display());
+    /// # let mut db = sqlx::SqliteConnection::connect(&url).await?;
+    /// # sqlx::raw_sql("DROP TABLE IF EXISTS order_lines; DROP TABLE IF EXISTS orders; CREATE TABLE orders (id BLOB PRIMARY KEY); \
+    /// #     CREATE TABLE order_lines (n INTEGER PRIMARY KEY, order_id BLOB REFERENCES orders (id))").execute(&mut db).await?;
+    /// # let now = combkey::Timestamp::now();
+    /// # for minute in 0..20 {
+    /// #     let key = combkey::layouts::RtCombLayout::Sql.create(now.saturating_add_ms(-60_000 * minute), combkey::Comb::new_v4())?;
+    /// #     sqlx::query("INSERT INTO orders VALUES (?1); INSERT INTO order_lines (order_id) VALUES (?1)")
+    /// #         .bind(key.as_bytes().to_vec()).execute(&mut db).await?;
+    /// # }
+    /// use combkey_doctor::{Doctor, Options};
+    ///
+    /// let mut doctor = Doctor::connect(&url).await?;
+    /// let report = doctor.audit("orders", "id", None, Options::default()).await?;
+    /// let seconds = report.offline_estimate().expect("20 keys change");
+    /// // 20 keys: well under the five minutes past which the report advises --online.
+    /// assert!(seconds < 300.0, "{seconds}");
+    /// # let _ = std::fs::remove_file(&path);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn offline_estimate(&self) -> Option<f64> {
         let plan = self.plan.as_ref().filter(|p| !p.is_empty())?;
         #[allow(clippy::cast_precision_loss)]
@@ -173,6 +408,33 @@ impl Report {
         Some(changed * per_key * OFFLINE_PER_KEY_READ)
     }
     /// Whether the column is the stored form combkey uses on this database.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use sqlx::Connection as _;
+    /// # let path = std::env::temp_dir().join(format!("combkey-doctor-doc-stored_form_ok-{}.db", std::process::id()));
+    /// # let url = format!("sqlite://{}?mode=rwc", path.display());
+    /// # let mut db = sqlx::SqliteConnection::connect(&url).await?;
+    /// # sqlx::raw_sql("DROP TABLE IF EXISTS order_lines; DROP TABLE IF EXISTS orders; CREATE TABLE orders (id BLOB PRIMARY KEY); \
+    /// #     CREATE TABLE order_lines (n INTEGER PRIMARY KEY, order_id BLOB REFERENCES orders (id))").execute(&mut db).await?;
+    /// # let now = combkey::Timestamp::now();
+    /// # for minute in 0..20 {
+    /// #     let key = combkey::layouts::RtCombLayout::Sql.create(now.saturating_add_ms(-60_000 * minute), combkey::Comb::new_v4())?;
+    /// #     sqlx::query("INSERT INTO orders VALUES (?1); INSERT INTO order_lines (order_id) VALUES (?1)")
+    /// #         .bind(key.as_bytes().to_vec()).execute(&mut db).await?;
+    /// # }
+    /// use combkey_doctor::{Doctor, Options};
+    ///
+    /// // The keys are 16-byte blobs, combkey's stored form on SQLite, whatever their layout.
+    /// let mut doctor = Doctor::connect(&url).await?;
+    /// assert!(doctor.audit("orders", "id", None, Options::default()).await?.stored_form_ok());
+    /// # let _ = std::fs::remove_file(&path);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn stored_form_ok(&self) -> bool {
         let ty = self.schema.column.data_type.as_str();
         match self.backend {
@@ -183,6 +445,22 @@ impl Report {
     }
 
     /// The index's size with sorted keys, estimated, and how.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use combkey_doctor::{Doctor, Options};
+    ///
+    /// let mut doctor = Doctor::connect(&std::env::var("DATABASE_URL")?).await?;
+    /// let report = doctor.audit("orders", "id", None, Options::default()).await?;
+    /// if let Some((bytes, how)) = report.sorted_index_estimate() {
+    ///     println!("with sorted keys the primary key would take about {:.0} MiB ({how})", bytes / 1_048_576.0);
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn sorted_index_estimate(&self) -> Option<(f64, &'static str)> {
         let index = self.index?;
         #[allow(clippy::cast_precision_loss)]
@@ -205,6 +483,37 @@ impl Report {
     /// shows: PostgreSQL's leaf density under 80% (sorted keys fill leaves to 90%), or without
     /// `pgstattuple` an index more than 1.3 times the size of one of sorted `uuid` keys (28
     /// bytes an entry, pages 90% full). Keys just converted leave exactly this.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use sqlx::Connection as _;
+    /// # let path = std::env::temp_dir().join(format!("combkey-doctor-doc-bloat-{}.db", std::process::id()));
+    /// # let url = format!("sqlite://{}?mode=rwc", path.display());
+    /// # let mut db = sqlx::SqliteConnection::connect(&url).await?;
+    /// # sqlx::raw_sql("DROP TABLE IF EXISTS order_lines; DROP TABLE IF EXISTS orders; CREATE TABLE orders (id BLOB PRIMARY KEY); \
+    /// #     CREATE TABLE order_lines (n INTEGER PRIMARY KEY, order_id BLOB REFERENCES orders (id))").execute(&mut db).await?;
+    /// # let now = combkey::Timestamp::now();
+    /// # for minute in 0..20 {
+    /// #     let key = combkey::layouts::RtCombLayout::Sql.create(now.saturating_add_ms(-60_000 * minute), combkey::Comb::new_v4())?;
+    /// #     sqlx::query("INSERT INTO orders VALUES (?1); INSERT INTO order_lines (order_id) VALUES (?1)")
+    /// #         .bind(key.as_bytes().to_vec()).execute(&mut db).await?;
+    /// # }
+    /// use combkey_doctor::{Doctor, Options};
+    ///
+    /// let mut doctor = Doctor::connect(&url).await?;
+    /// let report = doctor.audit("orders", "id", None, Options::default()).await?;
+    /// if let Some(why) = report.bloat() {
+    ///     println!("rebuild the primary key: {why}");
+    /// }
+    /// // Only told on PostgreSQL.
+    /// assert_eq!(report.bloat(), None);
+    /// # let _ = std::fs::remove_file(&path);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn bloat(&self) -> Option<String> {
         let index = self.index?;
         if self.backend != Backend::Postgres || self.schema.column.data_type != "uuid" {
@@ -231,6 +540,38 @@ impl Report {
     /// Keys that sort after the next id the application makes (combkey's v7, or a v6 where the
     /// conversion's target is v6), in the database's own order: the keys that id would land
     /// in front of. 0 where new keys append at the index's right edge.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use sqlx::Connection as _;
+    /// # let path = std::env::temp_dir().join(format!("combkey-doctor-doc-keys_after_next-{}.db", std::process::id()));
+    /// # let url = format!("sqlite://{}?mode=rwc", path.display());
+    /// # let mut db = sqlx::SqliteConnection::connect(&url).await?;
+    /// # sqlx::raw_sql("DROP TABLE IF EXISTS order_lines; DROP TABLE IF EXISTS orders; CREATE TABLE orders (id BLOB PRIMARY KEY); \
+    /// #     CREATE TABLE order_lines (n INTEGER PRIMARY KEY, order_id BLOB REFERENCES orders (id))").execute(&mut db).await?;
+    /// # let now = combkey::Timestamp::now();
+    /// # for minute in 0..20 {
+    /// #     let key = combkey::layouts::RtCombLayout::Sql.create(now.saturating_add_ms(-60_000 * minute), combkey::Comb::new_v4())?;
+    /// #     sqlx::query("INSERT INTO orders VALUES (?1); INSERT INTO order_lines (order_id) VALUES (?1)")
+    /// #         .bind(key.as_bytes().to_vec()).execute(&mut db).await?;
+    /// # }
+    /// use combkey_doctor::{Doctor, Options, Quiet};
+    ///
+    /// let mut doctor = Doctor::connect(&url).await?;
+    /// // RT.Comb's `Sql` keys start with random bytes: nearly all sort after a new v7 id.
+    /// let before = doctor.audit("orders", "id", None, Options::default()).await?;
+    /// assert!(before.keys_after_next() > 0);
+    /// let plan = doctor.plan("orders", "id", Options::default()).await?;
+    /// doctor.apply(&plan, &mut Quiet).await?;
+    /// // Converted to v7, every key sorts before the next id.
+    /// assert_eq!(doctor.audit("orders", "id", None, Options::default()).await?.keys_after_next(), 0);
+    /// # let _ = std::fs::remove_file(&path);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn keys_after_next(&self) -> i64 {
         self.keys_after_next
     }
@@ -238,6 +579,25 @@ impl Report {
     /// What makes the keys the database makes itself: the key column's `DEFAULT` expression (or
     /// combkey's `BEFORE INSERT` trigger on MySQL/MariaDB), and the layout it makes where
     /// known (see [`default_makes`]).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use combkey_doctor::{Doctor, Options};
+    ///
+    /// let mut doctor = Doctor::connect(&std::env::var("DATABASE_URL")?).await?;
+    /// let report = doctor.audit("orders", "id", None, Options::default()).await?;
+    /// // E.g. `id uuid DEFAULT gen_random_uuid()` on PostgreSQL: Some(("gen_random_uuid()", Some("v4"))).
+    /// if let Some((expression, makes)) = report.default() {
+    ///     if makes != Some("v7") {
+    ///         println!("the DEFAULT {expression} makes {makes:?} keys: give --set-default");
+    ///     }
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn default(&self) -> Option<(String, Option<&'static str>)> {
         let trigger = self.schema.triggers.iter().find(|t| {
             t.table == self.schema.table && t.events.contains("INSERT") && t.definition.contains("combkey_v7(")
@@ -275,11 +635,65 @@ impl Report {
     }
 
     /// The foreign keys that reference the key column, as `child.column`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use sqlx::Connection as _;
+    /// # let path = std::env::temp_dir().join(format!("combkey-doctor-doc-referenced_by-{}.db", std::process::id()));
+    /// # let url = format!("sqlite://{}?mode=rwc", path.display());
+    /// # let mut db = sqlx::SqliteConnection::connect(&url).await?;
+    /// # sqlx::raw_sql("DROP TABLE IF EXISTS order_lines; DROP TABLE IF EXISTS orders; CREATE TABLE orders (id BLOB PRIMARY KEY); \
+    /// #     CREATE TABLE order_lines (n INTEGER PRIMARY KEY, order_id BLOB REFERENCES orders (id))").execute(&mut db).await?;
+    /// # let now = combkey::Timestamp::now();
+    /// # for minute in 0..20 {
+    /// #     let key = combkey::layouts::RtCombLayout::Sql.create(now.saturating_add_ms(-60_000 * minute), combkey::Comb::new_v4())?;
+    /// #     sqlx::query("INSERT INTO orders VALUES (?1); INSERT INTO order_lines (order_id) VALUES (?1)")
+    /// #         .bind(key.as_bytes().to_vec()).execute(&mut db).await?;
+    /// # }
+    /// use combkey_doctor::{Doctor, Options};
+    ///
+    /// let mut doctor = Doctor::connect(&url).await?;
+    /// let report = doctor.audit("orders", "id", None, Options::default()).await?;
+    /// assert_eq!(report.referenced_by(), ["order_lines.order_id"]);
+    /// # let _ = std::fs::remove_file(&path);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn referenced_by(&self) -> Vec<String> {
         self.schema.references.iter().map(|fk| self.schema.reference_name(fk)).collect()
     }
 
     /// What to do.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use sqlx::Connection as _;
+    /// # let path = std::env::temp_dir().join(format!("combkey-doctor-doc-recommendation-{}.db", std::process::id()));
+    /// # let url = format!("sqlite://{}?mode=rwc", path.display());
+    /// # let mut db = sqlx::SqliteConnection::connect(&url).await?;
+    /// # sqlx::raw_sql("DROP TABLE IF EXISTS order_lines; DROP TABLE IF EXISTS orders; CREATE TABLE orders (id BLOB PRIMARY KEY); \
+    /// #     CREATE TABLE order_lines (n INTEGER PRIMARY KEY, order_id BLOB REFERENCES orders (id))").execute(&mut db).await?;
+    /// # let now = combkey::Timestamp::now();
+    /// # for minute in 0..20 {
+    /// #     let key = combkey::layouts::RtCombLayout::Sql.create(now.saturating_add_ms(-60_000 * minute), combkey::Comb::new_v4())?;
+    /// #     sqlx::query("INSERT INTO orders VALUES (?1); INSERT INTO order_lines (order_id) VALUES (?1)")
+    /// #         .bind(key.as_bytes().to_vec()).execute(&mut db).await?;
+    /// # }
+    /// use combkey_doctor::{Doctor, Options};
+    ///
+    /// let mut doctor = Doctor::connect(&url).await?;
+    /// let report = doctor.audit("orders", "id", None, Options::default()).await?;
+    /// assert!(report.recommendation().starts_with("Convert 20 rtcomb-sql keys to v7"));
+    /// # let _ = std::fs::remove_file(&path);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn recommendation(&self) -> String {
         if let Some((step, of)) = self.unfinished {
             return format!(
@@ -444,6 +858,36 @@ impl Report {
     }
 
     /// The report as one JSON object.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use sqlx::Connection as _;
+    /// # let path = std::env::temp_dir().join(format!("combkey-doctor-doc-json-{}.db", std::process::id()));
+    /// # let url = format!("sqlite://{}?mode=rwc", path.display());
+    /// # let mut db = sqlx::SqliteConnection::connect(&url).await?;
+    /// # sqlx::raw_sql("DROP TABLE IF EXISTS order_lines; DROP TABLE IF EXISTS orders; CREATE TABLE orders (id BLOB PRIMARY KEY); \
+    /// #     CREATE TABLE order_lines (n INTEGER PRIMARY KEY, order_id BLOB REFERENCES orders (id))").execute(&mut db).await?;
+    /// # let now = combkey::Timestamp::now();
+    /// # for minute in 0..20 {
+    /// #     let key = combkey::layouts::RtCombLayout::Sql.create(now.saturating_add_ms(-60_000 * minute), combkey::Comb::new_v4())?;
+    /// #     sqlx::query("INSERT INTO orders VALUES (?1); INSERT INTO order_lines (order_id) VALUES (?1)")
+    /// #         .bind(key.as_bytes().to_vec()).execute(&mut db).await?;
+    /// # }
+    /// use combkey_doctor::{Doctor, Options};
+    ///
+    /// let mut doctor = Doctor::connect(&url).await?;
+    /// let report = doctor.audit("orders", "id", None, Options::default()).await?;
+    /// let json: serde_json::Value = serde_json::from_str(&report.json())?;
+    /// assert_eq!(json["backend"], "sqlite");
+    /// assert_eq!(json["layouts"]["rtcomb-sql"], 20);
+    /// assert_eq!(json["converts"]["rtcomb-sql -> v7"], 20);
+    /// # let _ = std::fs::remove_file(&path);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn json(&self) -> String {
         let layouts: serde_json::Map<String, serde_json::Value> =
             self.audit.layouts.iter().map(|(k, v)| ((*k).to_string(), (*v).into())).collect();
@@ -492,6 +936,35 @@ impl Report {
     }
 
     /// The report as text.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use sqlx::Connection as _;
+    /// # let path = std::env::temp_dir().join(format!("combkey-doctor-doc-text-{}.db", std::process::id()));
+    /// # let url = format!("sqlite://{}?mode=rwc", path.display());
+    /// # let mut db = sqlx::SqliteConnection::connect(&url).await?;
+    /// # sqlx::raw_sql("DROP TABLE IF EXISTS order_lines; DROP TABLE IF EXISTS orders; CREATE TABLE orders (id BLOB PRIMARY KEY); \
+    /// #     CREATE TABLE order_lines (n INTEGER PRIMARY KEY, order_id BLOB REFERENCES orders (id))").execute(&mut db).await?;
+    /// # let now = combkey::Timestamp::now();
+    /// # for minute in 0..20 {
+    /// #     let key = combkey::layouts::RtCombLayout::Sql.create(now.saturating_add_ms(-60_000 * minute), combkey::Comb::new_v4())?;
+    /// #     sqlx::query("INSERT INTO orders VALUES (?1); INSERT INTO order_lines (order_id) VALUES (?1)")
+    /// #         .bind(key.as_bytes().to_vec()).execute(&mut db).await?;
+    /// # }
+    /// use combkey_doctor::{Doctor, Options};
+    ///
+    /// let mut doctor = Doctor::connect(&url).await?;
+    /// let report = doctor.audit("orders", "id", None, Options::default()).await?;
+    /// let text = report.text();
+    /// assert!(text.starts_with("combkey doctor: orders.id on sqlite\n"));
+    /// println!("{text}");
+    /// # let _ = std::fs::remove_file(&path);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn text(&self) -> String {
         let mut s =
             format!("combkey doctor: {}.{} on {}\n", self.schema.table, self.schema.column.name, self.backend.name());

@@ -1,6 +1,6 @@
 //! Generator and conversion speed against uuid and ulid, in one run.
 //!
-//! `cargo bench -p combkey`; as a smoke test `cargo bench -p combkey -- --test`.
+//! `cargo bench -p combkey --features face`; as a smoke test `cargo bench -p combkey --features face -- --test`.
 
 use std::hint::black_box;
 
@@ -19,6 +19,26 @@ fn one_id(c: &mut Criterion) {
     g.bench_function("uuid Uuid::new_v4", |b| b.iter(|| black_box(uuid::Uuid::new_v4())));
     g.bench_function("ulid Ulid::new", |b| b.iter(|| black_box(ulid::Ulid::new())));
     g.finish();
+}
+
+/// A face and back (uuidv47's scheme): one SipHash-2-4 of 10 bytes each way.
+#[cfg(feature = "face")]
+fn faces(c: &mut Criterion) {
+    let mut g = c.benchmark_group("faces");
+    let key = combkey::FaceKey::from_hex("000102030405060708090a0b0c0d0e0f").expect("key");
+    let id = Comb::new();
+    let face = key.mask(id).expect("v7");
+    g.bench_function("combkey FaceKey::mask", |b| b.iter(|| black_box(key.mask(black_box(id)))));
+    g.bench_function("combkey FaceKey::unmask (time checked)", |b| b.iter(|| black_box(key.unmask(black_box(face)))));
+    g.bench_function("combkey FaceKey::unmask_any_time", |b| {
+        b.iter(|| black_box(key.unmask_any_time(black_box(face))))
+    });
+    g.finish();
+}
+
+#[cfg(not(feature = "face"))]
+fn faces(_: &mut Criterion) {
+    eprintln!("faces: skipped (run with --features face)");
 }
 
 /// What one `Comb::new` is made of, each part alone: the floor under the generator. Every id
@@ -141,5 +161,5 @@ fn threads(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, one_id, parts, batch, convert, threads);
+criterion_group!(benches, one_id, faces, parts, batch, convert, threads);
 criterion_main!(benches);

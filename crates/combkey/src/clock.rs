@@ -22,6 +22,19 @@ use crate::time::Timestamp;
 /// ```
 pub trait Clock: Send + Sync {
     /// The current time.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{Clock, FixedClock, SystemClock, Timestamp};
+    ///
+    /// let t = Timestamp::from_unix_ms(1_645_557_742_000);
+    /// assert_eq!(FixedClock::new(t).now(), t);
+    /// // A closure is a clock too.
+    /// let clock = move || t;
+    /// assert_eq!(clock.now(), t);
+    /// assert!(SystemClock.now() > t);
+    /// ```
     fn now(&self) -> Timestamp;
 }
 
@@ -72,6 +85,18 @@ pub struct CoarseClock;
 impl CoarseClock {
     /// The clock's resolution in nanoseconds, as the kernel reports it (`clock_getres`);
     /// `None` where the coarse clock is not available and [`SystemClock`] is used instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::CoarseClock;
+    ///
+    /// match CoarseClock::resolution_ns() {
+    ///     // One kernel tick: 1 ms (1000 Hz) to 10 ms (100 Hz).
+    ///     Some(ns) => assert!((1_000_000..=10_000_000).contains(&ns), "{ns}"),
+    ///     None => println!("no coarse clock here: CoarseClock reads the system clock"),
+    /// }
+    /// ```
     pub fn resolution_ns() -> Option<u64> {
         imp::resolution_ns()
     }
@@ -241,22 +266,71 @@ impl Default for FixedClock {
 
 impl FixedClock {
     /// A clock that reads `t` until changed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{Clock, FixedClock, Timestamp};
+    ///
+    /// let clock = FixedClock::new(Timestamp::from_unix_ms(1_645_557_742_000));
+    /// assert_eq!(clock.now().to_string(), "2022-02-22T19:22:22.000Z");
+    /// assert_eq!(clock.now(), clock.now()); // it does not move by itself
+    /// ```
     pub const fn new(t: Timestamp) -> Self {
         FixedClock(AtomicI64::new(t.unix_ms()))
     }
 
     /// Sets the time.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{Clock, FixedClock, Timestamp};
+    ///
+    /// let clock = FixedClock::default();
+    /// assert_eq!(clock.now(), Timestamp::UNIX_EPOCH);
+    /// let t: Timestamp = "2026-01-01T00:00:00Z".parse()?;
+    /// clock.set(t);
+    /// assert_eq!(clock.now(), t);
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub fn set(&self, t: Timestamp) {
         self.0.store(t.unix_ms(), Ordering::Relaxed);
     }
 
     /// Moves the time forward by `d` (saturating at [`Timestamp::MAX`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use combkey::{Clock, FixedClock, Timestamp};
+    ///
+    /// let clock = FixedClock::new(Timestamp::from_unix_ms(1_000));
+    /// clock.advance(Duration::from_secs(60));
+    /// assert_eq!(clock.now().unix_ms(), 61_000);
+    /// // Less than a millisecond does not move it.
+    /// clock.advance(Duration::from_micros(999));
+    /// assert_eq!(clock.now().unix_ms(), 61_000);
+    /// ```
     pub fn advance(&self, d: Duration) {
         let ms = saturating_ms(d);
         let _ = self.0.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |t| Some(t.saturating_add(ms)));
     }
 
     /// Moves the time back by `d` (saturating at [`Timestamp::MIN`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use combkey::{Clock, FixedClock, Timestamp};
+    ///
+    /// // An NTP step back of one second.
+    /// let clock = FixedClock::new(Timestamp::from_unix_ms(1_645_557_742_000));
+    /// clock.rewind(Duration::from_secs(1));
+    /// assert_eq!(clock.now().to_string(), "2022-02-22T19:22:21.000Z");
+    /// ```
     pub fn rewind(&self, d: Duration) {
         let ms = saturating_ms(d);
         let _ = self.0.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |t| Some(t.saturating_sub(ms)));

@@ -77,6 +77,18 @@ impl Comb {
     }
 
     /// The id with these 16 bytes, in public (RFC 9562) order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::Comb;
+    ///
+    /// // RFC 9562's UUIDv7 example, as 16 bytes read from a BINARY(16) column.
+    /// let id = Comb::from_bytes([
+    ///     0x01, 0x7f, 0x22, 0xe2, 0x79, 0xb0, 0x7c, 0xc3, 0x98, 0xc4, 0xdc, 0x0c, 0x0c, 0x07, 0x39, 0x8f,
+    /// ]);
+    /// assert_eq!(id.to_string(), "017f22e2-79b0-7cc3-98c4-dc0c0c07398f");
+    /// ```
     pub const fn from_bytes(bytes: [u8; 16]) -> Self {
         Comb(bytes)
     }
@@ -95,38 +107,115 @@ impl Comb {
     }
 
     /// The 16 bytes in public (RFC 9562) order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let id: combkey::Comb = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f".parse()?;
+    /// // The first six bytes are the Unix milliseconds, big-endian.
+    /// assert_eq!(id.as_bytes()[..6], [0x01, 0x7f, 0x22, 0xe2, 0x79, 0xb0]);
+    /// assert_eq!(id.as_bytes()[15], 0x8f);
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub const fn as_bytes(&self) -> &[u8; 16] {
         &self.0
     }
 
     /// The 16 bytes in public (RFC 9562) order, by value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::Comb;
+    ///
+    /// let id = Comb::new();
+    /// let bytes: [u8; 16] = id.into_bytes(); // e.g. for a BINARY(16) or BLOB parameter
+    /// assert_eq!(Comb::from_bytes(bytes), id);
+    /// ```
     pub const fn into_bytes(self) -> [u8; 16] {
         self.0
     }
 
     /// The id read as a big-endian 128-bit integer (same order as the bytes).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::Comb;
+    ///
+    /// let id = Comb::from_u128(0x017f22e2_79b0_7cc3_98c4_dc0c0c07398f);
+    /// assert_eq!(id.to_string(), "017f22e2-79b0-7cc3-98c4-dc0c0c07398f");
+    /// assert_eq!(Comb::from_u128(0), Comb::NIL);
+    /// ```
     pub const fn from_u128(v: u128) -> Self {
         Comb(v.to_be_bytes())
     }
 
     /// The id as a big-endian 128-bit integer.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::Comb;
+    ///
+    /// let id: Comb = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f".parse()?;
+    /// assert_eq!(id.as_u128(), 0x017f22e2_79b0_7cc3_98c4_dc0c0c07398f);
+    /// // The number orders as the id does.
+    /// assert_eq!(Comb::MAX.as_u128(), u128::MAX);
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub const fn as_u128(&self) -> u128 {
         u128::from_be_bytes(self.0)
     }
 
     /// The version nibble (the first hex digit of the third group): 7 for the default kind,
     /// 8 for a short prefix COMB, 4 for a v4-labelled COMB.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{Comb, ShortPrefix, Timestamp};
+    ///
+    /// assert_eq!(Comb::new().version(), 7);
+    /// assert_eq!(Comb::new_v4().version(), 4);
+    /// let short = ShortPrefix::default().make(Timestamp::UNIX_EPOCH, [0; 16]);
+    /// assert_eq!(short.version(), 8);
+    /// ```
     pub const fn version(&self) -> u8 {
         self.0[6] >> 4
     }
 
     /// Whether the variant bits are RFC 9562's (`10x`, the first hex digit of the fourth
     /// group is 8, 9, a or b).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::Comb;
+    ///
+    /// let id: Comb = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f".parse()?;
+    /// assert!(id.is_rfc_variant()); // the fourth group starts with 9
+    /// // The nil id's variant bits are 00: not RFC 9562's.
+    /// assert!(!Comb::NIL.is_rfc_variant());
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub const fn is_rfc_variant(&self) -> bool {
         self.0[8] & 0xc0 == 0x80
     }
 
     /// The Unix time in milliseconds a UUIDv7 carries (bytes 0..6); `None` for other versions.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::Comb;
+    ///
+    /// let id: Comb = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f".parse()?;
+    /// assert_eq!(id.unix_ms(), Some(1_645_557_742_000)); // 0x017f22e279b0
+    /// // A random (v4) id carries no time.
+    /// assert_eq!(Comb::new_v4().unix_ms(), None);
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub const fn unix_ms(&self) -> Option<i64> {
         match self.timestamp() {
             Some(t) => Some(t.unix_ms()),
@@ -164,6 +253,21 @@ impl Comb {
     }
 
     /// The largest UUIDv7 that can carry time `t`: for `WHERE id <= Comb::max_for(t)`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{Comb, ErrorKind, Timestamp};
+    ///
+    /// let t: Timestamp = "2022-02-22T19:22:22Z".parse()?;
+    /// // Every counter and random bit set.
+    /// assert_eq!(Comb::max_for(t)?.to_string(), "017f22e2-79b0-7fff-bfff-ffffffffffff");
+    /// assert!(Comb::max_for(t)? < Comb::min_for(t.saturating_add_ms(1))?);
+    /// // No v7 id carries a time before 1970.
+    /// let err = Comb::max_for(Timestamp::from_unix_ms(-1)).unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::OutOfRange);
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub fn max_for(t: Timestamp) -> Result<Self, Error> {
         Ok(Self::from_v7_parts(bits::unix_ms48(t)?, u16::MAX, u64::MAX))
     }
@@ -172,11 +276,37 @@ impl Comb {
     /// `rand_a`, 4 after the variant) and 58 bits of `rand_b` (the low 58 bits of `random`).
     ///
     /// `unix_ms` above 48 bits is truncated to its low 48 bits.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{Comb, Timestamp};
+    ///
+    /// let id = Comb::from_v7_parts(1_645_557_742_000, 0, 0);
+    /// assert_eq!(id.to_string(), "017f22e2-79b0-7000-8000-000000000000");
+    /// assert_eq!(Some(id), Comb::min_for(Timestamp::from_unix_ms(1_645_557_742_000)).ok());
+    ///
+    /// let id = Comb::from_v7_parts(1_645_557_742_000, 0xabcd, 0x2a);
+    /// assert_eq!((id.version(), id.v7_counter(), id.unix_ms()), (7, 0xabcd, Some(1_645_557_742_000)));
+    /// ```
     pub const fn from_v7_parts(unix_ms: u64, counter: u16, random: u64) -> Self {
         Comb::from_u128(v7_u128(unix_ms, counter, random))
     }
 
     /// The 16-bit counter of a UUIDv7 made by this crate (see [`Comb::from_v7_parts`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{FixedClock, Timestamp, V7Generator};
+    ///
+    /// // Ids made in the same millisecond count up.
+    /// let generator = V7Generator::with_clock(FixedClock::new(Timestamp::from_unix_ms(1_645_557_742_000)));
+    /// let a = generator.generate();
+    /// let b = generator.generate();
+    /// assert_eq!(a.unix_ms(), b.unix_ms());
+    /// assert_eq!(b.v7_counter(), a.v7_counter() + 1);
+    /// ```
     pub const fn v7_counter(&self) -> u16 {
         let b = &self.0;
         (((b[6] & 0x0f) as u16) << 12) | ((b[7] as u16) << 4) | (((b[8] >> 2) & 0x0f) as u16)
@@ -363,11 +493,30 @@ impl TryFrom<String> for Comb {
 /// `Uuid::now_v7()` becomes `Comb::now_v7()` and nothing else changes.
 impl Comb {
     /// The nil id (`uuid::Uuid::nil`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::Comb;
+    ///
+    /// assert_eq!(Comb::nil(), Comb::NIL);
+    /// assert_eq!(Comb::nil().to_string(), "00000000-0000-0000-0000-000000000000");
+    /// assert_eq!(Comb::nil(), Comb::default());
+    /// ```
     pub const fn nil() -> Self {
         Comb::NIL
     }
 
     /// The max id, all ones (`uuid::Uuid::max`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::Comb;
+    ///
+    /// assert_eq!(Comb::max().to_string(), "ffffffff-ffff-ffff-ffff-ffffffffffff");
+    /// assert!(Comb::new() < Comb::max());
+    /// ```
     pub const fn max() -> Self {
         Comb::MAX
     }
@@ -377,6 +526,21 @@ impl Comb {
     /// kernel's coarse clock instead (faster, up to one tick, 1-10 ms, behind), so where
     /// other writers make v7 ids for the same table (a service still on `uuid::Uuid`, a
     /// database's `uuidv7()`), `now_v7` keeps `ORDER BY id` closest to their order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{Comb, Timestamp};
+    ///
+    /// let before = Timestamp::now();
+    /// let a = Comb::now_v7();
+    /// let b = Comb::now_v7();
+    /// let after = Timestamp::now();
+    /// assert!(a < b);
+    /// assert_eq!(a.version(), 7);
+    /// let t = a.timestamp().unwrap();
+    /// assert!(before <= t && t <= after);
+    /// ```
     #[inline(always)]
     pub fn now_v7() -> Self {
         crate::v7::exact_generator().generate()
@@ -399,11 +563,32 @@ impl Comb {
     }
 
     /// Parses any of the usual text forms (`uuid::Uuid::try_parse`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{Comb, ErrorKind};
+    ///
+    /// let id = Comb::try_parse("017f22e2-79b0-7cc3-98c4-dc0c0c07398f")?;
+    /// assert_eq!(Comb::try_parse("{017F22E2-79B0-7CC3-98C4-DC0C0C07398F}")?, id);
+    /// assert_eq!(Comb::try_parse("urn:uuid:017f22e2-79b0-7cc3-98c4-dc0c0c07398f")?, id);
+    /// assert_eq!(Comb::try_parse("017f22e2").unwrap_err().kind(), ErrorKind::Parse);
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub fn try_parse(input: &str) -> Result<Self, Error> {
         input.parse()
     }
 
     /// The id as a `uuid::Uuid`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let id = combkey::Comb::new();
+    /// let u: uuid::Uuid = id.to_uuid();
+    /// assert_eq!(u.get_version_num(), 7);
+    /// assert_eq!(u.to_string(), id.to_string());
+    /// ```
     pub const fn to_uuid(self) -> uuid::Uuid {
         uuid::Uuid::from_bytes(self.0)
     }

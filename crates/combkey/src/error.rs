@@ -155,10 +155,27 @@ pub(crate) enum Detail {
     NoV7Form {
         layout: &'static str,
     },
+    /// A face that unmasks to a time past the clock: made with another key, or no face.
+    #[cfg_attr(not(feature = "face"), allow(dead_code))]
+    NotThisFaceKey {
+        found: Timestamp,
+        latest: Timestamp,
+    },
 }
 
 impl Error {
     /// The kind of failure.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{Comb, ErrorKind};
+    ///
+    /// // A client sent something that is no id: a 400, not a 500.
+    /// let err = Comb::try_parse("42").unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::Parse);
+    /// assert_eq!(Comb::from_slice(&[0; 4]).unwrap_err().kind(), ErrorKind::ByteLength);
+    /// ```
     pub fn kind(&self) -> ErrorKind {
         match self.0 {
             Detail::ParseLength { .. }
@@ -175,7 +192,7 @@ impl Error {
             Detail::Version { .. } => ErrorKind::Version,
             Detail::Variant { .. } => ErrorKind::Variant,
             Detail::TooOld { .. } | Detail::PrefixTooOld { .. } => ErrorKind::TooOld,
-            Detail::TooNew { .. } | Detail::PrefixTooNew { .. } => ErrorKind::TooNew,
+            Detail::TooNew { .. } | Detail::PrefixTooNew { .. } | Detail::NotThisFaceKey { .. } => ErrorKind::TooNew,
             Detail::OutOfRange { .. } => ErrorKind::OutOfRange,
             Detail::Config { .. } => ErrorKind::Config,
             Detail::NotLossless { .. }
@@ -274,6 +291,11 @@ impl fmt::Display for Error {
                 f,
                 "{layout} keys have no v7 form: they carry an interval that wraps, not an instant (they stay short \
                  prefix COMBs)"
+            ),
+            Detail::NotThisFaceKey { found, latest } => write!(
+                f,
+                "not a face made with this key: it unmasks to {found}, later than {latest} (a face from another \
+                 key, or a v4 id that is no face, unmasks to an arbitrary time)"
             ),
         }
     }

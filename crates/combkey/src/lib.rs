@@ -92,6 +92,8 @@ mod time;
 mod v7;
 mod validate;
 
+#[cfg(feature = "face")]
+mod face;
 #[cfg(feature = "layouts")]
 pub mod layouts;
 #[cfg(feature = "serde")]
@@ -101,6 +103,9 @@ pub use backend::Backend;
 pub use clock::{Clock, CoarseClock, FixedClock, SystemClock};
 pub use comb::Comb;
 pub use error::{Error, ErrorKind};
+#[cfg(feature = "face")]
+#[cfg_attr(docsrs, doc(cfg(feature = "face")))]
+pub use face::FaceKey;
 pub use range::KeyRange;
 pub use rng::{RandomSource, SeededRandom, ThreadRandom};
 pub use short_prefix::{ShortPrefix, ShortPrefixGenerator};

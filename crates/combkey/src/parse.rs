@@ -36,6 +36,17 @@ impl FromStr for Comb {
 
 impl Comb {
     /// Parses text as [`FromStr`] does (hyphenated, simple, braced, URN; any case).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::Comb;
+    ///
+    /// // MySQL's HEX(id) of a BINARY(16) column: 32 hex digits, no hyphens.
+    /// let id = Comb::parse_str("017F22E279B07CC398C4DC0C0C07398F")?;
+    /// assert_eq!(id.to_string(), "017f22e2-79b0-7cc3-98c4-dc0c0c07398f");
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub fn parse_str(s: &str) -> Result<Self, Error> {
         s.parse()
     }

@@ -51,6 +51,21 @@ impl Comb {
     ///
     /// Fails for times before 1970 or past the 48-bit limit (year 10889), and for a range
     /// whose end is before its start. An empty time range gives an empty key range.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{Comb, ErrorKind, Timestamp};
+    ///
+    /// let a: Timestamp = "2026-01-01T00:00:00Z".parse()?;
+    /// let b: Timestamp = "2026-01-02T00:00:00Z".parse()?;
+    /// let day = Comb::range(a..b)?;
+    /// assert_eq!(day.start(), Comb::min_for(a)?);
+    /// assert_eq!(day.end(), Comb::min_for(b)?);
+    /// // The end before the start is an error, not an empty range.
+    /// assert_eq!(Comb::range(b..a).unwrap_err().kind(), ErrorKind::Config);
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub fn range(times: Range<Timestamp>) -> Result<KeyRange, Error> {
         if times.end < times.start {
             return Err(Error::config(
@@ -65,11 +80,37 @@ impl Comb {
 
 impl KeyRange {
     /// The smallest id in the range: `WHERE id >= start`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{Comb, Timestamp};
+    ///
+    /// let a: Timestamp = "2026-01-01T00:00:00Z".parse()?;
+    /// let range = Comb::range(a..a.saturating_add_ms(3_600_000))?;
+    /// // The first id of 2026-01-01T00:00:00Z: counter and random bits all zero.
+    /// assert_eq!(range.start().to_string(), "019b76da-a800-7000-8000-000000000000");
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub const fn start(&self) -> Comb {
         self.start
     }
 
     /// The first id after the range: `WHERE id < end`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{Comb, Timestamp};
+    ///
+    /// let a: Timestamp = "2026-01-01T00:00:00Z".parse()?;
+    /// let b: Timestamp = "2026-02-01T00:00:00Z".parse()?;
+    /// let january = Comb::range(a..b)?;
+    /// // The first id of February: not in the range.
+    /// assert_eq!(january.end().to_string(), "019c167f-cc00-7000-8000-000000000000");
+    /// assert!(!january.contains(&january.end()));
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub const fn end(&self) -> Comb {
         self.end
     }
@@ -77,18 +118,68 @@ impl KeyRange {
     /// The last id of the range, `end`'s predecessor as a 128-bit number: for
     /// `WHERE id BETWEEN start AND last`, the same rows as `id >= start AND id < end` (below
     /// `start` when the range is empty, so `BETWEEN` selects nothing).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{Comb, Timestamp};
+    ///
+    /// let a: Timestamp = "2026-01-01T00:00:00Z".parse()?;
+    /// let b: Timestamp = "2026-02-01T00:00:00Z".parse()?;
+    /// let january = Comb::range(a..b)?;
+    /// assert_eq!(january.last().as_u128(), january.end().as_u128() - 1);
+    /// assert_eq!(january.last().to_string(), "019c167f-cc00-7000-7fff-ffffffffffff");
+    /// // Every id of the range's last millisecond is at or below it.
+    /// assert!(Comb::max_for(b.saturating_add_ms(-1))? <= january.last());
+    /// assert!(january.contains(&january.last()));
+    ///
+    /// // An empty range: `last` is below `start`, so BETWEEN selects nothing.
+    /// let empty = Comb::range(a..a)?;
+    /// assert!(empty.last() < empty.start());
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub const fn last(&self) -> Comb {
         // `end` is a UUIDv7 bound (version bits set), so it is never zero.
         Comb::from_u128(self.end.as_u128().wrapping_sub(1))
     }
 
     /// Whether `id` lies in the range, as the database's comparison of the key decides it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{Comb, Timestamp};
+    ///
+    /// let a: Timestamp = "2022-02-22T19:00:00Z".parse()?;
+    /// let b: Timestamp = "2022-02-22T20:00:00Z".parse()?;
+    /// let id: Comb = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f".parse()?; // 19:22:22
+    /// assert!(Comb::range(a..b)?.contains(&id));
+    /// assert!(!Comb::range(b..b.saturating_add_ms(3_600_000))?.contains(&id));
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub fn contains(&self, id: &Comb) -> bool {
         self.start <= *id && *id < self.end
     }
 
     /// The bounds in `backend`'s stored form (for SQL Server, the `uniqueidentifier` values
     /// to compare the stored column with; elsewhere the public bytes).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{Backend, Comb, Timestamp};
+    ///
+    /// let a: Timestamp = "2026-01-01T00:00:00Z".parse()?;
+    /// let b: Timestamp = "2026-01-02T00:00:00Z".parse()?;
+    /// let day = Comb::range(a..b)?;
+    /// // PostgreSQL, MySQL and SQLite compare the public bytes.
+    /// assert_eq!(day.stored(Backend::Postgres), (day.start().into_bytes(), day.end().into_bytes()));
+    /// // SQL Server compares its stored form: bind these to its uniqueidentifier column.
+    /// let (start, end) = day.stored(Backend::SqlServer);
+    /// assert_eq!(start, day.start().to_sqlserver_bytes());
+    /// assert_eq!(Backend::SqlServer.from_stored(end), day.end());
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub const fn stored(&self, backend: Backend) -> ([u8; 16], [u8; 16]) {
         (backend.to_stored(self.start), backend.to_stored(self.end))
     }

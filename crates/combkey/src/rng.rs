@@ -8,9 +8,36 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// ids on every run.
 pub trait RandomSource: Send + Sync {
     /// 64 random bits.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{RandomSource, SeededRandom};
+    ///
+    /// // SplitMix64's first output for seed 0.
+    /// let random = SeededRandom::new(0);
+    /// assert_eq!(random.next_u64(), 0xe220_a839_7b1d_cdaf);
+    /// assert_ne!(random.next_u64(), 0xe220_a839_7b1d_cdaf);
+    /// ```
     fn next_u64(&self) -> u64;
 
     /// Fills `dest` with random bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{RandomSource, SeededRandom, ThreadRandom};
+    ///
+    /// // The same seed fills the same bytes.
+    /// let (mut a, mut b) = ([0u8; 10], [0u8; 10]);
+    /// SeededRandom::new(7).fill_bytes(&mut a);
+    /// SeededRandom::new(7).fill_bytes(&mut b);
+    /// assert_eq!(a, b);
+    ///
+    /// let mut key = [0u8; 32];
+    /// ThreadRandom.fill_bytes(&mut key);
+    /// assert_ne!(key, [0u8; 32]);
+    /// ```
     fn fill_bytes(&self, dest: &mut [u8]) {
         for chunk in dest.chunks_mut(8) {
             let bytes = self.next_u64().to_le_bytes();
@@ -274,6 +301,17 @@ pub struct SeededRandom(AtomicU64);
 
 impl SeededRandom {
     /// A source that yields the same sequence for the same `seed`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{RandomSource, SeededRandom};
+    ///
+    /// let a = SeededRandom::new(42);
+    /// let b = SeededRandom::new(42);
+    /// assert_eq!([a.next_u64(), a.next_u64()], [b.next_u64(), b.next_u64()]);
+    /// assert_ne!(SeededRandom::new(43).next_u64(), SeededRandom::new(42).next_u64());
+    /// ```
     pub const fn new(seed: u64) -> Self {
         SeededRandom(AtomicU64::new(seed))
     }

@@ -87,26 +87,79 @@ impl ShortPrefix {
     }
 
     /// The same settings, labelled version 4 (as uuid-creator's `ShortPrefixCombFactory`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{ShortPrefix, Timestamp};
+    ///
+    /// let sp = ShortPrefix::default().labelled_v4();
+    /// assert_eq!(sp.version(), 4);
+    /// let id = sp.make(Timestamp::UNIX_EPOCH, [0xff; 16]);
+    /// assert_eq!(id.to_string(), "0000ffff-ffff-4fff-bfff-ffffffffffff");
+    /// ```
     pub const fn labelled_v4(self) -> Self {
         ShortPrefix { version: 4, ..self }
     }
 
     /// How long one prefix value lasts, in milliseconds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::ShortPrefix;
+    ///
+    /// assert_eq!(ShortPrefix::default().interval_ms(), 60_000);
+    /// assert_eq!(ShortPrefix::new(1_000, 2)?.interval_ms(), 1_000);
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub const fn interval_ms(&self) -> u64 {
         self.interval_ms
     }
 
     /// How many bytes the prefix takes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::ShortPrefix;
+    ///
+    /// assert_eq!(ShortPrefix::default().width(), 2);
+    /// assert_eq!(ShortPrefix::new(60_000, 3)?.width(), 3);
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub const fn width(&self) -> u8 {
         self.width
     }
 
     /// The version nibble the ids carry (8, or 4 with [`labelled_v4`](Self::labelled_v4)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::ShortPrefix;
+    ///
+    /// assert_eq!(ShortPrefix::default().version(), 8);
+    /// assert_eq!(ShortPrefix::default().labelled_v4().version(), 4);
+    /// ```
     pub const fn version(&self) -> u8 {
         self.version
     }
 
     /// How many distinct prefix values there are: `2^(8 * width)`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::ShortPrefix;
+    ///
+    /// let sp = ShortPrefix::default();
+    /// assert_eq!(sp.modulus(), 65_536);
+    /// // How long before a prefix comes round again: 65,536 minutes, about 45.5 days.
+    /// assert_eq!(sp.modulus() * sp.interval_ms(), 3_932_160_000);
+    /// assert_eq!(ShortPrefix::new(60_000, 1)?.modulus(), 256);
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub const fn modulus(&self) -> u64 {
         1 << (8 * self.width as u32)
     }
@@ -129,6 +182,21 @@ impl ShortPrefix {
     }
 
     /// The prefix of ids made at `t`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{ShortPrefix, Timestamp};
+    ///
+    /// let sp = ShortPrefix::default();
+    /// // The klokwrk article's clock: 2022-03-18T03:44:00Z starts a cycle.
+    /// assert_eq!(sp.prefix_at("2022-03-18T03:44:00Z".parse()?), 0x0000);
+    /// assert_eq!(sp.prefix_at("2022-03-18T03:44:59Z".parse()?), 0x0000);
+    /// assert_eq!(sp.prefix_at("2022-03-18T03:45:00Z".parse()?), 0x0001);
+    /// // One minute earlier, the end of the previous cycle.
+    /// assert_eq!(sp.prefix_at("2022-03-18T03:43:00Z".parse::<Timestamp>()?), 0xffff);
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub fn prefix_at(&self, t: Timestamp) -> u32 {
         self.wrap(self.interval_index(t.unix_ms()))
     }
@@ -139,12 +207,36 @@ impl ShortPrefix {
     }
 
     /// The prefix an id carries (its first `width` bytes, big-endian).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{Comb, ShortPrefix};
+    ///
+    /// let id: Comb = "00648f3b-1c2d-8e5f-9a6b-7c8d9e0f1a2b".parse()?;
+    /// assert_eq!(ShortPrefix::default().prefix_of(&id), 0x0064);
+    /// assert_eq!(ShortPrefix::new(60_000, 3)?.prefix_of(&id), 0x00648f);
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub fn prefix_of(&self, id: &Comb) -> u32 {
         id.as_bytes()[..usize::from(self.width)].iter().fold(0u32, |acc, &b| (acc << 8) | u32::from(b))
     }
 
     /// The id for instant `t` with these 16 random bytes (bytes 0..width are replaced by the
     /// prefix, then the version and variant are set).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{ShortPrefix, Timestamp};
+    ///
+    /// let sp = ShortPrefix::default();
+    /// let t: Timestamp = "2022-03-18T05:24:00Z".parse()?;
+    /// let id = sp.make(t, [0; 16]);
+    /// assert_eq!(id.to_string(), "00640000-0000-8000-8000-000000000000");
+    /// assert_eq!(sp.prefix_of(&id), sp.prefix_at(t));
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub fn make(&self, t: Timestamp, random: [u8; 16]) -> Comb {
         let mut bytes = random;
         let prefix = self.prefix_at(t).to_be_bytes();
@@ -208,6 +300,19 @@ pub struct ShortPrefixGenerator<C = CoarseClock, R = ThreadRandom> {
 
 impl ShortPrefixGenerator {
     /// A generator with these settings on the [`CoarseClock`] and the thread-local CSPRNG.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{ShortPrefix, ShortPrefixGenerator, Timestamp};
+    ///
+    /// let generator = ShortPrefixGenerator::new(ShortPrefix::default());
+    /// let id = generator.generate();
+    /// assert_eq!((id.version(), id.is_rfc_variant()), (8, true));
+    /// // Its prefix names the current minute (the coarse clock may be a tick behind).
+    /// let minute = generator.config().interval_near(&id, Timestamp::now());
+    /// assert!(Timestamp::now().unix_ms() - minute.start.unix_ms() < 120_000);
+    /// ```
     pub const fn new(config: ShortPrefix) -> Self {
         Self::with_clock_and_random(config, CoarseClock, ThreadRandom)
     }
@@ -215,16 +320,53 @@ impl ShortPrefixGenerator {
 
 impl<C: Clock, R: RandomSource> ShortPrefixGenerator<C, R> {
     /// A generator with these settings, clock and random source.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{FixedClock, SeededRandom, ShortPrefix, ShortPrefixGenerator, Timestamp};
+    ///
+    /// let now = FixedClock::new("2022-03-18T05:24:00Z".parse()?);
+    /// let generator = ShortPrefixGenerator::with_clock_and_random(ShortPrefix::default(), now, SeededRandom::new(1));
+    /// assert!(generator.generate().to_string().starts_with("0064"));
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub const fn with_clock_and_random(config: ShortPrefix, clock: C, random: R) -> Self {
         ShortPrefixGenerator { config, clock, random }
     }
 
     /// The settings.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{ShortPrefix, ShortPrefixGenerator};
+    ///
+    /// let generator = ShortPrefixGenerator::new(ShortPrefix::new(30_000, 3)?);
+    /// assert_eq!(generator.config().width(), 3);
+    /// assert_eq!(generator.config().interval_ms(), 30_000);
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub const fn config(&self) -> &ShortPrefix {
         &self.config
     }
 
     /// A new id for the clock's current time.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{FixedClock, ShortPrefix, ShortPrefixGenerator, Timestamp};
+    ///
+    /// let now = FixedClock::new("2022-03-18T05:24:00Z".parse()?);
+    /// let generator = ShortPrefixGenerator::with_clock_and_random(ShortPrefix::default(), now, combkey::ThreadRandom);
+    /// let (a, b) = (generator.generate(), generator.generate());
+    /// // Same minute, same prefix; the other bits are random, so no order within it.
+    /// assert_eq!(&a.as_bytes()[..2], &[0x00, 0x64]);
+    /// assert_eq!(&b.as_bytes()[..2], &[0x00, 0x64]);
+    /// assert_ne!(a, b);
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub fn generate(&self) -> Comb {
         let mut random = [0u8; 16];
         self.random.fill_bytes(&mut random);
@@ -233,6 +375,19 @@ impl<C: Clock, R: RandomSource> ShortPrefixGenerator<C, R> {
 
     /// Fills `out` with new ids for the clock's current time (one clock read; the random
     /// bytes drawn 64 ids at a time).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{Comb, FixedClock, SeededRandom, ShortPrefix, ShortPrefixGenerator};
+    ///
+    /// let now = FixedClock::new("2022-03-18T03:44:00Z".parse()?);
+    /// let generator = ShortPrefixGenerator::with_clock_and_random(ShortPrefix::default(), now, SeededRandom::new(3));
+    /// let mut ids = vec![Comb::NIL; 100];
+    /// generator.fill(&mut ids);
+    /// assert!(ids.iter().all(|id| id.to_string().starts_with("0000") && id.version() == 8));
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub fn fill(&self, out: &mut [Comb]) {
         let now = self.clock.now();
         let mut bytes = [0u8; 16 * 64];

@@ -34,16 +34,49 @@ impl Timestamp {
     pub const MAX: Timestamp = Timestamp(i64::MAX);
 
     /// The instant `ms` milliseconds after (negative: before) the Unix epoch.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::Timestamp;
+    ///
+    /// assert_eq!(Timestamp::from_unix_ms(0), Timestamp::UNIX_EPOCH);
+    /// assert_eq!(Timestamp::from_unix_ms(1_645_557_742_000).to_string(), "2022-02-22T19:22:22.000Z");
+    /// assert_eq!(Timestamp::from_unix_ms(-1).to_string(), "1969-12-31T23:59:59.999Z");
+    /// ```
     pub const fn from_unix_ms(ms: i64) -> Self {
         Timestamp(ms)
     }
 
     /// Milliseconds since the Unix epoch (negative before 1970).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::Timestamp;
+    ///
+    /// let t: Timestamp = "2022-02-22T14:22:22-05:00".parse()?;
+    /// assert_eq!(t.unix_ms(), 1_645_557_742_000);
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub const fn unix_ms(self) -> i64 {
         self.0
     }
 
     /// The current time from the system's real-time clock.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::SystemTime;
+    /// use combkey::Timestamp;
+    ///
+    /// let before = Timestamp::from_system_time(SystemTime::now())?;
+    /// let now = Timestamp::now();
+    /// assert!(before <= now);
+    /// assert!(now > "2024-01-01T00:00:00Z".parse()?);
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub fn now() -> Self {
         Self::saturating_from_system_time(SystemTime::now())
     }
@@ -52,6 +85,20 @@ impl Timestamp {
     /// past, before 1970 as after: one nanosecond before 1970 is -1 ms).
     ///
     /// Fails only for instants more than 292 million years from 1970.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, UNIX_EPOCH};
+    /// use combkey::Timestamp;
+    ///
+    /// let t = Timestamp::from_system_time(UNIX_EPOCH + Duration::from_micros(1_500_999))?;
+    /// assert_eq!(t.unix_ms(), 1_500);
+    /// // Before 1970 too the instant lands in the millisecond that holds it.
+    /// let t = Timestamp::from_system_time(UNIX_EPOCH - Duration::from_nanos(1))?;
+    /// assert_eq!(t.unix_ms(), -1);
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub fn from_system_time(t: SystemTime) -> Result<Self, Error> {
         let ms = match t.duration_since(UNIX_EPOCH) {
             Ok(d) => i64::try_from(d.as_millis()),
@@ -63,6 +110,17 @@ impl Timestamp {
 
     /// Converts from [`SystemTime`], truncating to the millisecond and saturating at
     /// [`Timestamp::MIN`] and [`Timestamp::MAX`] (292 million years from 1970).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, UNIX_EPOCH};
+    /// use combkey::Timestamp;
+    ///
+    /// let t = Timestamp::saturating_from_system_time(UNIX_EPOCH + Duration::from_millis(1_645_557_742_123));
+    /// assert_eq!(t.to_string(), "2022-02-22T19:22:22.123Z");
+    /// assert_eq!(Timestamp::saturating_from_system_time(UNIX_EPOCH), Timestamp::UNIX_EPOCH);
+    /// ```
     pub fn saturating_from_system_time(t: SystemTime) -> Self {
         match Self::from_system_time(t) {
             Ok(ts) => ts,
@@ -72,12 +130,36 @@ impl Timestamp {
     }
 
     /// Converts to [`SystemTime`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, SystemTime, UNIX_EPOCH};
+    /// use combkey::Timestamp;
+    ///
+    /// let t = Timestamp::from_unix_ms(1_500);
+    /// assert_eq!(t.to_system_time(), UNIX_EPOCH + Duration::from_millis(1_500));
+    /// assert_eq!(Timestamp::from_unix_ms(-1_500).to_system_time(), UNIX_EPOCH - Duration::from_millis(1_500));
+    /// assert_eq!(SystemTime::from(t), t.to_system_time());
+    /// ```
     pub fn to_system_time(self) -> SystemTime {
         let d = Duration::from_millis(self.0.unsigned_abs());
         if self.0 >= 0 { UNIX_EPOCH + d } else { UNIX_EPOCH - d }
     }
 
     /// `self + ms`, or `None` on overflow.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::Timestamp;
+    ///
+    /// let t: Timestamp = "2024-02-28T12:00:00Z".parse()?;
+    /// let next_day = t.checked_add_ms(86_400_000).unwrap();
+    /// assert_eq!(next_day.to_string(), "2024-02-29T12:00:00.000Z");
+    /// assert_eq!(Timestamp::MAX.checked_add_ms(1), None);
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub const fn checked_add_ms(self, ms: i64) -> Option<Self> {
         match self.0.checked_add(ms) {
             Some(v) => Some(Timestamp(v)),
@@ -86,6 +168,18 @@ impl Timestamp {
     }
 
     /// `self + ms`, saturating at [`Timestamp::MIN`] and [`Timestamp::MAX`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::Timestamp;
+    ///
+    /// let t: Timestamp = "2022-02-22T19:22:22Z".parse()?;
+    /// assert_eq!(t.saturating_add_ms(-1).to_string(), "2022-02-22T19:22:21.999Z");
+    /// assert_eq!(Timestamp::MAX.saturating_add_ms(1), Timestamp::MAX);
+    /// assert_eq!(Timestamp::MIN.saturating_add_ms(-1), Timestamp::MIN);
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub const fn saturating_add_ms(self, ms: i64) -> Self {
         Timestamp(self.0.saturating_add(ms))
     }
@@ -130,6 +224,17 @@ impl Timestamp {
     }
 
     /// The UTC calendar date `(year, month, day)` of this instant.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::Timestamp;
+    ///
+    /// let t: Timestamp = "2022-02-22T19:22:22Z".parse()?;
+    /// assert_eq!(t.date(), (2022, 2, 22));
+    /// assert_eq!(Timestamp::from_unix_ms(-1).date(), (1969, 12, 31));
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub fn date(self) -> (i64, u32, u32) {
         civil_from_days(self.0.div_euclid(MS_PER_DAY))
     }

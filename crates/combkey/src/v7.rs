@@ -112,6 +112,19 @@ pub(crate) fn exact_generator() -> &'static V7Generator<crate::clock::SystemCloc
 
 impl V7Generator {
     /// A generator on the [`CoarseClock`] and the thread-local CSPRNG.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::V7Generator;
+    ///
+    /// // A generator of its own, e.g. one per table, in a static.
+    /// static ORDERS: V7Generator = V7Generator::new();
+    /// let a = ORDERS.generate();
+    /// let b = ORDERS.generate();
+    /// assert!(a < b);
+    /// assert_eq!(a.version(), 7);
+    /// ```
     pub const fn new() -> Self {
         Self::with_clock_and_random(CoarseClock, ThreadRandom)
     }
@@ -125,6 +138,18 @@ impl Default for V7Generator {
 
 impl<C: Clock> V7Generator<C> {
     /// A generator on `clock` and the thread-local CSPRNG.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{SystemClock, Timestamp, V7Generator};
+    ///
+    /// // Exact milliseconds instead of the coarse clock's ticks.
+    /// let generator = V7Generator::with_clock(SystemClock);
+    /// let before = Timestamp::now();
+    /// let id = generator.generate();
+    /// assert!(id.timestamp().unwrap() >= before);
+    /// ```
     pub const fn with_clock(clock: C) -> Self {
         Self::with_clock_and_random(clock, ThreadRandom)
     }
@@ -132,11 +157,35 @@ impl<C: Clock> V7Generator<C> {
 
 impl<C: Clock, R: RandomSource> V7Generator<C, R> {
     /// A generator on `clock` and `random`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{FixedClock, SeededRandom, Timestamp, V7Generator};
+    ///
+    /// // A test that wants the same ids on every run.
+    /// let now = Timestamp::from_unix_ms(1_645_557_742_000);
+    /// let make = || V7Generator::with_clock_and_random(FixedClock::new(now), SeededRandom::new(42));
+    /// let (a, b) = (make(), make());
+    /// assert_eq!(a.generate(), b.generate());
+    /// assert_eq!(a.generate().unix_ms(), Some(1_645_557_742_000));
+    /// ```
     pub const fn with_clock_and_random(clock: C, random: R) -> Self {
         V7Generator { last: AtomicU64::new(0), clock, random }
     }
 
     /// The next id, stamped with the clock's current time.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{FixedClock, Timestamp, V7Generator};
+    ///
+    /// let generator = V7Generator::with_clock(FixedClock::new(Timestamp::from_unix_ms(1_645_557_742_000)));
+    /// let ids: Vec<_> = (0..100).map(|_| generator.generate()).collect();
+    /// assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    /// assert!(ids.iter().all(|id| id.to_string().starts_with("017f22e2-79b0-7")));
+    /// ```
     #[inline(always)]
     pub fn generate(&self) -> Comb {
         Comb::from_u128(self.generate_u128())
@@ -180,11 +229,39 @@ impl<C: Clock, R: RandomSource> V7Generator<C, R> {
 
     /// Fills `out` with consecutive ids, as if by `generate` in a loop but with one clock
     /// read and one atomic operation: for bulk inserts.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{Comb, V7Generator};
+    ///
+    /// let generator = V7Generator::new();
+    /// let first = generator.generate();
+    /// let mut batch = vec![Comb::NIL; 500];
+    /// generator.fill(&mut batch);
+    /// assert!(batch[0] > first);
+    /// assert!(batch.windows(2).all(|w| w[0] < w[1]));
+    /// assert!(generator.generate() > batch[499]);
+    /// ```
     pub fn fill(&self, out: &mut [Comb]) {
         self.fill_at(self.clock.now(), out)
     }
 
     /// [`fill`](Self::fill) with the time given instead of read from the clock.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{Comb, Timestamp, V7Generator};
+    ///
+    /// // Back-filling rows imported from another system with the time they were created.
+    /// let created: Timestamp = "2024-01-01T00:00:00Z".parse()?;
+    /// let mut ids = [Comb::NIL; 3];
+    /// V7Generator::new().fill_at(created, &mut ids);
+    /// assert!(ids.iter().all(|id| id.timestamp() == Some(created)));
+    /// assert!(ids[0] < ids[1] && ids[1] < ids[2]);
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub fn fill_at(&self, t: Timestamp, out: &mut [Comb]) {
         // A slice of more than 2^64 ids cannot exist; 0 ids reserve nothing.
         let Some(n) = u64::try_from(out.len()).ok().filter(|&n| n > 0) else {

@@ -65,6 +65,16 @@ const DEFAULT_TOLERANCE_MS: i64 = 10 * 60 * 1000;
 
 impl Validator {
     /// A validator for `expected` ids with a +-10 minute window on the system clock.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{Comb, Expected, Validator};
+    ///
+    /// let validator = Validator::new(Expected::V7);
+    /// // An id a client made just now passes.
+    /// assert!(validator.validate(&Comb::new()).is_ok());
+    /// ```
     pub const fn new(expected: Expected) -> Self {
         Validator { expected, past_ms: DEFAULT_TOLERANCE_MS, future_ms: DEFAULT_TOLERANCE_MS, clock: SystemClock }
     }
@@ -72,28 +82,97 @@ impl Validator {
 
 impl<C: Clock> Validator<C> {
     /// The same validator on another clock.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{Comb, ErrorKind, Expected, FixedClock, Timestamp, Validator};
+    ///
+    /// let now: Timestamp = "2022-02-22T19:30:00Z".parse()?;
+    /// let validator = Validator::new(Expected::V7).with_clock(FixedClock::new(now));
+    /// let id: Comb = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f".parse()?; // 19:22:22
+    /// assert!(validator.validate(&id).is_ok());
+    /// // Against the real clock it is years old.
+    /// assert_eq!(Validator::new(Expected::V7).validate(&id).unwrap_err().kind(), ErrorKind::TooOld);
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub fn with_clock<C2: Clock>(self, clock: C2) -> Validator<C2> {
         Validator { expected: self.expected, past_ms: self.past_ms, future_ms: self.future_ms, clock }
     }
 
     /// How far before the clock an id's time may be (default 10 minutes).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use combkey::{Comb, ErrorKind, Expected, Timestamp, Validator};
+    ///
+    /// let now: Timestamp = "2022-02-22T19:30:00Z".parse()?;
+    /// let id: Comb = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f".parse()?; // 7 min 38 s before
+    /// let strict = Validator::new(Expected::V7).past(Duration::from_secs(60));
+    /// let err = strict.validate_at(&id, now).unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::TooOld);
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "id is too old: it carries 2022-02-22T19:22:22.000Z, the earliest time accepted is 2022-02-22T19:29:00.000Z"
+    /// );
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub fn past(mut self, tolerance: Duration) -> Self {
         self.past_ms = saturating_ms(tolerance);
         self
     }
 
     /// How far after the clock an id's time may be (default 10 minutes).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use combkey::{Comb, ErrorKind, Expected, Timestamp, Validator};
+    ///
+    /// let now: Timestamp = "2022-02-22T19:22:00Z".parse()?;
+    /// let id: Comb = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f".parse()?; // 22 s ahead of `now`
+    /// assert!(Validator::new(Expected::V7).validate_at(&id, now).is_ok());
+    /// let strict = Validator::new(Expected::V7).future(Duration::from_secs(5));
+    /// assert_eq!(strict.validate_at(&id, now).unwrap_err().kind(), ErrorKind::TooNew);
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub fn future(mut self, tolerance: Duration) -> Self {
         self.future_ms = saturating_ms(tolerance);
         self
     }
 
     /// What the validator expects.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{Expected, ShortPrefix, Validator};
+    ///
+    /// assert_eq!(Validator::new(Expected::V7).expected(), Expected::V7);
+    /// let sp = ShortPrefix::default();
+    /// assert_eq!(Validator::new(Expected::ShortPrefix(sp)).expected(), Expected::ShortPrefix(sp));
+    /// ```
     pub const fn expected(&self) -> Expected {
         self.expected
     }
 
     /// Checks `id` against the validator's clock.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{Comb, ErrorKind, Expected, Validator};
+    ///
+    /// let validator = Validator::new(Expected::V7);
+    /// assert!(validator.validate(&Comb::now_v7()).is_ok());
+    /// // A random id is refused by its version, before any time is looked at.
+    /// let err = validator.validate(&Comb::new_v4()).unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::Version);
+    /// assert_eq!(err.to_string(), "wrong UUID version: expected version 7, found version 4");
+    /// ```
     pub fn validate(&self, id: &Comb) -> Result<(), Error> {
         self.validate_at(id, self.clock.now())
     }
@@ -101,6 +180,21 @@ impl<C: Clock> Validator<C> {
     /// Checks `id` against `now` instead of the clock: for a batch job that sends its own
     /// idea of "now" with its ids (the klokwrk article's batch job). Bound how far that instant may be from the
     /// server's own clock yourself; [`Validator::validate`] does that with the server's time.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{Comb, ErrorKind, Expected, Timestamp, Validator};
+    ///
+    /// // A batch job sends the ids it made along with its own "now".
+    /// let batch_now: Timestamp = "2022-02-22T19:25:00Z".parse()?;
+    /// let id: Comb = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f".parse()?;
+    /// let validator = Validator::new(Expected::V7);
+    /// assert!(validator.validate_at(&id, batch_now).is_ok());
+    /// let an_hour_later = batch_now.saturating_add_ms(3_600_000);
+    /// assert_eq!(validator.validate_at(&id, an_hour_later).unwrap_err().kind(), ErrorKind::TooOld);
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub fn validate_at(&self, id: &Comb, now: Timestamp) -> Result<(), Error> {
         let version = match self.expected {
             Expected::V7 => 7,

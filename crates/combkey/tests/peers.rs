@@ -488,3 +488,79 @@ fn dotnet_generators() {
     assert_eq!(checked.len(), 6, "{checked:?}");
     assert!(checked.values().all(|n| *n > 400), "{checked:?}");
 }
+
+/// Every row of `uuidv47.tsv` (made by uuidv47's own C code, `uuidv47.h`): the same face from
+/// the same v7 id and key, the same id back from the face, and what combkey refuses where the C
+/// code accepts anything (an id it cannot give back unchanged).
+#[cfg(feature = "face")]
+#[test]
+fn uuidv47_faces() {
+    use combkey::{ErrorKind, FaceKey, Timestamp};
+    let uuid = |s: &str| -> uuid::Uuid { s.parse().unwrap_or_else(|e| panic!("{s}: {e}")) };
+    // The day the vectors were made: a face from another key, or a v4 id that is no face,
+    // unmasks to a time past it in almost every case.
+    let made = Timestamp::from_unix_ms(1_795_000_000_000);
+    let (mut masked, mut refused_mask, mut unmasked, mut refused_unmask) = (0, 0, 0, 0);
+    let (mut wrong, mut wrong_told) = (0, 0);
+    for r in rows("uuidv47.tsv") {
+        let [kind, source, key, input, output, back, sip_msg, sip64] = r.as_slice() else {
+            panic!("uuidv47.tsv: bad row {r:?}");
+        };
+        let what = format!("{kind} {source} {input} key {key}");
+        let key = FaceKey::from_hex(key).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let (input, output, back) = (uuid(input), uuid(output), uuid(back));
+        // The C code's own mask: the low 48 bits of its SipHash, XORed into bytes 0..5.
+        let mask = u64::from_str_radix(sip64, 16).unwrap() & 0xffff_ffff_ffff;
+        let xor = (0..6).fold(0u64, |m, i| (m << 8) | u64::from(input.as_bytes()[i] ^ output.as_bytes()[i]));
+        assert_eq!(xor, mask, "{what}: the C code's mask (message {sip_msg})");
+        let rfc = input.as_bytes()[8] & 0xc0 == 0x80;
+        let version = input.get_version_num();
+        match kind.as_str() {
+            "enc" if version == 7 && rfc => {
+                let face = key.mask(Comb::from(input)).unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert_eq!(face, output, "{what}: mask");
+                assert_eq!(key.unmask_any_time(face).unwrap(), Comb::from(back), "{what}: unmask");
+                assert_eq!(back, input, "{what}");
+                masked += 1;
+            }
+            "enc" => {
+                // The C code overwrites the version nibble or variant: its face does not give
+                // the input back, so combkey refuses to make one.
+                let err = key.mask(Comb::from(input)).unwrap_err();
+                assert!(matches!(err.kind(), ErrorKind::Version | ErrorKind::Variant), "{what}: {err}");
+                assert_ne!(back, input, "{what}: the C code loses it too");
+                refused_mask += 1;
+            }
+            "dec" if version == 4 && rfc => {
+                let id = key.unmask_any_time(input).unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert_eq!(id, Comb::from(output), "{what}: unmask");
+                assert_eq!(key.mask(id).unwrap(), back, "{what}: mask of the unmasked id");
+                unmasked += 1;
+                if source.starts_with("lcg-wrongkey") || source == "lcg-v4" || source == "repo:tests.c-wrongkey" {
+                    wrong += 1;
+                    match key.unmask_at(input, made) {
+                        Err(e) => {
+                            assert_eq!(e.kind(), ErrorKind::TooNew, "{what}: {e}");
+                            assert!(e.to_string().contains("not a face made with this key"), "{e}");
+                            wrong_told += 1;
+                        }
+                        Ok(id) => assert!(id.unix_ms().unwrap() <= made.unix_ms() + 86_400_000),
+                    }
+                }
+            }
+            "dec" => {
+                let err = key.unmask_any_time(input).unwrap_err();
+                assert!(matches!(err.kind(), ErrorKind::Version | ErrorKind::Variant), "{what}: {err}");
+                refused_unmask += 1;
+            }
+            other => panic!("uuidv47.tsv: unknown kind {other}"),
+        }
+    }
+    assert!(
+        masked > 3000 && unmasked > 200 && refused_mask > 50 && refused_unmask > 20,
+        "{masked} masked, {unmasked} unmasked, {refused_mask}/{refused_unmask} refused"
+    );
+    // A face that is not this key's unmasks to a uniformly random 48-bit time: past the day
+    // the vectors were made for about 99.4% of them.
+    assert!(wrong >= 300 && wrong_told * 100 >= wrong * 97, "{wrong_told} of {wrong} wrong-key faces told");
+}

@@ -293,24 +293,64 @@ mod layout_name {
 
 impl Options {
     /// Waits for a lock end after `ms` milliseconds (default 5000).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey_doctor::Options;
+    ///
+    /// assert_eq!(Options::default().lock_timeout_ms, 5000);
+    /// let options = Options::default().with_lock_timeout_ms(1000);
+    /// assert_eq!(options.lock_timeout_ms, 1000);
+    /// ```
     pub fn with_lock_timeout_ms(mut self, ms: u64) -> Self {
         self.lock_timeout_ms = ms;
         self
     }
 
     /// What to do with user triggers (default [`Triggers::Refuse`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey_doctor::{Options, Triggers};
+    ///
+    /// assert_eq!(Options::default().triggers, Triggers::Refuse);
+    /// // An audit trigger that should record the key change.
+    /// let options = Options::default().with_triggers(Triggers::Fire);
+    /// assert_eq!(options.triggers, Triggers::Fire);
+    /// ```
     pub fn with_triggers(mut self, triggers: Triggers) -> Self {
         self.triggers = triggers;
         self
     }
 
     /// What to do with inheriting tables and partitions (default [`Inherited::Refuse`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey_doctor::{Inherited, Options};
+    ///
+    /// assert_eq!(Options::default().inherited, Inherited::Refuse);
+    /// let options = Options::default().with_inherited(Inherited::Only);
+    /// assert_eq!(options.inherited, Inherited::Only);
+    /// ```
     pub fn with_inherited(mut self, inherited: Inherited) -> Self {
         self.inherited = inherited;
         self
     }
 
     /// Whether keys whose layout is uncertain are converted too (default `false`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey_doctor::Options;
+    ///
+    /// assert!(!Options::default().convert_uncertain);
+    /// assert!(Options::default().with_convert_uncertain(true).convert_uncertain);
+    /// ```
     pub fn with_convert_uncertain(mut self, convert: bool) -> Self {
         self.convert_uncertain = convert;
         self
@@ -320,24 +360,67 @@ impl Options {
     /// version nibble names no layout is read as it where its time is plausible. Only the
     /// layouts whose keys do not say what they are: RT.Comb's three, uuid-creator's prefix
     /// and suffix COMBs, `NEWSEQUENTIALID`, MySQL's swapped v1.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::layouts::Layout;
+    /// use combkey_doctor::{ASSUMABLE, Options};
+    ///
+    /// // The DBA knows EF Core made these keys.
+    /// let options = Options::default().with_layout(Some(Layout::EfCore));
+    /// assert_eq!(options.layout, Some(Layout::EfCore));
+    /// assert!(ASSUMABLE.contains(&Layout::EfCore));
+    /// ```
     pub fn with_layout(mut self, layout: Option<Layout>) -> Self {
         self.layout = layout;
         self
     }
 
     /// The layout keys are converted to (default `v7`, what combkey makes): `v7` or `v6`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::layouts::Layout;
+    /// use combkey_doctor::Options;
+    ///
+    /// assert_eq!(Options::default().to, Layout::V7);
+    /// // The application makes v6 ids: convert NEWSEQUENTIALID() keys to v6, not v7.
+    /// let options = Options::default().with_target(Layout::V6);
+    /// assert_eq!(options.to, Layout::V6);
+    /// ```
     pub fn with_target(mut self, to: Layout) -> Self {
         self.to = to;
         self
     }
 
     /// The name of the table that keeps old and new keys (default `combkey_keymap_<table>`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey_doctor::Options;
+    ///
+    /// assert_eq!(Options::default().key_map, None); // combkey_keymap_<table>
+    /// let options = Options::default().with_key_map(Some("archive.order_keys".into()));
+    /// assert_eq!(options.key_map.as_deref(), Some("archive.order_keys"));
+    /// ```
     pub fn with_key_map(mut self, name: Option<String>) -> Self {
         self.key_map = name;
         self
     }
 
     /// Whether the run also makes the key column's default combkey's generator.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey_doctor::Options;
+    ///
+    /// assert!(!Options::default().set_default);
+    /// assert!(Options::default().with_set_default(true).set_default);
+    /// ```
     pub fn with_set_default(mut self, set: bool) -> Self {
         self.set_default = set;
         self
@@ -528,26 +611,169 @@ pub struct Reference {
 
 impl Plan {
     /// Nothing would change.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use sqlx::Connection as _;
+    /// # let path = std::env::temp_dir().join(format!("combkey-doctor-doc-is_empty-{}.db", std::process::id()));
+    /// # let url = format!("sqlite://{}?mode=rwc", path.display());
+    /// # let mut db = sqlx::SqliteConnection::connect(&url).await?;
+    /// # sqlx::raw_sql("DROP TABLE IF EXISTS order_lines; DROP TABLE IF EXISTS orders; CREATE TABLE orders (id BLOB PRIMARY KEY); \
+    /// #     CREATE TABLE order_lines (n INTEGER PRIMARY KEY, order_id BLOB REFERENCES orders (id))").execute(&mut db).await?;
+    /// # let now = combkey::Timestamp::now();
+    /// # for minute in 0..20 {
+    /// #     let key = combkey::layouts::RtCombLayout::Sql.create(now.saturating_add_ms(-60_000 * minute), combkey::Comb::new_v4())?;
+    /// #     sqlx::query("INSERT INTO orders VALUES (?1); INSERT INTO order_lines (order_id) VALUES (?1)")
+    /// #         .bind(key.as_bytes().to_vec()).execute(&mut db).await?;
+    /// # }
+    /// use combkey_doctor::{Doctor, Options, Quiet};
+    ///
+    /// let mut doctor = Doctor::connect(&url).await?;
+    /// let plan = doctor.plan("orders", "id", Options::default()).await?;
+    /// assert!(!plan.is_empty());
+    /// doctor.apply(&plan, &mut Quiet).await?;
+    /// assert!(doctor.plan("orders", "id", Options::default()).await?.is_empty());
+    /// # let _ = std::fs::remove_file(&path);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.converted.is_empty() && self.column_type == self.final_type && !self.sets_default
     }
 
     /// Whether the column's type changes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use sqlx::Connection as _;
+    /// # let path = std::env::temp_dir().join(format!("combkey-doctor-doc-retypes-{}.db", std::process::id()));
+    /// # let url = format!("sqlite://{}?mode=rwc", path.display());
+    /// # let mut db = sqlx::SqliteConnection::connect(&url).await?;
+    /// # sqlx::raw_sql("DROP TABLE IF EXISTS order_lines; DROP TABLE IF EXISTS orders; CREATE TABLE orders (id BLOB PRIMARY KEY); \
+    /// #     CREATE TABLE order_lines (n INTEGER PRIMARY KEY, order_id BLOB REFERENCES orders (id))").execute(&mut db).await?;
+    /// # let now = combkey::Timestamp::now();
+    /// # for minute in 0..20 {
+    /// #     let key = combkey::layouts::RtCombLayout::Sql.create(now.saturating_add_ms(-60_000 * minute), combkey::Comb::new_v4())?;
+    /// #     sqlx::query("INSERT INTO orders VALUES (?1); INSERT INTO order_lines (order_id) VALUES (?1)")
+    /// #         .bind(key.as_bytes().to_vec()).execute(&mut db).await?;
+    /// # }
+    /// use combkey_doctor::{Doctor, Options};
+    ///
+    /// let mut doctor = Doctor::connect(&url).await?;
+    /// let plan = doctor.plan("orders", "id", Options::default()).await?;
+    /// // The column is already a BLOB: only the values change.
+    /// assert!(!plan.retypes());
+    /// assert_eq!(plan.column_type, plan.final_type);
+    /// # let _ = std::fs::remove_file(&path);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn retypes(&self) -> bool {
         self.column_type != self.final_type
     }
 
     /// Whether running it takes a journal (DDL that cannot roll back).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use sqlx::Connection as _;
+    /// # let path = std::env::temp_dir().join(format!("combkey-doctor-doc-journaled-{}.db", std::process::id()));
+    /// # let url = format!("sqlite://{}?mode=rwc", path.display());
+    /// # let mut db = sqlx::SqliteConnection::connect(&url).await?;
+    /// # sqlx::raw_sql("DROP TABLE IF EXISTS order_lines; DROP TABLE IF EXISTS orders; CREATE TABLE orders (id BLOB PRIMARY KEY); \
+    /// #     CREATE TABLE order_lines (n INTEGER PRIMARY KEY, order_id BLOB REFERENCES orders (id))").execute(&mut db).await?;
+    /// # let now = combkey::Timestamp::now();
+    /// # for minute in 0..20 {
+    /// #     let key = combkey::layouts::RtCombLayout::Sql.create(now.saturating_add_ms(-60_000 * minute), combkey::Comb::new_v4())?;
+    /// #     sqlx::query("INSERT INTO orders VALUES (?1); INSERT INTO order_lines (order_id) VALUES (?1)")
+    /// #         .bind(key.as_bytes().to_vec()).execute(&mut db).await?;
+    /// # }
+    /// use combkey_doctor::{Doctor, Options};
+    ///
+    /// let mut doctor = Doctor::connect(&url).await?;
+    /// let plan = doctor.plan("orders", "id", Options::default()).await?;
+    /// // On SQLite the whole migration is one transaction: no journal.
+    /// assert!(!plan.journaled());
+    /// # let _ = std::fs::remove_file(&path);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn journaled(&self) -> bool {
         self.steps.iter().any(|s| s.kind == StepKind::Journal)
     }
 
     /// The backend.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use sqlx::Connection as _;
+    /// # let path = std::env::temp_dir().join(format!("combkey-doctor-doc-plan_backend-{}.db", std::process::id()));
+    /// # let url = format!("sqlite://{}?mode=rwc", path.display());
+    /// # let mut db = sqlx::SqliteConnection::connect(&url).await?;
+    /// # sqlx::raw_sql("DROP TABLE IF EXISTS order_lines; DROP TABLE IF EXISTS orders; CREATE TABLE orders (id BLOB PRIMARY KEY); \
+    /// #     CREATE TABLE order_lines (n INTEGER PRIMARY KEY, order_id BLOB REFERENCES orders (id))").execute(&mut db).await?;
+    /// # let now = combkey::Timestamp::now();
+    /// # for minute in 0..20 {
+    /// #     let key = combkey::layouts::RtCombLayout::Sql.create(now.saturating_add_ms(-60_000 * minute), combkey::Comb::new_v4())?;
+    /// #     sqlx::query("INSERT INTO orders VALUES (?1); INSERT INTO order_lines (order_id) VALUES (?1)")
+    /// #         .bind(key.as_bytes().to_vec()).execute(&mut db).await?;
+    /// # }
+    /// use combkey::Backend;
+    /// use combkey_doctor::{Doctor, Options};
+    ///
+    /// let mut doctor = Doctor::connect(&url).await?;
+    /// let plan = doctor.plan("orders", "id", Options::default()).await?;
+    /// assert_eq!(plan.backend()?, Backend::Sqlite);
+    /// assert_eq!(plan.backend, "sqlite");
+    /// # let _ = std::fs::remove_file(&path);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn backend(&self) -> Result<Backend, Error> {
         Ok(self.backend.parse()?)
     }
 
     /// The journal's key for this table and column.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # use sqlx::Connection as _;
+    /// # let path = std::env::temp_dir().join(format!("combkey-doctor-doc-target-{}.db", std::process::id()));
+    /// # let url = format!("sqlite://{}?mode=rwc", path.display());
+    /// # let mut db = sqlx::SqliteConnection::connect(&url).await?;
+    /// # sqlx::raw_sql("DROP TABLE IF EXISTS order_lines; DROP TABLE IF EXISTS orders; CREATE TABLE orders (id BLOB PRIMARY KEY); \
+    /// #     CREATE TABLE order_lines (n INTEGER PRIMARY KEY, order_id BLOB REFERENCES orders (id))").execute(&mut db).await?;
+    /// # let now = combkey::Timestamp::now();
+    /// # for minute in 0..20 {
+    /// #     let key = combkey::layouts::RtCombLayout::Sql.create(now.saturating_add_ms(-60_000 * minute), combkey::Comb::new_v4())?;
+    /// #     sqlx::query("INSERT INTO orders VALUES (?1); INSERT INTO order_lines (order_id) VALUES (?1)")
+    /// #         .bind(key.as_bytes().to_vec()).execute(&mut db).await?;
+    /// # }
+    /// use combkey_doctor::{Doctor, Options};
+    ///
+    /// let mut doctor = Doctor::connect(&url).await?;
+    /// let plan = doctor.plan("orders", "id", Options::default()).await?;
+    /// // Every part in double quotes, so no two tables and columns share a key.
+    /// assert_eq!(plan.target(), r#""orders"."id""#);
+    /// # let _ = std::fs::remove_file(&path);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn target(&self) -> String {
         journal_target(&(&self.table).into(), &self.column)
     }

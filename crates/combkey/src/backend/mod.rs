@@ -113,17 +113,54 @@ impl Backend {
 
     /// The backend's name as the CLI and JSON output spell it: `postgres`, `mysql`,
     /// `sqlite`, `sqlserver`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::Backend;
+    ///
+    /// assert_eq!(Backend::SqlServer.name(), "sqlserver");
+    /// // Every name parses back, as do the other spellings.
+    /// assert_eq!("mariadb".parse::<Backend>()?.name(), "mysql");
+    /// for b in Backend::ALL {
+    ///     assert_eq!(b.name().parse::<Backend>()?, b);
+    /// }
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub fn name(self) -> &'static str {
         self.dialect().names()[0]
     }
 
     /// The column type to declare: `uuid`, `BINARY(16)`, `BLOB`, `uniqueidentifier`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::Backend;
+    ///
+    /// assert_eq!(Backend::Postgres.column_type(), "uuid");
+    /// assert_eq!(Backend::MySql.column_type(), "BINARY(16)");
+    /// assert_eq!(Backend::Sqlite.column_type(), "BLOB");
+    /// assert_eq!(Backend::SqlServer.column_type(), "uniqueidentifier");
+    /// ```
     pub fn column_type(self) -> &'static str {
         self.dialect().column_type()
     }
 
     /// The stored form of `id`. For SQL Server: the `uniqueidentifier` in display byte order
     /// (the order `uuid::Uuid` and the GUID string use).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{Backend, Comb};
+    ///
+    /// let id: Comb = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f".parse()?;
+    /// assert_eq!(Backend::MySql.to_stored(id), id.into_bytes());
+    /// let stored = Backend::SqlServer.to_stored(id);
+    /// assert_eq!(uuid::Uuid::from_bytes(stored).to_string(), "8f39070c-0cdc-c498-7cc3-017f22e279b0");
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub const fn to_stored(self, id: Comb) -> [u8; 16] {
         match self {
             Backend::SqlServer => sqlserver::to_stored(id),
@@ -132,6 +169,17 @@ impl Backend {
     }
 
     /// The public id of a stored value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{Backend, Comb};
+    ///
+    /// let id = Comb::new();
+    /// for backend in Backend::ALL {
+    ///     assert_eq!(backend.from_stored(backend.to_stored(id)), id);
+    /// }
+    /// ```
     pub const fn from_stored(self, stored: [u8; 16]) -> Comb {
         match self {
             Backend::SqlServer => sqlserver::from_stored(stored),
@@ -140,6 +188,21 @@ impl Backend {
     }
 
     /// The public id of a stored value read as a byte slice; an error unless it holds 16 bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{Backend, ErrorKind};
+    ///
+    /// // A BLOB read from SQLite.
+    /// let blob: Vec<u8> = vec![0x01, 0x7f, 0x22, 0xe2, 0x79, 0xb0, 0x7c, 0xc3, 0x98, 0xc4, 0xdc, 0x0c, 0x0c, 0x07, 0x39, 0x8f];
+    /// let id = Backend::Sqlite.from_stored_slice(&blob)?;
+    /// assert_eq!(id.to_string(), "017f22e2-79b0-7cc3-98c4-dc0c0c07398f");
+    /// // UUID text stored in a binary column is 36 bytes, not 16.
+    /// let err = Backend::Sqlite.from_stored_slice(id.to_string().as_bytes()).unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::ByteLength);
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub fn from_stored_slice(self, stored: &[u8]) -> Result<Comb, Error> {
         let stored = <[u8; 16]>::try_from(stored).map_err(|_| Error(Detail::ByteLength { found: stored.len() }))?;
         Ok(self.from_stored(stored))
@@ -148,6 +211,18 @@ impl Backend {
     /// The stored value of `id` as the database's own client shows it: PostgreSQL's
     /// lowercase `uuid` text, the 32 hex digits of MySQL's `HEX(id)` and SQLite's `hex(id)`,
     /// SQL Server's uppercase `uniqueidentifier` text.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{Backend, Comb};
+    ///
+    /// let id: Comb = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f".parse()?;
+    /// assert_eq!(Backend::Postgres.stored_text(id), "017f22e2-79b0-7cc3-98c4-dc0c0c07398f");
+    /// assert_eq!(Backend::Sqlite.stored_text(id), "017F22E279B07CC398C4DC0C0C07398F");
+    /// assert_eq!(Backend::SqlServer.stored_text(id), "8F39070C-0CDC-C498-7CC3-017F22E279B0");
+    /// # Ok::<(), combkey::Error>(())
+    /// ```
     pub fn stored_text(self, id: Comb) -> String {
         self.dialect().stored_text(self.to_stored(id))
     }
@@ -198,7 +273,18 @@ impl Backend {
     }
 
     /// The longest identifier the database accepts, in bytes (PostgreSQL 63, MySQL 64,
-    /// SQL Server 128; SQLite has no limit of its own).
+    /// SQL Server 128; SQLite has no limit of its own, and 1024 is returned for it, a length
+    /// that keeps generated names readable).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::Backend;
+    ///
+    /// assert_eq!(Backend::Postgres.max_identifier_len(), 63);
+    /// assert_eq!(Backend::MySql.max_identifier_len(), 64);
+    /// assert_eq!(Backend::SqlServer.max_identifier_len(), 128);
+    /// ```
     pub fn max_identifier_len(self) -> usize {
         self.dialect().max_identifier_len()
     }
@@ -268,6 +354,16 @@ impl Backend {
     }
 
     /// The statements that remove what [`install_functions`](Self::install_functions) made.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::Backend;
+    ///
+    /// assert!(Backend::Postgres.drop_functions().contains("DROP FUNCTION IF EXISTS combkey_v7();"));
+    /// // SQLite installs nothing, so there is nothing to drop.
+    /// assert_eq!(Backend::Sqlite.drop_functions(), "");
+    /// ```
     pub fn drop_functions(self) -> &'static str {
         self.dialect().drop_functions()
     }
@@ -288,6 +384,16 @@ impl Backend {
     /// Everything a migration needs, as `combkey sql BACKEND` prints it: the column type,
     /// the functions, and the database's own conversions of existing keys as commented
     /// templates.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::Backend;
+    ///
+    /// let text = Backend::MySql.migration_text();
+    /// assert!(text.starts_with("-- combkey: migration SQL for mysql\n-- Column type for a COMB id: BINARY(16)\n"));
+    /// assert!(text.contains(Backend::MySql.install_functions()));
+    /// ```
     pub fn migration_text(self) -> String {
         let mut s = format!(
             "-- combkey: migration SQL for {name}\n-- Column type for a COMB id: {ty}\n-- Primary key: {pk}\n",

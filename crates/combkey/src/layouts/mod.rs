@@ -25,8 +25,8 @@
 //! ([`KeyMigration`] to `v7`): what `combkey doctor` converts a table's keys to, so they sort
 //! with the ids the application makes next.
 //!
-//! This module is behind the default `layouts` feature: an application that only needs the
-//! public id and the adapters turns default features off and compiles less.
+//! This module is behind the `layouts` feature (off by default): an application that only
+//! needs the public id and the adapters leaves it off and compiles less.
 
 use core::fmt;
 use core::str::FromStr;

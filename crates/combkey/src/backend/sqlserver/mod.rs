@@ -146,6 +146,18 @@ impl ExistingKeys {
 impl Referencing {
     /// The column `column` of `table` (`dbo.items`), referencing the key through the foreign
     /// key `foreign_key`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::sql::{ExistingKeys, Referencing, sqlserver_convert_table};
+    ///
+    /// let lines = Referencing::new("dbo.order_lines", "order_id", "fk_order_lines_orders");
+    /// assert_eq!(lines.column, "order_id");
+    /// let sql = sqlserver_convert_table("dbo.orders", "id", ExistingKeys::RtCombSql, &[lines]);
+    /// assert!(sql.contains("ALTER TABLE dbo.order_lines NOCHECK CONSTRAINT [fk_order_lines_orders];"));
+    /// assert!(sql.contains("UPDATE dbo.order_lines SET [order_id] = dbo.combkey_from_rtcomb_sql([order_id])"));
+    /// ```
     pub fn new(table: impl Into<String>, column: impl Into<String>, foreign_key: impl Into<String>) -> Self {
         Referencing { table: table.into(), column: column.into(), foreign_key: foreign_key.into() }
     }
@@ -287,6 +299,18 @@ impl Comb {
 
     /// The public id of a SQL Server stored value given in display byte order; the inverse
     /// of [`to_sqlserver_bytes`](Self::to_sqlserver_bytes).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::Comb;
+    ///
+    /// // A value read from a uniqueidentifier column, as SQL Server shows it.
+    /// let stored = *uuid::Uuid::parse_str("8f39070c-0cdc-c498-7cc3-017f22e279b0").unwrap().as_bytes();
+    /// let id = Comb::from_sqlserver_bytes(stored);
+    /// assert_eq!(id.to_string(), "017f22e2-79b0-7cc3-98c4-dc0c0c07398f");
+    /// assert_eq!(id.to_sqlserver_bytes(), stored);
+    /// ```
     pub const fn from_sqlserver_bytes(stored: [u8; 16]) -> Self {
         let mut p = [0u8; 16];
         let mut i = 0;
@@ -313,6 +337,17 @@ impl Comb {
 
     /// The public id of SQL Server's own bytes of a stored value; the inverse of
     /// [`to_sqlserver_bytes_le`](Self::to_sqlserver_bytes_le).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::Comb;
+    ///
+    /// let id = Comb::new();
+    /// // What `CAST(id AS BINARY(16))` or .NET's Guid.ToByteArray() gives back.
+    /// let raw = id.to_sqlserver_bytes_le();
+    /// assert_eq!(Comb::from_sqlserver_bytes_le(raw), id);
+    /// ```
     pub const fn from_sqlserver_bytes_le(stored_le: [u8; 16]) -> Self {
         Self::from_sqlserver_bytes(*uuid::Uuid::from_bytes_le(stored_le).as_bytes())
     }
