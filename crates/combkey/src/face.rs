@@ -274,6 +274,129 @@ impl FaceKey {
     }
 }
 
+#[cfg(feature = "serde")]
+std::thread_local! {
+    /// The key of the innermost [`FaceKey::scope`] on this thread.
+    static SCOPE: core::cell::Cell<Option<[u8; 16]>> = const { core::cell::Cell::new(None) };
+}
+
+/// The key of the innermost scope on this thread, if any: `serde` of the key types shows faces.
+#[cfg(feature = "serde")]
+pub(crate) fn current() -> Option<FaceKey> {
+    SCOPE.with(core::cell::Cell::get).map(FaceKey::from_bytes)
+}
+
+#[cfg(feature = "serde")]
+#[cfg_attr(docsrs, doc(cfg(all(feature = "face", feature = "serde"))))]
+impl FaceKey {
+    /// Runs `f` with faces on for `serde` on this thread: inside it, every `Comb` (and every
+    /// adapter's key type, which serializes as a `Comb`) serializes as its face and
+    /// deserializes from a face, checked as [`FaceKey::unmask`] checks it. Outside, nothing
+    /// changes. Scopes nest; the previous one comes back when `f` returns or panics.
+    ///
+    /// Keep a scope to the edge of the service (reading a request, writing a response): a
+    /// `Comb` serialized inside it for storage (a JSON column) would be stored as its face.
+    ///
+    /// # Errors
+    ///
+    /// Inside a scope, serializing an id that is not v7 fails (it has no face), and so does
+    /// deserializing a text that is no face of this key.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey::{Comb, FaceKey};
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
+    /// struct Order { id: Comb, parent: Option<Comb>, item: String }
+    ///
+    /// let key = FaceKey::from_hex("000102030405060708090a0b0c0d0e0f")?;
+    /// let order = Order { id: Comb::new(), parent: Some(Comb::new()), item: "tea".into() };
+    /// let json = key.scope(|| serde_json::to_string(&order))?;
+    /// assert!(json.contains(&key.mask(order.id)?.to_string()));
+    /// assert!(!json.contains(&order.id.to_string()));
+    /// let back: Order = key.scope(|| serde_json::from_str(&json))?;
+    /// assert_eq!(back, order);
+    /// // Outside the scope: the ids themselves.
+    /// assert!(serde_json::to_string(&order)?.contains(&order.id.to_string()));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn scope<R>(&self, f: impl FnOnce() -> R) -> R {
+        struct Restore(Option<[u8; 16]>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                SCOPE.with(|s| s.set(self.0));
+            }
+        }
+        let _restore = Restore(SCOPE.with(|s| s.replace(Some(self.key))));
+        f()
+    }
+
+    /// A future that runs every poll of `fut` inside [`FaceKey::scope`]: wrap a web framework's
+    /// handling of a request in it, and every key type its extractors read and its responses
+    /// write is a face, with no conversion at any field.
+    ///
+    /// With axum, a middleware of one line:
+    ///
+    /// ```ignore
+    /// let app = Router::new()
+    ///     .route("/orders/{id}", get(read))
+    ///     .layer(axum::middleware::from_fn(move |req, next: axum::middleware::Next| {
+    ///         key.clone().scope_future(next.run(req))
+    ///     }));
+    /// ```
+    ///
+    /// With actix-web, `App::new().wrap_fn(move |req, srv| key.clone().scope_future(srv.call(req)))`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::future::Future;
+    /// use std::task::{Context, Poll, Waker};
+    /// use combkey::{Comb, FaceKey};
+    ///
+    /// let key = FaceKey::from_hex("000102030405060708090a0b0c0d0e0f")?;
+    /// let id = Comb::new();
+    /// let mut fut = std::pin::pin!(key.clone().scope_future(async move { serde_json::to_string(&id) }));
+    /// let Poll::Ready(json) = fut.as_mut().poll(&mut Context::from_waker(Waker::noop())) else {
+    ///     unreachable!("nothing to wait for")
+    /// };
+    /// assert_eq!(json?, format!("\"{}\"", key.mask(id)?));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn scope_future<F: core::future::Future>(self, fut: F) -> FaceScope<F> {
+        FaceScope { key: self, fut: Box::pin(fut) }
+    }
+}
+
+/// A future whose every poll runs inside [`FaceKey::scope`]; made by
+/// [`FaceKey::scope_future`].
+#[cfg(feature = "serde")]
+#[cfg_attr(docsrs, doc(cfg(all(feature = "face", feature = "serde"))))]
+#[must_use = "a future does nothing unless polled"]
+pub struct FaceScope<F> {
+    key: FaceKey,
+    fut: core::pin::Pin<Box<F>>,
+}
+
+#[cfg(feature = "serde")]
+impl<F> fmt::Debug for FaceScope<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("FaceScope(..)")
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<F: core::future::Future> core::future::Future for FaceScope<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: core::pin::Pin<&mut Self>, cx: &mut core::task::Context<'_>) -> core::task::Poll<F::Output> {
+        let this = &mut *self;
+        let key = this.key.clone();
+        key.scope(|| this.fut.as_mut().poll(cx))
+    }
+}
+
 fn strip_0x(s: &str) -> &str {
     s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")).unwrap_or(s)
 }
@@ -284,5 +407,58 @@ impl FromStr for FaceKey {
     /// As [`FaceKey::from_hex`].
     fn from_str(s: &str) -> Result<Self, Error> {
         FaceKey::from_hex(s)
+    }
+}
+
+#[cfg(all(test, feature = "serde"))]
+mod tests {
+    use super::{FaceKey, current};
+    use crate::Comb;
+
+    fn key(b: u8) -> FaceKey {
+        FaceKey::from_bytes([b; 16])
+    }
+
+    #[test]
+    fn scopes_nest_and_come_back_after_a_panic() {
+        assert!(current().is_none());
+        key(1).scope(|| {
+            assert_eq!(current(), Some(key(1)));
+            key(2).scope(|| assert_eq!(current(), Some(key(2))));
+            assert_eq!(current(), Some(key(1)));
+            let r = std::panic::catch_unwind(|| key(3).scope(|| panic!("in a handler")));
+            assert!(r.is_err());
+            assert_eq!(current(), Some(key(1)), "the panicking scope's key is gone");
+        });
+        assert!(current().is_none());
+        // Another thread has no scope of its own.
+        let elsewhere = key(1).scope(|| std::thread::spawn(|| current().is_none()).join().unwrap());
+        assert!(elsewhere);
+    }
+
+    #[test]
+    fn inside_a_scope_an_id_with_no_face_does_not_serialize_and_a_plain_id_does_not_deserialize() {
+        let k = key(7);
+        let v4 = Comb::new_v4();
+        let err = k.scope(|| serde_json::to_string(&v4)).unwrap_err();
+        assert!(err.to_string().contains("cannot show this id as a face: wrong UUID version"), "{err}");
+        let id = Comb::new();
+        let plain = serde_json::to_string(&id).unwrap();
+        let err = k.scope(|| serde_json::from_str::<Comb>(&plain)).unwrap_err();
+        assert!(err.to_string().contains("not a face: wrong UUID version: expected version 4"), "{err}");
+        // A face of another key: told by its time.
+        let other = k.scope(|| serde_json::to_string(&id)).unwrap();
+        let err = key(8).scope(|| serde_json::from_str::<Comb>(&other)).unwrap_err();
+        assert!(err.to_string().contains("not a face made with this key"), "{err}");
+    }
+
+    #[test]
+    fn binary_formats_carry_the_face_bytes() {
+        let k = key(9);
+        let id = Comb::new();
+        let bin = k.scope(|| bincode::serialize(&id)).unwrap();
+        assert_eq!(&bin[8..], k.mask(id).unwrap().as_bytes());
+        assert_eq!(k.scope(|| bincode::deserialize::<Comb>(&bin)).unwrap(), id);
+        assert_eq!(bincode::deserialize::<Comb>(&bin).unwrap().version(), 4, "outside: the face as it is");
     }
 }

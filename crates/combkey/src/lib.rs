@@ -106,6 +106,9 @@ pub use error::{Error, ErrorKind};
 #[cfg(feature = "face")]
 #[cfg_attr(docsrs, doc(cfg(feature = "face")))]
 pub use face::FaceKey;
+#[cfg(all(feature = "face", feature = "serde"))]
+#[cfg_attr(docsrs, doc(cfg(all(feature = "face", feature = "serde"))))]
+pub use face::FaceScope;
 pub use range::KeyRange;
 pub use rng::{RandomSource, SeededRandom, ThreadRandom};
 pub use short_prefix::{ShortPrefix, ShortPrefixGenerator};

@@ -10,6 +10,20 @@ use crate::comb::Comb;
 
 impl Serialize for Comb {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        // Inside `FaceKey::scope`: the face, never the id.
+        #[cfg(feature = "face")]
+        if let Some(key) = crate::face::current() {
+            let face = key.mask(*self).map_err(|e| {
+                <S::Error as serde::ser::Error>::custom(format_args!("cannot show this id as a face: {e}"))
+            })?;
+            return Comb::from_bytes(face.into_bytes()).serialize_plain(serializer);
+        }
+        self.serialize_plain(serializer)
+    }
+}
+
+impl Comb {
+    fn serialize_plain<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         if serializer.is_human_readable() {
             let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
             serializer.serialize_str(uuid::Uuid::from_bytes(*self.as_bytes()).hyphenated().encode_lower(&mut buf))
@@ -50,11 +64,17 @@ impl<'de> Visitor<'de> for CombVisitor {
 
 impl<'de> Deserialize<'de> for Comb {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Comb, D::Error> {
-        if deserializer.is_human_readable() {
+        let id = if deserializer.is_human_readable() {
             deserializer.deserialize_str(CombVisitor)
         } else {
             deserializer.deserialize_bytes(CombVisitor)
+        }?;
+        // Inside `FaceKey::scope`: what came in is a face.
+        #[cfg(feature = "face")]
+        if let Some(key) = crate::face::current() {
+            return key.unmask(id.to_uuid()).map_err(|e| de::Error::custom(format_args!("not a face: {e}")));
         }
+        Ok(id)
     }
 }
 
