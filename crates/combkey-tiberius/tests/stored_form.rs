@@ -660,3 +660,30 @@ async fn bulk_insert_rows_carry_the_stored_form() {
 mod swap_comb {
     combkey_testutil::uuid_swap_test!(combkey_tiberius::Comb);
 }
+
+/// A service that shows faces (combkey's `FaceKey::scope`): the adapter's key type serializes
+/// as the face and reads it back, while the value tiberius stores keeps SQL Server's order
+/// (`SqlGuid`, run in Mono) in creation order; the faces themselves have no order.
+#[test]
+fn faces_outside_sql_server_order_inside() {
+    let key = combkey::FaceKey::from_hex("000102030405060708090a0b0c0d0e0f").unwrap();
+    let g = combkey::V7Generator::new();
+    let made: Vec<Comb> = (0..2_000).map(|_| Comb::from(g.generate())).collect();
+    let json = key.scope(|| serde_json::to_string(&made)).unwrap();
+    let faces: Vec<uuid::Uuid> =
+        serde_json::from_str::<Vec<String>>(&json).unwrap().iter().map(|f| f.parse().unwrap()).collect();
+    for (face, id) in faces.iter().zip(&made) {
+        assert_eq!(*face, key.mask(combkey::Comb::from(*id)).unwrap());
+    }
+    let mut sorted = faces.clone();
+    sorted.sort();
+    assert_ne!(sorted, faces, "the faces do not show the order");
+    let back: Vec<Comb> = key.scope(|| serde_json::from_str(&json)).unwrap();
+    assert_eq!(back, made);
+    // What reaches SQL Server, handed to SqlGuid shuffled: its order is the creation order.
+    let mut input: Vec<String> = back.iter().map(|id| shown(*id)).collect();
+    input.reverse();
+    let by_server = combkey_testutil::sqlserver_sort(&input);
+    let in_order: Vec<String> = made.iter().map(|id| shown(*id)).collect();
+    assert_eq!(by_server, in_order);
+}

@@ -20,6 +20,11 @@
 //! - `GET /openapi.json`: the OpenAPI 3.1 document of the above (utoipa), ids described as
 //!   `type: string, format: uuid` through combkey's `utoipa` feature.
 //!
+//! With [`Config::face_key`] (`FACE_KEY`), the table keeps its sorted COMBs and every id the
+//! service shows (response bodies, `Location`, error messages) is a face, a v4-looking id that
+//! does not tell when the order was made (combkey's `FaceKey`, uuidv47's scheme); the ids in
+//! paths are faces too. A client that makes its own ids sends v7 COMBs and gets their faces back.
+//!
 //! Racing identical creations end in one row: the primary key decides, the loser answers
 //! with the winner's order.
 
@@ -35,7 +40,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use combkey::layouts::KeyMigration;
-use combkey::{Comb, Expected, ShortPrefix, Timestamp, Validator};
+use combkey::{Comb, Expected, FaceKey, ShortPrefix, Timestamp, Validator};
 use serde::{Deserialize, Serialize};
 use store::{Created, Sql, Store};
 
@@ -126,6 +131,9 @@ pub struct Config {
     /// How `combkey doctor` converted the table's keys, if it did (`rtcomb-sql -> v7`): ids
     /// clients kept from before are then redirected to their new keys.
     pub key_migration: Option<KeyMigration>,
+    /// Show faces instead of ids (and read faces in paths): the ids stay the table's sorted
+    /// keys, the outside never sees their times.
+    pub face_key: Option<FaceKey>,
 }
 
 impl Default for Config {
@@ -138,6 +146,7 @@ impl Default for Config {
             max_clock_skew: Duration::from_secs(2 * 86_400),
             short_prefix: ShortPrefix::default(),
             key_migration: None,
+            face_key: None,
         }
     }
 }
@@ -184,13 +193,39 @@ pub async fn app(config: Config) -> Result<Router, sqlx::Error> {
             .await?;
         Backend::Lite(Store::new(pool, Sql::new(prefix, "BLOB", "TEXT", |_| "?".into())).await?)
     };
+    let face_key = config.face_key.clone();
     let state = Arc::new(AppState { backend, config });
-    Ok(Router::new()
+    let router = Router::new()
         .route("/orders", post(create))
         .route("/orders/{id}", get(read))
         .route("/orders/{id}/notes", post(add_note))
         .route("/openapi.json", get(openapi))
-        .with_state(state))
+        .with_state(state);
+    Ok(match face_key {
+        None => router,
+        // Every request handled inside the key's scope: the JSON it writes shows faces.
+        Some(key) => router.layer(axum::middleware::from_fn(move |req, next: axum::middleware::Next| {
+            key.clone().scope_future(next.run(req))
+        })),
+    })
+}
+
+/// An id as the service shows it: its face when faces are on.
+fn shown(config: &Config, id: Comb) -> String {
+    match &config.face_key {
+        None => id.to_string(),
+        Some(key) => key.mask(id).map_or_else(|_| "(an id with no face)".into(), |f| f.to_string()),
+    }
+}
+
+/// The order id a path names: the id itself, or the id behind its face when faces are on (a
+/// text that is no face of the key names no order: 404).
+fn path_id(config: &Config, text: &str) -> Result<Comb, (StatusCode, String)> {
+    let id: Comb = text.parse().map_err(|e| (StatusCode::BAD_REQUEST, format!("id: {e}")))?;
+    match &config.face_key {
+        None => Ok(id),
+        Some(key) => key.unmask(id.to_uuid()).map_err(|_| (StatusCode::NOT_FOUND, format!("no order {id}"))),
+    }
 }
 
 /// `GET /openapi.json`.
@@ -249,6 +284,10 @@ fn validate(config: &Config, id: &str, clock: Option<&str>) -> Result<Comb, Stri
     let id: Comb = id.parse().map_err(|e| format!("id: {e}"))?;
     let expected = match id.version() {
         7 => Expected::V7,
+        // A face is made from a v7 id's time and random bits: nothing else has one.
+        v if config.face_key.is_some() => {
+            return Err(format!("id: version {v:x} is not accepted: expected a v7 prefix COMB (faces are on)"));
+        }
         v if v == config.short_prefix.version() => Expected::ShortPrefix(config.short_prefix),
         v => {
             return Err(format!("id: version {v:x} is not accepted: expected a v7 prefix COMB or a short prefix COMB"));
@@ -315,7 +354,10 @@ async fn create(State(state): State<Arc<AppState>>, body: Result<Json<CreateOrde
             if order.item == asked.item && order.quantity == asked.quantity {
                 (StatusCode::OK, Json(order)).into_response()
             } else {
-                error(StatusCode::CONFLICT, format!("order {} exists with a different body", order.id))
+                error(
+                    StatusCode::CONFLICT,
+                    format!("order {} exists with a different body", shown(&state.config, order.id)),
+                )
             }
         }
         Err(e) => internal(e),
@@ -335,10 +377,10 @@ async fn create(State(state): State<Arc<AppState>>, body: Result<Json<CreateOrde
         (status = 500, description = "The database failed", body = ApiError),
     )
 )]
-async fn read(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Response {
-    let id: Comb = match id.parse() {
+async fn read(State(state): State<Arc<AppState>>, Path(text): Path<String>) -> Response {
+    let id = match path_id(&state.config, &text) {
         Ok(id) => id,
-        Err(e) => return error(StatusCode::BAD_REQUEST, format!("id: {e}")),
+        Err((status, message)) => return error(status, message),
     };
     match on_store!(&state.backend, s => s.get(id).await) {
         Ok(Some(order)) => return Json(order).into_response(),
@@ -349,7 +391,7 @@ async fn read(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Res
     if let Some(new) = state.config.key_migration.and_then(|m| m.new_key(&id)) {
         match on_store!(&state.backend, s => s.get(new).await) {
             Ok(Some(order)) => {
-                let location = format!("/orders/{new}");
+                let location = format!("/orders/{}", shown(&state.config, new));
                 return (StatusCode::MOVED_PERMANENTLY, [(axum::http::header::LOCATION, location)], Json(order))
                     .into_response();
             }
@@ -357,7 +399,7 @@ async fn read(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Res
             Err(e) => return internal(e),
         }
     }
-    error(StatusCode::NOT_FOUND, format!("no order {id}"))
+    error(StatusCode::NOT_FOUND, format!("no order {}", shown(&state.config, id)))
 }
 
 /// Adds a note to an order, by the key the client holds. While `combkey doctor --apply
@@ -381,12 +423,12 @@ async fn read(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Res
 )]
 async fn add_note(
     State(state): State<Arc<AppState>>,
-    Path(id): Path<String>,
+    Path(text): Path<String>,
     body: Result<Json<CreateNote>, JsonRejection>,
 ) -> Response {
-    let order_id: Comb = match id.parse() {
+    let order_id = match path_id(&state.config, &text) {
         Ok(id) => id,
-        Err(e) => return error(StatusCode::BAD_REQUEST, format!("id: {e}")),
+        Err((status, message)) => return error(status, message),
     };
     let Json(req) = match body {
         Ok(b) => b,
@@ -412,5 +454,5 @@ async fn add_note(
             Err(e) => return internal(e),
         }
     }
-    error(StatusCode::NOT_FOUND, format!("no order {order_id}"))
+    error(StatusCode::NOT_FOUND, format!("no order {}", shown(&state.config, order_id)))
 }

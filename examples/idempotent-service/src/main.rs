@@ -1,7 +1,7 @@
 //! `cargo run -p idempotent-service` serves on 127.0.0.1:3000 (`BIND` to change) with an
 //! in-memory SQLite database, or the one in `DATABASE_URL`. `KEY_MIGRATION` names how
 //! `combkey doctor` converted the table's keys (`rtcomb-sql -> v7`), so ids clients kept from
-//! before are redirected to the new keys.
+//! before are redirected to the new keys. `FACE_KEY` (32 hex digits) shows every id as a face.
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -12,6 +12,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     if let Some(m) = std::env::var("KEY_MIGRATION").ok().filter(|m| !m.is_empty()) {
         config.key_migration = Some(m.parse()?);
+    }
+    // 32 hex digits: every id the service shows is a face (see combkey's docs/faces.md).
+    if let Some(k) = std::env::var("FACE_KEY").ok().filter(|k| !k.is_empty()) {
+        config.face_key = Some(k.parse().map_err(|e| format!("FACE_KEY: {e}"))?);
     }
     let bind = std::env::var("BIND").unwrap_or_else(|_| "127.0.0.1:3000".into());
     let app = idempotent_service::app(config).await?;

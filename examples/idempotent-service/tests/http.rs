@@ -324,3 +324,99 @@ async fn a_note_by_an_old_key_is_added_to_the_order_under_its_new_key() {
         }
     }
 }
+
+/// With a face key: the tables keep sorted v7 keys (in each backend's stored form), every id in
+/// the responses, `Location` and error messages is the face, and the faces clients send in
+/// paths find their rows; on SQLite, PostgreSQL and MariaDB.
+#[tokio::test]
+async fn faces_outside_sorted_keys_inside() {
+    let key: combkey::FaceKey = "000102030405060708090a0b0c0d0e0f".parse().unwrap();
+    let env = |v: &str| std::env::var(v).unwrap_or_else(|_| panic!("{v} (source scripts/servers.sh)"));
+    let dir = std::env::temp_dir().join(format!("combkey-faces-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let lite = format!("sqlite://{}?mode=rwc", dir.join("orders.db").display());
+    for url in [lite.clone(), env("COMBKEY_PG_URL"), env("COMBKEY_MYSQL_URL")] {
+        let p = prefix();
+        let config = Config {
+            database_url: url.clone(),
+            table_prefix: p.clone(),
+            face_key: Some(key.clone()),
+            ..Config::default()
+        };
+        let app = idempotent_service::app(config).await.unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await.expect("serve") });
+        // Orders made by the server, one after another: their faces out, their keys in.
+        let mut faces = Vec::new();
+        for i in 0..20 {
+            let body = json!({ "command_id": Comb::new().to_string(), "item": format!("item {i}"), "quantity": 1 });
+            let (s, order) = post(addr, &body).await;
+            assert_eq!(s, 201, "{url}: {order}");
+            let face: uuid::Uuid = order["id"].as_str().unwrap().parse().unwrap();
+            assert_eq!(face.get_version_num(), 4, "{url}: a face, not the key");
+            faces.push(face);
+        }
+        let keys: Vec<Comb> = faces.iter().map(|f| key.unmask(*f).expect("a face of the key")).collect();
+        assert!(keys.iter().all(|k| k.version() == 7), "{url}");
+        let mut sorted_faces = faces.clone();
+        sorted_faces.sort();
+        assert_ne!(sorted_faces, faces, "{url}: the faces do not show the order");
+        // The table's keys sort in creation order in the database's own comparison.
+        let sql = format!("SELECT id FROM {p}orders ORDER BY id");
+        let stored: Vec<Comb> = if url.starts_with("postgres") {
+            let pool = sqlx::PgPool::connect(&url).await.unwrap();
+            let rows: Vec<combkey_sqlx::Comb> = sqlx::query_scalar(AssertSqlSafe(sql)).fetch_all(&pool).await.unwrap();
+            rows.into_iter().map(Comb::from).collect()
+        } else if url.starts_with("mysql") {
+            let pool = sqlx::MySqlPool::connect(&url).await.unwrap();
+            let rows: Vec<combkey_sqlx::Comb> = sqlx::query_scalar(AssertSqlSafe(sql)).fetch_all(&pool).await.unwrap();
+            rows.into_iter().map(Comb::from).collect()
+        } else {
+            let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+            let rows: Vec<combkey_sqlx::Comb> = sqlx::query_scalar(AssertSqlSafe(sql)).fetch_all(&pool).await.unwrap();
+            rows.into_iter().map(Comb::from).collect()
+        };
+        assert_eq!(stored, keys, "{url}: ORDER BY id is the creation order");
+        let now = Timestamp::now().unix_ms();
+        assert!(keys.iter().all(|k| (now - k.unix_ms().unwrap()).abs() < 600_000), "{url}: keys carry the time");
+        // A face in a path finds its order; the key itself, or a random v4, names none.
+        let (s, order) = request(addr, "GET", &format!("/orders/{}", faces[3]), None).await;
+        assert_eq!((s, order["id"].as_str()), (200, Some(faces[3].to_string().as_str())), "{url}: {order}");
+        let (s, body) = request(addr, "GET", &format!("/orders/{}", keys[3]), None).await;
+        assert_eq!(s, 404, "{url}: {body}");
+        assert_eq!(body, json!({ "error": format!("no order {}", keys[3]) }), "{url}: the client's own text only");
+        let (s, _) = request(addr, "GET", &format!("/orders/{}", Comb::new_v4()), None).await;
+        assert_eq!(s, 404, "{url}");
+        // A note on an order by its face: the note's ids are faces too.
+        let (s, note) =
+            request(addr, "POST", &format!("/orders/{}/notes", faces[5]), Some(r#"{"body": "fragile"}"#)).await;
+        assert_eq!(s, 201, "{url}: {note}");
+        assert_eq!(note["order_id"].as_str().unwrap(), faces[5].to_string(), "{url}");
+        let note_id: uuid::Uuid = note["id"].as_str().unwrap().parse().unwrap();
+        assert_eq!(key.unmask(note_id).unwrap().version(), 7, "{url}");
+        // A client-made v7 id: its face comes back; the conflict names the face, not the id.
+        let id = Comb::new();
+        let (s, order) = post(addr, &json!({ "id": id.to_string(), "item": "own", "quantity": 2 })).await;
+        assert_eq!((s, order["id"].as_str().unwrap()), (201, key.mask(id).unwrap().to_string().as_str()), "{url}");
+        let (s, body) = post(addr, &json!({ "id": id.to_string(), "item": "other", "quantity": 2 })).await;
+        assert_eq!(s, 409, "{url}");
+        let text = body.to_string();
+        assert!(text.contains(&key.mask(id).unwrap().to_string()) && !text.contains(&id.to_string()), "{url}: {text}");
+        // A short prefix COMB has no face: refused up front.
+        let short = combkey::ShortPrefixGenerator::new(ShortPrefix::default()).generate();
+        let (s, body) = post(addr, &json!({ "id": short.to_string(), "item": "short", "quantity": 1 })).await;
+        assert_eq!(s, 422, "{url}: {body}");
+        for t in ["notes", "orders", "creation_identifiers"] {
+            let drop = format!("DROP TABLE {p}{t}");
+            if url.starts_with("postgres") {
+                let pool = sqlx::PgPool::connect(&url).await.expect("PostgreSQL");
+                sqlx::query(AssertSqlSafe(drop)).execute(&pool).await.expect("drop");
+            } else if url.starts_with("mysql") {
+                let pool = sqlx::MySqlPool::connect(&url).await.expect("MariaDB");
+                sqlx::query(AssertSqlSafe(drop)).execute(&pool).await.expect("drop");
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
