@@ -199,6 +199,9 @@ impl Doctor {
     /// The audit: reads only. The keys are streamed, in two passes at most, and memory stays
     /// bounded whatever the table's size (at most 131,072 keys, or a sample of 65,536).
     ///
+    /// `sample`: `None` reads every key; `Some(n)` reads about `n` keys drawn at random (a
+    /// draw, so [`Report::read`] can be a little more or less than `n`).
+    ///
     /// # Examples
     ///
     /// ```
@@ -526,7 +529,9 @@ impl Doctor {
         Ok((before, after))
     }
 
-    /// Whether `plan` resumes a run a journal keeps.
+    /// Whether `plan` resumes a run a journal keeps: `Some(step)`, the index in the plan's
+    /// steps that an earlier, stopped run of the same plan goes on from, or `None` for a new
+    /// run.
     ///
     /// # Examples
     ///
