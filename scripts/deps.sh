@@ -10,8 +10,8 @@
 #
 #   source scripts/deps.sh    or    bash scripts/deps.sh
 
-_combkey_deps() {
-  local missing=()
+_combkey_missing() {
+  missing=()
   pkg-config --exists libpq 2>/dev/null || missing+=(pkg-config libpq-dev)
   pkg-config --exists libmariadb 2>/dev/null || missing+=(libmariadb-dev libmariadb-dev-compat)
   ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || missing+=(postgresql)
@@ -22,6 +22,11 @@ _combkey_deps() {
   command -v rsync >/dev/null 2>&1 || missing+=(rsync)
   command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)
   { command -v mono >/dev/null 2>&1 && command -v mcs >/dev/null 2>&1; } || missing+=(mono-runtime mono-mcs libmono-system-data4.0-cil)
+}
+
+_combkey_deps() {
+  local missing
+  _combkey_missing
   [ ${#missing[@]} -gt 0 ] || return 0
   local sudo=""
   if [ "$(id -u)" -ne 0 ]; then
@@ -31,8 +36,18 @@ _combkey_deps() {
       return 1
     fi
   fi
-  echo "deps.sh: installing ${missing[*]} (Debian packages)" >&2
-  $sudo apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+  # Another copy of this script (a second checkout's test run) may be installing the same
+  # packages: one installs at a time, and each looks again at what is missing once it is its
+  # turn. apt's own locks are waited for too (an unattended upgrade), for up to 10 minutes.
+  local lock="${TMPDIR:-/tmp}/combkey-deps.lock"
+  (
+    flock -w 1200 9 || { echo "deps.sh: another install still holds $lock after 20 minutes" >&2; exit 1; }
+    _combkey_missing
+    [ ${#missing[@]} -gt 0 ] || exit 0
+    echo "deps.sh: installing ${missing[*]} (Debian packages)" >&2
+    $sudo apt-get -o DPkg::Lock::Timeout=600 update -qq >/dev/null \
+      && DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=600 install -y -qq "${missing[@]}" >/dev/null
+  ) 9>>"$lock"
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
