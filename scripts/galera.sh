@@ -62,17 +62,19 @@ _combkey_galera() {
         return 1
       fi
       echo "galera.sh: installing ${missing[*]} (Debian packages; no service is started)" >&2
-      $sudo apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null || return 1
+      $sudo apt-get -o DPkg::Lock::Timeout=600 update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=600 install -y -qq "${missing[@]}" >/dev/null || return 1
     fi
   }
 
   _g_config() {
     local i=$1 base
     base=$(_g_base "$i")
-    mkdir -p "$dir/node$i/data"
+    mkdir -p "$dir/node$i/data" "$dir/node$i/tmp"
+    if [ "$(id -u)" -eq 0 ]; then chown -R mysql:mysql "$dir/node$i"; fi
     cat > "$dir/node$i.cnf" <<EOF
 [mariadbd]
 datadir=$dir/node$i/data
+tmpdir=$dir/node$i/tmp
 port=$(_g_port "$i")
 socket=$dir/node$i/mysqld.sock
 pid-file=$dir/node$i/mysqld.pid
@@ -156,7 +158,7 @@ EOF
       echo "$sql_port $group_port" > "$dir/ports"
       local i
       for i in 1 2 3; do _g_config "$i"; done
-      mariadb-install-db --no-defaults --datadir="$dir/node1/data" $( [ "$(id -u)" -eq 0 ] && echo --user=mysql ) \
+      mariadb-install-db --no-defaults --datadir="$dir/node1/data" --tmpdir="$dir/node1/tmp" $( [ "$(id -u)" -eq 0 ] && echo --user=mysql ) \
         --auth-root-authentication-method=normal --skip-test-db >"$dir/node1/install.log" 2>&1 \
         || { cat "$dir/node1/install.log" >&2; return 1; }
       echo "galera.sh: bootstrapping node 1" >&2

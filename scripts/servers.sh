@@ -103,7 +103,7 @@ _combkey_need() { # what, test command, packages
     fi
   fi
   echo "servers.sh: $what is missing: installing Debian's $* (packages only; no service is started)" >&2
-  $sudo apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null || return 1
+  $sudo apt-get -o DPkg::Lock::Timeout=600 update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=600 install -y -qq "$@" >/dev/null || return 1
   eval "$check"
 }
 
@@ -134,15 +134,17 @@ _combkey_pg_start() {
 # it listens on is left in $_combkey_port); extra arguments go to mariadbd.
 _combkey_mariadbd() {
   local dir=$1 port=$2; shift 2
-  mkdir -p "$dir"
-  [ -z "$my_user" ] || chown "$my_user" "$dir"
-  mariadb-install-db --no-defaults --datadir="$dir/data" ${my_user:+--user=$my_user} \
+  # Each server's temporary files in its own directory, never the machine's /tmp: two test
+  # runs that initialise servers at once lost each other's temporary tables there.
+  mkdir -p "$dir/tmp"
+  [ -z "$my_user" ] || chown "$my_user" "$dir" "$dir/tmp"
+  mariadb-install-db --no-defaults --datadir="$dir/data" --tmpdir="$dir/tmp" ${my_user:+--user=$my_user} \
     --auth-root-authentication-method=normal --skip-test-db >"$dir/install.log" 2>&1 \
     || { cat "$dir/install.log" >&2; return 1; }
   local attempt
   for attempt in 1 2 3 4 5; do
     rm -f "$dir/error.log"
-    setsid mariadbd --no-defaults --datadir="$dir/data" --port="$port" --bind-address=127.0.0.1 \
+    setsid mariadbd --no-defaults --datadir="$dir/data" --tmpdir="$dir/tmp" --port="$port" --bind-address=127.0.0.1 \
       --socket="$dir/mysqld.sock" --pid-file="$dir/mysqld.pid" --log-error="$dir/error.log" \
       ${my_user:+--user=$my_user} --innodb-buffer-pool-size="${COMBKEY_MYSQL_BUFFER_POOL:-64M}" \
       --innodb-log-file-size="${COMBKEY_MYSQL_LOG_FILE_SIZE:-48M}" \

@@ -84,10 +84,11 @@ _combkey_spider() {
     local i=$1 port d extra=()
     port=$(_s_port "$i")
     d=$(_s_node_dir "$i")
-    mkdir -p "$d"
-    [ -z "$user" ] || chown "$user" "$d"
+    # Temporary files in the node's own directory, not the machine's /tmp (see servers.sh).
+    mkdir -p "$d/tmp"
+    [ -z "$user" ] || chown "$user" "$d" "$d/tmp"
     if [ ! -d "$d/data/mysql" ]; then
-      mariadb-install-db --no-defaults --datadir="$d/data" ${user:+--user=$user} \
+      mariadb-install-db --no-defaults --datadir="$d/data" --tmpdir="$d/tmp" ${user:+--user=$user} \
         --auth-root-authentication-method=normal --skip-test-db >"$d/install.log" 2>&1 \
         || { cat "$d/install.log" >&2; return 1; }
     fi
@@ -95,7 +96,7 @@ _combkey_spider() {
     local attempt
     for attempt in 1 2 3 4 5; do
       rm -f "$d/error.log"
-      setsid mariadbd --no-defaults --datadir="$d/data" --port="$port" --bind-address=127.0.0.1 \
+      setsid mariadbd --no-defaults --datadir="$d/data" --tmpdir="$d/tmp" --port="$port" --bind-address=127.0.0.1 \
         --socket="$d/mysqld.sock" --pid-file="$d/mysqld.pid" --log-error="$d/error.log" \
         ${user:+--user=$user} --innodb-buffer-pool-size=${COMBKEY_SPIDER_BUFFER_POOL:-32M} \
         --innodb-log-file-size=48M --innodb-flush-log-at-trx-commit=2 --max-connections=500 \
