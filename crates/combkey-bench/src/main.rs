@@ -15,6 +15,7 @@ mod doctor;
 mod doctor_memory;
 mod galera;
 mod query;
+mod rekey;
 mod report;
 mod servers;
 mod shards;
@@ -69,6 +70,21 @@ enum Bench {
     /// The peak memory (RSS) of `combkey doctor`'s audit, `--apply` and `--apply --online` at
     /// several table sizes, on PostgreSQL and MariaDB: flat, whatever the table's size.
     DoctorMemory(DoctorMemoryArgs),
+    /// Random v4 keys left as they are against re-keyed from `created_at` (`combkey doctor
+    /// --rekey-from`), before as many rows keyed by COMBs: index size, leaf density, insert
+    /// rate, an old hour through the key, on PostgreSQL and MariaDB.
+    Rekey(RekeyArgs),
+}
+
+/// `rekey`.
+#[derive(clap::Args, Debug)]
+struct RekeyArgs {
+    /// Which backends: postgres, mysql (MariaDB), comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "postgres,mysql", value_parser = parse_backend)]
+    backends: Vec<combkey::Backend>,
+    /// Old v4 rows, and as many new rows after them.
+    #[arg(long, default_value_t = 500_000)]
+    rows: usize,
 }
 
 /// `doctor-memory`.
@@ -534,6 +550,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         Bench::Doctor(args) => doctor_bench(&args, cli.own_servers, out).await?,
         Bench::DoctorMemory(args) => doctor_memory_bench(&args, out).await?,
+        Bench::Rekey(args) => rekey_bench(&args, cli.own_servers, out).await?,
         Bench::Insert(args) => insert_bench(&args, cli.own_servers, out).await?,
     }
     Ok(())
@@ -705,5 +722,37 @@ async fn doctor_bench(args: &DoctorArgs, own_servers: bool, out: &std::path::Pat
         runs.push(r);
     }
     doctor::write_all(&runs, out)?;
+    Ok(())
+}
+
+async fn rekey_bench(args: &RekeyArgs, own_servers: bool, out: &std::path::Path) -> Result<(), BoxError> {
+    let mut runs = Vec::new();
+    let mut settings = Vec::new();
+    for &backend in &args.backends {
+        let (_pg, _my, url, line) = match backend {
+            combkey::Backend::Postgres => {
+                let (own, url, line) = postgres_for(own_servers).await?;
+                (own, None, url, line)
+            }
+            combkey::Backend::MySql => {
+                let own = if own_servers { Some(servers::mariadb(53_319).await?) } else { None };
+                let url = match &own {
+                    Some(s) => s.url.clone(),
+                    None => std::env::var("COMBKEY_MYSQL_URL").map_err(
+                        |_| "COMBKEY_MYSQL_URL is not set: give --own-servers, or `source scripts/servers.sh`",
+                    )?,
+                };
+                let mut c = MySqlConnection::connect(&url).await?;
+                let version: String = sqlx::query_scalar("SELECT VERSION()").fetch_one(&mut c).await?;
+                let pool: i64 =
+                    sqlx::query_scalar("SELECT CAST(@@innodb_buffer_pool_size AS SIGNED)").fetch_one(&mut c).await?;
+                (None, own, url, format!("MariaDB {version}, innodb_buffer_pool_size={} MiB", pool / 1_048_576))
+            }
+            other => return Err(format!("the rekey benchmark runs on postgres and mysql, not {other}").into()),
+        };
+        runs.extend(rekey::run(&url, backend, args.rows).await?);
+        settings.push(line);
+    }
+    rekey::write_all(&runs, &settings, out)?;
     Ok(())
 }

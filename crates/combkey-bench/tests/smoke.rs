@@ -51,6 +51,37 @@ fn small_run_writes_the_report() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
+/// `rekey` on both databases: the left v4 keys find none of an old hour's rows through the
+/// key, the re-keyed ones all of them; every case has its row.
+#[test]
+fn small_rekey_run_writes_the_report() {
+    let out = std::env::temp_dir().join(format!("combkey-bench-rekey-smoke-{}", std::process::id()));
+    let status = Command::new(env!("CARGO_BIN_EXE_combkey-bench"))
+        .args(["rekey", "--rows", "8000", "--out"])
+        .arg(&out)
+        .output()
+        .expect("run combkey-bench rekey");
+    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+    let summary = std::fs::read_to_string(out.join("summary-rekey.md")).expect("summary-rekey.md");
+    let rows: Vec<Vec<&str>> = summary
+        .lines()
+        .filter(|l| l.starts_with("| PostgreSQL") || l.starts_with("| MariaDB"))
+        .map(|l| l.split('|').map(str::trim).collect())
+        .collect();
+    assert_eq!(rows.len(), 6, "{summary}");
+    for r in &rows {
+        // | backend | case (rows) | re-key s | rate | MiB | density | found / there | ms |
+        let (found, there) = r[7].split_once(" / ").expect("found / there");
+        // 8,000 old rows a second apart: the hour from row 4,000 on holds 3,600 of them.
+        assert_eq!(there, "3600", "{summary}");
+        let want = if r[2].starts_with("left as v4") { "0" } else { "3600" };
+        assert_eq!(found, want, "{summary}");
+        assert!(r[5].parse::<f64>().expect("MiB") > 0.0, "{summary}");
+        assert_eq!(r[3] == "-", r[2].starts_with("left as v4"), "{summary}");
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
+
 #[test]
 fn small_query_run_writes_the_report() {
     let out = std::env::temp_dir().join(format!("combkey-bench-query-smoke-{}", std::process::id()));

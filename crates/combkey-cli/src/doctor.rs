@@ -6,7 +6,7 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
-use combkey_doctor::{Doctor, ErrorKind, Inherited, Online, Options, Progress, StepKind, Triggers};
+use combkey_doctor::{Doctor, ErrorKind, Inherited, Online, Options, Progress, RekeyInvalid, StepKind, Triggers};
 
 use crate::forms::parse_duration;
 
@@ -78,6 +78,15 @@ pub(crate) struct DoctorArgs {
     /// a function there) and drop the old default. Not SQLite (no functions).
     #[arg(long)]
     set_default: bool,
+    /// Random v4 keys (which carry no time) become v7 keys made from this column's time, the
+    /// row's creation time: `created_at`. The key map keeps every old key, where an old id
+    /// resolves. Not with a column type change (change the type first).
+    #[arg(long, value_name = "COLUMN")]
+    rekey_from: Option<String>,
+    /// With --rekey-from: rows whose time makes no v7 key (NULL, in the future, before 1970,
+    /// not a time) refuse the run (the default), or keep their v4 keys.
+    #[arg(long, value_enum, default_value_t = RekeyInvalidChoice::Refuse, requires = "rekey_from")]
+    rekey_invalid: RekeyInvalidChoice,
     /// With --apply: convert in batches of short transactions while the application keeps
     /// reading and writing (PostgreSQL, MySQL/MariaDB; not a column type change). Resumes
     /// where a killed run stopped.
@@ -122,6 +131,12 @@ enum ProgressChoice {
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
+enum RekeyInvalidChoice {
+    Refuse,
+    Keep,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
 enum TriggerChoice {
     Refuse,
     Fire,
@@ -152,6 +167,11 @@ impl DoctorArgs {
             .with_target(self.to)
             .with_key_map(self.key_map.clone())
             .with_set_default(self.set_default)
+            .with_rekey_from(self.rekey_from.clone())
+            .with_rekey_invalid(match self.rekey_invalid {
+                RekeyInvalidChoice::Refuse => RekeyInvalid::Refuse,
+                RekeyInvalidChoice::Keep => RekeyInvalid::Keep,
+            })
     }
 }
 

@@ -33,6 +33,12 @@ fn ok(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// The exit code, and standard output then standard error.
+fn exit_code(args: &[&str]) -> (Option<i32>, String) {
+    let out = combkey(args, &[]);
+    (out.status.code(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+}
+
 /// `combkey doctor --json` on the table, with `extra` arguments: the report.
 fn report(url: &str, table: &str, extra: &[&str]) -> Value {
     let mut args = vec!["doctor", "--url", url, "--table", table, "--json"];
@@ -226,6 +232,33 @@ impl Db {
         self.exec(&format!("INSERT INTO {table} (id, seq) VALUES {}", values.join(", "))).await;
         self.exec(&format!("INSERT INTO {table}_items (n, parent) SELECT seq, id FROM {table} WHERE seq % 2 = 0"))
             .await;
+    }
+
+    /// [`seed`](Self::seed), then a `created_at` column of type `ty`: row `seq` made at
+    /// [`REKEY_T0_US`] plus `seq` times [`rekey_step_us`](Self::rekey_step_us).
+    async fn seed_timed(&mut self, table: &str, ids: &[Comb], ty: &str) {
+        self.seed(table, ids, false).await;
+        let step = self.rekey_step_us();
+        let time = match self {
+            Db::Pg(_) => format!("'2025-03-01 08:00:00+00'::timestamptz + seq * interval '{step} microseconds'"),
+            Db::My(_) => format!("TIMESTAMP'2025-03-01 08:00:00' + INTERVAL seq * {step} MICROSECOND"),
+            // SQLite's times have milliseconds: the seconds written out as exact decimals.
+            Db::Lite(_, _) => format!(
+                "strftime('%Y-%m-%d %H:%M:%f', '2025-03-01 08:00:00', '+' || (seq * {ms} / 1000) || '.' || \
+                 printf('%03d', seq * {ms} % 1000) || ' seconds')",
+                ms = step / 1000
+            ),
+        };
+        self.exec(&format!("ALTER TABLE {table} ADD COLUMN created_at {ty}")).await;
+        self.exec(&format!("UPDATE {table} SET created_at = {time}")).await;
+    }
+
+    /// The microseconds between two rows' `created_at` (SQLite's times hold milliseconds).
+    fn rekey_step_us(&self) -> i64 {
+        match self {
+            Db::Lite(_, _) => 1_234_000,
+            _ => 1_234_567,
+        }
     }
 
     /// `seq` of every row in `ORDER BY id`.
@@ -753,11 +786,6 @@ mod online {
 mod found {
     use super::*;
 
-    fn exit_code(args: &[&str]) -> (Option<i32>, String) {
-        let out = combkey(args, &[]);
-        (out.status.code(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
-    }
-
     /// A MariaDB type change stopped after its values became 16 bytes (still in the
     /// VARBINARY(64) between type): the audit reads the table, and its check of one id
     /// written in two text forms reads only text values (the bytes of 20,000 v7 ids cast to
@@ -970,5 +998,195 @@ mod found {
         assert!(sql.contains("(\"parent\")") && sql.contains("combkey_doctor_tmp_0"), "{sql}");
         let after = report(&url, "ck", &["--apply"]);
         assert_eq!(layouts(&after), [("v7".to_string(), 30)], "{after}");
+    }
+}
+
+/// `created_at` of row 0 of [`Db::seed_timed`]: 2025-03-01T08:00:00Z, in microseconds.
+const REKEY_T0_US: i64 = 1_740_816_000_000_000;
+
+/// What `--rekey-from` makes of v4 key `old` in a row made at `us` microseconds since the
+/// Unix epoch, as docs/doctor.md specifies it: the millisecond (48 bits), version 7, the
+/// fraction of the millisecond in 4,096 steps (RFC 9562 section 6.2, method 3), the variant,
+/// the old key's last 62 bits.
+fn rekey_spec(old: Comb, us: i64) -> Comb {
+    let ms = u64::try_from(us / 1000).unwrap();
+    let fraction = u16::try_from((us % 1000) * 4096 / 1000).unwrap();
+    let mut b = old.into_bytes();
+    b[..6].copy_from_slice(&ms.to_be_bytes()[2..]);
+    b[6] = 0x70 | u8::try_from(fraction >> 8).unwrap();
+    b[7] = u8::try_from(fraction & 0xff).unwrap();
+    b[8] = 0x80 | (b[8] & 0x3f);
+    Comb::from_bytes(b)
+}
+
+/// Random v4 keys, and the keys `--rekey-from created_at` makes of them in
+/// [`Db::seed_timed`]'s rows.
+fn v4_keys(db: &Db, n: usize, seed: u64) -> (Vec<Comb>, Vec<Comb>) {
+    let r = SeededRandom::new(seed);
+    let old: Vec<Comb> = (0..n).map(|_| v4(&r)).collect();
+    let step = db.rekey_step_us();
+    let new =
+        old.iter().enumerate().map(|(i, o)| rekey_spec(*o, REKEY_T0_US + i64::try_from(i).unwrap() * step)).collect();
+    (old, new)
+}
+
+/// The end the issue asks for: every key the v7 key of its row's time, every child joined,
+/// `ORDER BY id` in `created_at` order, every old id resolving to its own row through the key
+/// map, and the application's next ids after all of them.
+async fn rekeyed_as_asked(db: &mut Db, table: &str, old: &[Comb], new: &[Comb]) {
+    let n = old.len();
+    let now = db.keys_by_seq(table).await;
+    assert_eq!(now, new, "every key the v7 key of its row's created_at");
+    let step = db.rekey_step_us();
+    for (i, k) in now.iter().enumerate() {
+        let ms = (REKEY_T0_US + i64::try_from(i).unwrap() * step) / 1000;
+        assert_eq!(k.timestamp().map(Timestamp::unix_ms), Some(ms), "row {i}'s key carries its millisecond");
+    }
+    assert_eq!(db.joined(table).await, (n.div_ceil(2), n.div_ceil(2)), "every child joined");
+    assert_eq!(db.order(table).await, (0..i64::try_from(n).unwrap()).collect::<Vec<_>>(), "ORDER BY id");
+    // Every old id, looked up as an application resolves an old URL's id: one join.
+    let old_hex = db.hex("m.old_key");
+    let seq = db.int_text("t.seq");
+    let rows = db
+        .texts(&format!(
+            "SELECT {old_hex} || ':' || {seq} FROM combkey_keymap_{table} m JOIN {table} t ON t.id = m.new_key"
+        ))
+        .await;
+    let mut resolved: Vec<(Comb, usize)> = rows
+        .iter()
+        .map(|r| {
+            let (k, s) = r.split_once(':').unwrap();
+            (k.parse().unwrap(), s.parse().unwrap())
+        })
+        .collect();
+    resolved.sort_by_key(|(_, s)| *s);
+    let want: Vec<(Comb, usize)> = old.iter().copied().zip(0..).collect();
+    assert_eq!(resolved, want, "every old id resolves to its own row");
+    db.insert_new(table, n).await;
+    assert_eq!(db.order(table).await, (0..i64::try_from(n + 3).unwrap()).collect::<Vec<_>>(), "new ids sort last");
+    db.exec(&format!("DELETE FROM {table} WHERE seq >= {n}")).await;
+}
+
+/// `--rekey-from created_at` on a table of v4 keys with children: a row without a time
+/// refuses the run (nothing changes) unless kept; then the run is stopped after each of its
+/// steps in turn, and each time the table is unchanged (no key map row) or done, and the next
+/// run finishes it.
+async fn rekeyed_from_created_at(db: &mut Db, table: &str, time_type: &str) {
+    let url = db.url();
+    let (old, new) = v4_keys(db, 120, 71);
+    let rekey = ["--rekey-from", "created_at"];
+    db.seed_timed(table, &old, time_type).await;
+    let before = report(&url, table, &rekey);
+    assert!(
+        before["recommendation"].as_str().unwrap().contains("Convert 120 v4 keys to v7 (from created_at)"),
+        "{before}"
+    );
+
+    // Rows whose time makes no v7 key: refused by default, naming how many and a key.
+    db.exec(&format!("UPDATE {table} SET created_at = NULL WHERE seq = 7")).await;
+    let mut apply = vec!["doctor", "--url", &url, "--table", table, "--apply"];
+    apply.extend_from_slice(&rekey);
+    let (code, out) = exit_code(&apply);
+    assert_eq!(code, Some(1), "{out}");
+    let named = out.contains(&format!("{:X}", old[7])) || out.contains(&old[7].to_string());
+    assert!(out.contains("1 NULL") && named && out.contains("--rekey-invalid keep"), "{out}");
+    assert_eq!(db.keys_by_seq(table).await, old, "refused: nothing changed");
+    // Kept on request: that row keeps its v4 key, the report says so, the others change.
+    let kept = report(&url, table, &["--apply", "--rekey-from", "created_at", "--rekey-invalid", "keep"]);
+    let now = db.keys_by_seq(table).await;
+    assert_eq!(now[7], old[7], "{kept}");
+    assert_eq!(now[8], new[8]);
+    assert_eq!(layouts(&kept), [("v4".to_string(), 1), ("v7".to_string(), 119)], "{kept}");
+
+    let mut sql_args = vec!["doctor", "--url", &url, "--table", table, "--migration-sql"];
+    sql_args.extend_from_slice(&rekey);
+    db.seed_timed(table, &old, time_type).await;
+    let sql = ok(&combkey(&sql_args, &[]));
+    let steps = sql.lines().filter(|l| l.starts_with("-- step ")).count();
+    assert!(sql.contains(&format!("combkey_keymap_{table}")) && steps >= 4, "{sql}");
+    let map = format!("combkey_keymap_{table}");
+    let count = db.int_text("count(*)");
+    for k in 0..steps {
+        db.seed_timed(table, &old, time_type).await;
+        let out = combkey(&apply, &[("COMBKEY_DOCTOR_FAIL_AFTER_STEP", &k.to_string())]);
+        assert!(!out.status.success(), "stopped after step {k}");
+        let now = db.keys_by_seq(table).await;
+        let mapped = if map_exists(db, &map).await {
+            db.texts(&format!("SELECT {count} FROM {map}")).await[0].parse::<usize>().unwrap()
+        } else {
+            0
+        };
+        if now == old {
+            assert_eq!(mapped, 0, "step {k}: unchanged keys, an empty key map");
+        } else {
+            assert_eq!(now, new, "step {k}: done, or unchanged");
+            assert_eq!(mapped, old.len(), "step {k}: done, with the whole map");
+        }
+        assert_eq!(db.joined(table).await, (60, 60), "step {k}");
+        let after = report(&url, table, &["--apply", "--rekey-from", "created_at"]);
+        assert_eq!(layouts(&after), [("v7".to_string(), 120)], "step {k}: {after}");
+        assert_eq!(after["keys_after_next_id"], 0, "{after}");
+        rekeyed_as_asked(db, table, &old, &new).await;
+    }
+}
+
+/// `--rekey-from created_at --online`, killed after its second batch, then run again.
+async fn rekeyed_online(db: &mut Db, table: &str, time_type: &str) {
+    let url = db.url();
+    let (old, new) = v4_keys(db, 300, 72);
+    db.seed_timed(table, &old, time_type).await;
+    let args = [
+        "doctor",
+        "--url",
+        &url,
+        "--table",
+        table,
+        "--apply",
+        "--online",
+        "--batch-size",
+        "32",
+        "--rekey-from",
+        "created_at",
+    ];
+    let out = combkey(&args, &[("COMBKEY_DOCTOR_FAIL_AFTER_BATCH", "2")]);
+    assert!(!out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let halfway = db.keys_by_seq(table).await;
+    let changed = halfway.iter().zip(&old).filter(|(a, b)| a != b).count();
+    assert!(changed > 0 && changed < 300, "stopped half-way: {changed} keys changed");
+    for (i, k) in halfway.iter().enumerate() {
+        assert!(*k == old[i] || *k == new[i], "row {i}: old or new, nothing else");
+    }
+    assert_eq!(db.joined(table).await, (150, 150), "every child joined half-way");
+    let after = report(&url, table, &["--apply", "--online", "--batch-size", "32", "--rekey-from", "created_at"]);
+    assert_eq!(layouts(&after), [("v7".to_string(), 300)], "{after}");
+    rekeyed_as_asked(db, table, &old, &new).await;
+}
+
+mod rekey {
+    use super::*;
+
+    #[tokio::test]
+    async fn postgres_from_created_at() {
+        rekeyed_from_created_at(&mut Db::pg().await, "rekey_pg", "timestamptz").await;
+    }
+
+    #[tokio::test]
+    async fn mariadb_from_created_at() {
+        rekeyed_from_created_at(&mut Db::mysql().await, "rekey_my", "DATETIME(6)").await;
+    }
+
+    #[tokio::test]
+    async fn sqlite_from_created_at() {
+        rekeyed_from_created_at(&mut Db::sqlite("rekey").await, "rekey_lite", "TEXT").await;
+    }
+
+    #[tokio::test]
+    async fn postgres_online() {
+        rekeyed_online(&mut Db::pg().await, "rekey_pg_online", "timestamp").await;
+    }
+
+    #[tokio::test]
+    async fn mariadb_online() {
+        rekeyed_online(&mut Db::mysql().await, "rekey_my_online", "TIMESTAMP(6) NULL").await;
     }
 }

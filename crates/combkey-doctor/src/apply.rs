@@ -90,13 +90,15 @@ pub(crate) fn stored_for(backend: combkey::Backend, final_type: &str, id: Comb) 
     }
 }
 
-/// The mapping of every key value that changes, from values read in key order.
-pub(crate) fn changes(plan: &Plan, values: &[Stored]) -> Result<Vec<KeyChange>, Error> {
+/// The mapping of every key value that changes, from values read in key order (with
+/// `--rekey-from`, `times` holds each value's row's time as the time expression gives it).
+pub(crate) fn changes(plan: &Plan, values: &[Stored], times: &[Option<String>]) -> Result<Vec<KeyChange>, Error> {
     let backend = plan.backend()?;
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let mut bad = Vec::new();
-    for value in values {
+    let now_us = crate::rekey::now_us();
+    for (i, value) in values.iter().enumerate() {
         if !seen.insert(value.clone()) {
             continue;
         }
@@ -110,7 +112,16 @@ pub(crate) fn changes(plan: &Plan, values: &[Stored]) -> Result<Vec<KeyChange>, 
             }
         };
         let kind = plan.classifier.classify(&id);
-        let new = new_id(&id, kind, &plan.options).unwrap_or(id);
+        let new = if crate::rekey::rekeys(kind, &plan.options) {
+            // A row whose time makes no v7 key keeps its key (the plan refused them, unless
+            // kept; rows written since may have one).
+            match crate::rekey::RowTime::of(times.get(i).cloned().flatten().as_deref(), now_us) {
+                crate::rekey::RowTime::At(us) => crate::rekey::rekeyed(&id, us),
+                _ => id,
+            }
+        } else {
+            new_id(&id, kind, &plan.options).unwrap_or(id)
+        };
         let new_value = stored_for(backend, &plan.final_type, new);
         if new_value != *value {
             out.push(KeyChange { old: value.clone(), new: new_value });
@@ -166,9 +177,11 @@ pub(crate) async fn key_sources(db: &mut Db, plan: &Plan) -> Result<Vec<String>,
     let mut out = Vec::new();
     for (i, (t, c)) in tables.into_iter().enumerate() {
         let columns = db.query(cat.columns(&t)).await?;
+        let also =
+            if i == 0 { crate::rekey::select_also(db.backend(), &t, &columns, &plan.options)? } else { String::new() };
         let col =
             columns.into_iter().find(|x| x.name == c).ok_or_else(|| Error::usage(format!("no column {c} in {t}")))?;
-        out.push(if i == 0 { cat.sweep_keys(&t, &col, only) } else { cat.distinct_keys(&t, &col) });
+        out.push(if i == 0 { cat.sweep_keys(&t, &col, only, &also) } else { cat.distinct_keys(&t, &col) });
     }
     Ok(out)
 }
@@ -187,12 +200,21 @@ pub(crate) async fn each_change_page(
         reader
             .each_page(sql, PAGE, async |rows| {
                 let values: Vec<Stored> = rows.iter().map(|r| cat.parse_key(r)).collect::<Result<_, _>>()?;
-                let page = changes(plan, &values)?;
+                let page = changes(plan, &values, &times_of(plan, &rows))?;
                 if page.is_empty() { Ok(()) } else { each(page).await }
             })
             .await?;
     }
     Ok(())
+}
+
+/// Each row's time (its last cell) where the plan re-keys from one; else nothing.
+pub(crate) fn times_of(plan: &Plan, rows: &[Vec<Option<String>>]) -> Vec<Option<String>> {
+    if plan.options.rekey_from.is_some() {
+        rows.iter().map(|r| r.last().cloned().flatten()).collect()
+    } else {
+        Vec::new()
+    }
 }
 
 /// The journal table: one row per table and column being changed.

@@ -581,6 +581,11 @@ pub(crate) struct Tally {
 }
 
 impl Tally {
+    /// The classifier it counts by.
+    pub(crate) fn classifier(&self) -> &Classifier {
+        &self.classifier
+    }
+
     pub(crate) fn new(classifier: Classifier, now: Timestamp, sampled: Option<(usize, u64)>) -> Self {
         Tally {
             classifier,

@@ -54,6 +54,7 @@ mod db;
 mod error;
 mod online;
 mod plan;
+mod rekey;
 mod report;
 mod schema;
 mod script;
@@ -72,6 +73,7 @@ pub use online::{Online, OnlineOutcome};
 pub use plan::{
     ASSUMABLE, Inherited, Object, Options, Plan, Reference, RewriteTarget, Skip, Step, StepKind, TableName, Triggers,
 };
+pub use rekey::RekeyInvalid;
 pub use report::{IndexStats, Report, default_makes};
 
 use db::Db;

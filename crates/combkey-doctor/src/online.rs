@@ -194,6 +194,9 @@ const MAX_PASSES: usize = 10;
 /// Keys one catch-up pass keeps to convert, at most (about 50 bytes each).
 const SWEEP_CAP: usize = 100_000;
 
+/// A key value as read, with its row's time where the plan re-keys from one.
+type Keyed = (Stored, Option<String>);
+
 /// For tests: stop the process (as a kill would) right after `n` batches committed, with
 /// `COMBKEY_DOCTOR_FAIL_AFTER_BATCH=n`.
 fn fail_after_batch() -> Option<usize> {
@@ -331,14 +334,25 @@ pub(crate) async fn run(
         // The keys are read on a second session: the next batch's while this one's
         // transaction runs (reads only, no transaction: they take no lock).
         let mut scanner = db.another().await?;
-        let scan = async |scanner: &mut Db, cursor: Option<&Stored>| -> Result<Vec<Stored>, Error> {
+        // `--rekey-from`: each key's row's time too.
+        let also = {
+            let columns = scanner.query(cat.columns(&table)).await?;
+            crate::rekey::select_also(backend, &table, &columns, &plan.options)?
+        };
+        let also = also.as_str();
+        // Each key read, with its row's time where the plan re-keys from one.
+        let keyed = |rows: &[Vec<Option<String>>]| -> Result<Vec<Keyed>, Error> {
+            let times = crate::apply::times_of(plan, rows);
+            rows.iter().enumerate().map(|(i, r)| Ok((cat.parse_key(r)?, times.get(i).cloned().flatten()))).collect()
+        };
+        let scan = async |scanner: &mut Db, cursor: Option<&Stored>| -> Result<Vec<Keyed>, Error> {
             let filter = match cursor {
                 Some(c) => format!(" AND {} > {}", q(&plan.column), cat.key_literal(c)),
                 None => String::new(),
             };
-            let sql = format!("{} LIMIT {}", cat.select_keys(&table, &column, only, &filter), online.batch_size);
+            let sql = format!("{} LIMIT {}", cat.select_keys(&table, &column, only, &filter, also), online.batch_size);
             let rows = scanner.rows(&sql, &[]).await?;
-            rows.iter().map(|r| cat.parse_key(r)).collect::<Result<_, _>>()
+            keyed(&rows)
         };
         // The catch-up passes after a pass from the start: every key read once, in the order
         // that reads the table fastest, the ones to convert kept and converted in batches.
@@ -347,29 +361,33 @@ pub(crate) async fn run(
         // At most SWEEP_CAP keys are kept from one sweep (memory stays bounded however many
         // old keys arrived meanwhile): a sweep that found more converts those, then sweeps again.
         let sweep =
-            async |scanner: &mut Db, live: &Plan, scanned: &mut usize| -> Result<(Vec<Vec<Stored>>, bool), Error> {
-                let mut found = Vec::new();
+            async |scanner: &mut Db, live: &Plan, scanned: &mut usize| -> Result<(Vec<Vec<Keyed>>, bool), Error> {
+                let mut found: Vec<Keyed> = Vec::new();
                 let mut complete = true;
                 scanner
-                    .each_page(&cat.sweep_keys(&table, &column, only), crate::apply::PAGE, async |rows| {
+                    .each_page(&cat.sweep_keys(&table, &column, only, also), crate::apply::PAGE, async |rows| {
                         *scanned += rows.len();
                         if found.len() >= SWEEP_CAP {
                             complete = false;
                             return Ok(());
                         }
-                        let values: Vec<Stored> = rows.iter().map(|r| cat.parse_key(r)).collect::<Result<_, _>>()?;
-                        found.extend(changes(live, &values)?.into_iter().map(|c| c.old));
+                        let keys = keyed(&rows)?;
+                        let (values, times): (Vec<Stored>, Vec<Option<String>>) = keys.iter().cloned().unzip();
+                        let changed: std::collections::HashSet<Stored> =
+                            changes(live, &values, &times)?.into_iter().map(|c| c.old).collect();
+                        found.extend(keys.into_iter().filter(|(v, _)| changed.contains(v)));
                         Ok(())
                     })
                     .await?;
                 found.sort();
-                Ok((found.chunks(online.batch_size).rev().map(<[Stored]>::to_vec).collect(), complete))
+                Ok((found.chunks(online.batch_size).rev().map(<[Keyed]>::to_vec).collect(), complete))
             };
         // One batch's transaction on `db`, retried when it loses a race; the keys it changed.
         let run_batch =
-            async |db: &mut Db, values: &[Stored], live: &Plan, passes: usize| -> Result<(usize, usize), Error> {
-                let last = values.last();
-                let batch = changes(live, values)?;
+            async |db: &mut Db, keys: &[Keyed], live: &Plan, passes: usize| -> Result<(usize, usize), Error> {
+                let last = keys.last().map(|k| &k.0);
+                let (values, times): (Vec<Stored>, Vec<Option<String>>) = keys.iter().cloned().unzip();
+                let batch = changes(live, &values, &times)?;
                 if batch.is_empty() {
                     if let Some(l) = last {
                         journal.set_cursor(db, Some(&cursor_text(l)), passes).await?;
@@ -473,16 +491,16 @@ pub(crate) async fn run(
             second.exec_all(off).await?;
         }
         // Keys read ahead, the next round's.
-        let mut prefetched: std::collections::VecDeque<Vec<Stored>> = std::collections::VecDeque::new();
+        let mut prefetched: std::collections::VecDeque<Vec<Keyed>> = std::collections::VecDeque::new();
         // Batches a sweep found, last first.
-        let mut swept: Vec<Vec<Stored>> = Vec::new();
+        let mut swept: Vec<Vec<Keyed>> = Vec::new();
         let mut sweeping = false;
         // Whether the last sweep kept every key it found (it stops keeping at SWEEP_CAP).
         let mut sweep_complete = true;
         loop {
             out.paused += throttle.wait(db, progress).await?;
             // This round's keys: up to `lanes` batches, in key order.
-            let mut round: Vec<Vec<Stored>> = Vec::new();
+            let mut round: Vec<Vec<Keyed>> = Vec::new();
             let mut pass_ended = false;
             while round.len() < lanes && !pass_ended {
                 if sweeping {
@@ -498,7 +516,7 @@ pub(crate) async fn run(
                     };
                     out.scanned += v.len();
                     if v.len() == online.batch_size {
-                        cursor = v.last().cloned();
+                        cursor = v.last().map(|k| k.0.clone());
                     } else {
                         pass_ended = true;
                     }
@@ -508,7 +526,7 @@ pub(crate) async fn run(
             // Keys the application made since the audit, in a layout it still makes, count too.
             live.classifier = plan.classifier.extended_to(combkey::Timestamp::now().unix_ms());
             let passes = out.passes;
-            let empty: Vec<Stored> = Vec::new();
+            let empty: Vec<Keyed> = Vec::new();
             let (a, b) = (round.first().unwrap_or(&empty), round.get(1).unwrap_or(&empty));
             // The next round's keys are read meanwhile.
             let read_next = async {
@@ -517,7 +535,7 @@ pub(crate) async fn run(
                     let first = scan(&mut scanner, Some(c)).await?;
                     if lanes == 2
                         && first.len() == online.batch_size
-                        && let Some(l) = first.last().cloned()
+                        && let Some(l) = first.last().map(|k| k.0.clone())
                     {
                         ahead.push_back(first);
                         ahead.push_back(scan(&mut scanner, Some(&l)).await?);

@@ -729,13 +729,22 @@ impl Report {
         } else {
             String::new()
         };
+        // v4 keys and a column of creation times: they can be re-keyed from it.
+        let rekey = match self.schema.time_columns.first() {
+            Some(t) if random > 0 => format!(
+                " Or re-key the v4 keys from the rows' creation time: --rekey-from {t} makes each a v7 key of its \
+                 row's {t}, and keeps every old key in a key map where old ids resolve (docs/doctor.md, \
+                 \"Random v4 keys, re-keyed from their time\")."
+            ),
+            _ => String::new(),
+        };
         let Some(plan) = self.plan.as_ref().filter(|p| !p.is_empty()) else {
             let base = if random == self.read && self.read > 0 {
                 format!(
                     "The keys are random v4 and carry no time, so none can be converted: keep them, and make new keys \
                      with combkey (v7). The new keys sort among themselves in creation order within one narrow range \
                      of the key space, so inserts stay local even beside the old keys; {column} itself never sorts by time \
-                     for the old rows."
+                     for the old rows.{rekey}"
                 )
             } else if self.audit.uncertain > 0 {
                 format!(
@@ -758,7 +767,7 @@ impl Report {
             } else if random > 0 {
                 format!(
                     "Nothing to convert: the time-carrying keys already sort; the {random} v4 keys carry no time and stay. \
-                     Keep making new keys with combkey (v7)."
+                     Keep making new keys with combkey (v7).{rekey}"
                 )
             } else if after > 0 {
                 format!("Nothing converts, but the keys do not sort with the ids combkey makes next:{landing}")

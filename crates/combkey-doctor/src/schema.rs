@@ -86,6 +86,11 @@ pub struct Schema {
     /// Whether the functions named like combkey's generator where the table's default would
     /// call them are combkey's own (`None`: there are none).
     pub combkey_v7: Option<bool>,
+    /// `--rekey-from`: the time column, and the keys it would re-key whose row's time makes no
+    /// v7 key (`NULL`, in the future, before 1970, not a time).
+    pub rekey: Option<(String, crate::rekey::Invalid)>,
+    /// The table's columns that hold a time `--rekey-from` reads, creation times first.
+    pub time_columns: Vec<String>,
 }
 
 /// What the database has where a conversion would keep its key map.
@@ -372,6 +377,8 @@ impl Schema {
             same_id: (0, Vec::new()),
             collisions: (0, Vec::new()),
             key_map: None,
+            rekey: None,
+            time_columns: Vec::new(),
             new_tables_published: Vec::new(),
             statement_binlog: false,
             combkey_v7: None,

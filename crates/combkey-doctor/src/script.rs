@@ -40,7 +40,7 @@ pub(crate) async fn write(db: &mut Db, plan: &Plan, out: &mut dyn Write) -> Resu
                 for source in key_sources(db, plan).await? {
                     db.each_page(&source, PAGE, async |rows| {
                         let values: Vec<Stored> = rows.iter().map(|r| cat.parse_key(r)).collect::<Result<_, _>>()?;
-                        let page: Vec<KeyChange> = changes(plan, &values)?;
+                        let page: Vec<KeyChange> = changes(plan, &values, &crate::apply::times_of(plan, &rows))?;
                         for chunk in page.chunks(MAP_BATCH) {
                             let rows: Vec<(Stored, Stored)> =
                                 chunk.iter().map(|c| (c.old.clone(), c.new.clone())).collect();

@@ -109,7 +109,11 @@ async fn read_in_transaction(
         _ => String::new(),
     };
     let only = options.inherited == Inherited::Only;
-    let sql = cat.select_keys(&schema.table, &schema.column, only, &filter);
+    // `--rekey-from`: each row's time too, in the last cell; and the columns it could read.
+    let columns = db.query(cat.columns(&schema.table)).await?;
+    schema.time_columns = crate::rekey::time_columns(backend, &schema.table, &columns);
+    let also = crate::rekey::select_also(backend, &schema.table, &columns, options)?;
+    let sql = cat.select_keys(&schema.table, &schema.column, only, &filter, &also);
     let now = combkey::Timestamp::now();
 
     // First pass: every key seen once; a bounded sample of the unlabelled ones kept.
@@ -137,9 +141,28 @@ async fn read_in_transaction(
     // Second pass: every key classified by what the first learned (the keys kept, where the
     // table was small enough to keep them all; the table again otherwise).
     let mut tally = Tally::new(learner.classifier(options.layout), now, learner.sampled());
-    match learner.keys() {
-        Some(keys) => keys.iter().for_each(|id| tally.feed(id)),
-        None => {
+    // `--rekey-from` reads the table again for the rows' times: each key it would re-key whose
+    // time makes no v7 key is counted.
+    let mut rekey = options.rekey_from.as_ref().map(|c| (c.clone(), crate::rekey::Invalid::default()));
+    let now_us = crate::rekey::now_us();
+    match (learner.keys(), &mut rekey) {
+        (_, Some((_, invalid))) => {
+            let classifier = tally.classifier().clone();
+            db.each_row(&sql, |row| {
+                let v = cat.parse_key(&row)?;
+                if let Ok(id) = id_of(&v) {
+                    tally.feed(&id);
+                    if crate::rekey::rekeys(classifier.classify(&id), options) {
+                        let time = crate::rekey::RowTime::of(row.last().cloned().flatten().as_deref(), now_us);
+                        invalid.add(time, || shown(&v));
+                    }
+                }
+                Ok(())
+            })
+            .await?
+        }
+        (Some(keys), None) => keys.iter().for_each(|id| tally.feed(id)),
+        (None, None) => {
             db.each_row(&sql, |row| {
                 if let Ok(id) = id_of(&cat.parse_key(&row)?) {
                     tally.feed(&id);
@@ -151,6 +174,7 @@ async fn read_in_transaction(
     }
     drop(learner);
     let audit = tally.finish();
+    schema.rekey = rekey;
 
     // The next id the application makes, as the column holds it: the keys after it in the
     // database's order are keys it would sort before.

@@ -16,7 +16,8 @@
 //! - `GET /orders/{id}`: 200, 404 for an unknown id, 400 for a malformed one. After
 //!   `combkey doctor` converted the table's keys (say RT.Comb `Sql` ids to v7, which
 //!   [`Config::key_migration`] names), an id a client kept from before is not found as it is,
-//!   but its new key is: 301 to `/orders/{new id}`.
+//!   but its new key is: 301 to `/orders/{new id}`. The same through the key map `combkey
+//!   doctor` kept ([`Config::key_map`]), as after `--rekey-from created_at`.
 //! - `GET /openapi.json`: the OpenAPI 3.1 document of the above (utoipa), ids described as
 //!   `type: string, format: uuid` through combkey's `utoipa` feature.
 //!
@@ -131,6 +132,10 @@ pub struct Config {
     /// How `combkey doctor` converted the table's keys, if it did (`rtcomb-sql -> v7`): ids
     /// clients kept from before are then redirected to their new keys.
     pub key_migration: Option<KeyMigration>,
+    /// The key map `combkey doctor` kept (`combkey_keymap_orders`, the name with the table
+    /// prefix), where an old id resolves: after `--rekey-from created_at` made random v4 keys
+    /// v7, or any conversion whose new key cannot give the old one back.
+    pub key_map: Option<String>,
     /// Show faces instead of ids (and read faces in paths): the ids stay the table's sorted
     /// keys, the outside never sees their times.
     pub face_key: Option<FaceKey>,
@@ -146,6 +151,7 @@ impl Default for Config {
             max_clock_skew: Duration::from_secs(2 * 86_400),
             short_prefix: ShortPrefix::default(),
             key_migration: None,
+            key_map: None,
             face_key: None,
         }
     }
@@ -178,10 +184,15 @@ pub async fn app(config: Config) -> Result<Router, sqlx::Error> {
     let prefix = config.table_prefix.as_str();
     let backend = if url.starts_with("postgres") {
         let pool = sqlx::postgres::PgPoolOptions::new().max_connections(20).connect(url).await?;
-        Backend::Pg(Store::new(pool, Sql::new(prefix, "uuid", "text", |n| format!("${n}"))).await?)
+        let p = |n| format!("${n}");
+        Backend::Pg(
+            Store::new(pool, Sql::new(prefix, "uuid", "text", p).with_key_map(config.key_map.as_deref(), p)).await?,
+        )
     } else if url.starts_with("mysql") {
         let pool = sqlx::mysql::MySqlPoolOptions::new().max_connections(20).connect(url).await?;
-        Backend::My(Store::new(pool, Sql::new(prefix, "BINARY(16)", "VARCHAR(200)", |_| "?".into())).await?)
+        let p = |_| "?".to_string();
+        let sql = Sql::new(prefix, "BINARY(16)", "VARCHAR(200)", p).with_key_map(config.key_map.as_deref(), p);
+        Backend::My(Store::new(pool, sql).await?)
     } else {
         // An in-memory database lives as long as its one connection.
         let max = if url.contains(":memory:") { 1 } else { 5 };
@@ -191,7 +202,10 @@ pub async fn app(config: Config) -> Result<Router, sqlx::Error> {
             .max_lifetime(None)
             .connect(url)
             .await?;
-        Backend::Lite(Store::new(pool, Sql::new(prefix, "BLOB", "TEXT", |_| "?".into())).await?)
+        let p = |_| "?".to_string();
+        Backend::Lite(
+            Store::new(pool, Sql::new(prefix, "BLOB", "TEXT", p).with_key_map(config.key_map.as_deref(), p)).await?,
+        )
     };
     let face_key = config.face_key.clone();
     let state = Arc::new(AppState { backend, config });
@@ -387,8 +401,16 @@ async fn read(State(state): State<Arc<AppState>>, Path(text): Path<String>) -> R
         Ok(None) => {}
         Err(e) => return internal(e),
     }
-    // An id a client kept from before the keys were converted: its row has the new key.
-    if let Some(new) = state.config.key_migration.and_then(|m| m.new_key(&id)) {
+    // An id a client kept from before the keys were converted: its row has the new key, which
+    // the conversion's rule computes or the key map holds.
+    let new = match state.config.key_migration.and_then(|m| m.new_key(&id)) {
+        Some(new) => Some(new),
+        None => match on_store!(&state.backend, s => s.resolve(id).await) {
+            Ok(new) => new,
+            Err(e) => return internal(e),
+        },
+    };
+    if let Some(new) = new {
         match on_store!(&state.backend, s => s.get(new).await) {
             Ok(Some(order)) => {
                 let location = format!("/orders/{}", shown(&state.config, new));
@@ -445,6 +467,12 @@ async fn add_note(
     let mut note = Note { id: Comb::new(), order_id, body: req.body };
     let mut tries = vec![order_id];
     tries.extend(state.config.key_migration.and_then(|m| m.new_key(&order_id)));
+    if state.config.key_map.is_some() {
+        match on_store!(&state.backend, s => s.resolve(order_id).await) {
+            Ok(new) => tries.extend(new),
+            Err(e) => return internal(e),
+        }
+    }
     for key in tries {
         note.order_id = key;
         match on_store!(&state.backend, s => s.add_note(&note).await) {

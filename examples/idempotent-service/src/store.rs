@@ -25,6 +25,8 @@ pub struct Sql {
     insert_command: String,
     create_notes: String,
     insert_note: String,
+    /// The key map's lookup of an old id's new key, with a key map.
+    resolve: Option<String>,
 }
 
 impl Sql {
@@ -49,7 +51,15 @@ impl Sql {
                  body {text} NOT NULL, FOREIGN KEY (order_id) REFERENCES {o} (id))"
             ),
             insert_note: format!("INSERT INTO {n} (id, order_id, body) VALUES ({}, {}, {})", p(1), p(2), p(3)),
+            resolve: None,
         }
+    }
+
+    /// With the key map `combkey doctor` kept (`combkey_keymap_orders`, or the name it was
+    /// given): an old id resolves through it.
+    pub fn with_key_map(mut self, map: Option<&str>, p: impl Fn(usize) -> String) -> Self {
+        self.resolve = map.map(|m| format!("SELECT new_key FROM {m} WHERE old_key = {}", p(1)));
+        self
     }
 }
 
@@ -118,6 +128,14 @@ where
         let row: Option<(Col, String, i64)> =
             sqlx::query_as(AssertSqlSafe(self.sql.get.clone())).bind(Col::from(id)).fetch_optional(&mut *c).await?;
         Ok(row.map(|(id, item, quantity)| Order { id: id.to_comb(), item, quantity }))
+    }
+
+    /// The new key of an old id, from the key map (none without one).
+    pub async fn resolve(&self, old: Comb) -> Result<Option<Comb>, sqlx::Error> {
+        let Some(sql) = &self.sql.resolve else { return Ok(None) };
+        let row: Option<(Col,)> =
+            sqlx::query_as(AssertSqlSafe(sql.clone())).bind(Col::from(old)).fetch_optional(&self.pool).await?;
+        Ok(row.map(|(k,)| k.to_comb()))
     }
 
     /// The order with this id.

@@ -325,6 +325,84 @@ async fn a_note_by_an_old_key_is_added_to_the_order_under_its_new_key() {
     }
 }
 
+/// Orders keyed by random v4 ids, re-keyed from their `created_at` by `combkey doctor
+/// --rekey-from` (the library, as the command runs it): a client's old id answers 301 to the
+/// new key through the key map the run kept, and a note by the old id lands on the order; on
+/// PostgreSQL and MariaDB.
+#[tokio::test]
+async fn an_old_v4_id_resolves_through_the_key_map_after_a_rekey() {
+    let env = |v: &str| std::env::var(v).unwrap_or_else(|_| panic!("{v} (source scripts/servers.sh)"));
+    for url in [env("COMBKEY_PG_URL"), env("COMBKEY_MYSQL_URL")] {
+        let p = prefix();
+        let map = format!("combkey_keymap_{p}orders");
+        let config = Config {
+            database_url: url.clone(),
+            table_prefix: p.clone(),
+            key_map: Some(map.clone()),
+            ..Config::default()
+        };
+        let app = idempotent_service::app(config).await.unwrap();
+        let pg = url.starts_with("postgres");
+        // Rows an older version of the application wrote: v4 keys, a creation time each.
+        let old: Vec<Comb> = (0..20).map(|_| Comb::new_v4()).collect();
+        let (time_type, lit): (&str, fn(&Comb) -> String) =
+            if pg { ("timestamptz", |k| format!("'{k}'::uuid")) } else { ("DATETIME(6)", |k| format!("0x{k:X}")) };
+        let mut sql = format!("ALTER TABLE {p}orders ADD COLUMN created_at {time_type};");
+        for (i, k) in old.iter().enumerate() {
+            sql.push_str(&format!(
+                "INSERT INTO {p}orders (id, item, quantity, created_at) VALUES ({}, 'old {i}', {i}, \
+                 TIMESTAMP '2024-05-01 10:00:00' + INTERVAL '{i}' MINUTE);",
+                lit(k)
+            ));
+        }
+        let exec = async |sql: String| {
+            if pg {
+                let pool = sqlx::PgPool::connect(&url).await.expect("PostgreSQL");
+                sqlx::raw_sql(AssertSqlSafe(sql)).execute(&pool).await.expect("SQL");
+            } else {
+                let pool = sqlx::MySqlPool::connect(&url).await.expect("MariaDB");
+                sqlx::raw_sql(AssertSqlSafe(sql)).execute(&pool).await.expect("SQL");
+            }
+        };
+        exec(sql).await;
+        let mut doctor = combkey_doctor::Doctor::connect(&url).await.unwrap();
+        let options = combkey_doctor::Options::default().with_rekey_from(Some("created_at".into()));
+        let plan = doctor.plan(&format!("{p}orders"), "id", options).await.unwrap();
+        assert_eq!(plan.converted.values().sum::<usize>(), 20, "{plan:?}");
+        doctor.apply(&plan, &mut combkey_doctor::Quiet).await.unwrap();
+
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await.expect("serve") });
+        for (i, k) in old.iter().enumerate().step_by(7) {
+            let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+            let req = format!("GET /orders/{k} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n");
+            stream.write_all(req.as_bytes()).await.unwrap();
+            let mut raw = String::new();
+            stream.read_to_string(&mut raw).await.unwrap();
+            let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+            assert!(head.starts_with("HTTP/1.1 301"), "{url}: {head}");
+            let order: Value = serde_json::from_str(body).unwrap();
+            assert_eq!(order["item"], format!("old {i}"), "{url}: {order}");
+            let new: Comb = order["id"].as_str().unwrap().parse().unwrap();
+            assert_eq!(new.version(), 7, "{url}");
+            // 2024-05-01T10:00:00Z plus i minutes, the row's time, is the new key's.
+            let made = Timestamp::from_unix_ms(1_714_557_600_000 + 60_000 * i64::try_from(i).unwrap());
+            assert_eq!(new.timestamp(), Some(made), "{url}");
+            assert!(head.to_ascii_lowercase().contains(&format!("location: /orders/{new}")), "{url}: {head}");
+            let body = json!({ "body": "by the old id" }).to_string();
+            let (s, note) = request(addr, "POST", &format!("/orders/{k}/notes"), Some(&body)).await;
+            assert_eq!((s, note["order_id"].as_str()), (201, Some(new.to_string().as_str())), "{url}: {note}");
+        }
+        let (s, _) = request(addr, "GET", &format!("/orders/{}", Comb::new_v4()), None).await;
+        assert_eq!(s, 404, "{url}: an id in neither form");
+        exec(format!(
+            "DROP TABLE {p}notes; DROP TABLE {p}orders; DROP TABLE {p}creation_identifiers; DROP TABLE {map}"
+        ))
+        .await;
+    }
+}
+
 /// With a face key: the tables keep sorted v7 keys (in each backend's stored form), every id in
 /// the responses, `Location` and error messages is the face, and the faces clients send in
 /// paths find their rows; on SQLite, PostgreSQL and MariaDB.

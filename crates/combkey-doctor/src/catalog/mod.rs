@@ -414,20 +414,22 @@ pub(crate) trait Catalog: Sync {
     fn fk_checks_off(&self) -> Option<(Vec<String>, Vec<String>)>;
     /// The `SELECT` of a key column's values as text (how each is stored: PostgreSQL the
     /// value's text, MySQL and SQLite `hex()` of its bytes with SQLite's `typeof()`), in the
-    /// database's key order, `ONLY` this table's rows when `only` (PostgreSQL inheritance).
-    fn select_keys(&self, table: &Name, column: &Column, only: bool, filter: &str) -> String;
+    /// database's key order, `ONLY` this table's rows when `only` (PostgreSQL inheritance);
+    /// `also` is more of the select list after them (`, expr`: the row's time for
+    /// `--rekey-from`), or empty.
+    fn select_keys(&self, table: &Name, column: &Column, only: bool, filter: &str, also: &str) -> String;
     /// The `SELECT` of every value of a key column as [`select_keys`](Self::select_keys) gives
     /// them, in whatever order reads the table fastest (PostgreSQL: the heap's, one sequential
     /// read, where the key order would visit the heap at random; MySQL: the key's, which is
     /// the table's own).
-    fn sweep_keys(&self, table: &Name, column: &Column, only: bool) -> String {
-        self.select_keys(table, column, only, "")
+    fn sweep_keys(&self, table: &Name, column: &Column, only: bool, also: &str) -> String {
+        self.select_keys(table, column, only, "", also)
     }
     /// The `SELECT` of the distinct values of a referencing column, as
     /// [`select_keys`](Self::select_keys) gives each, in no order (the database removes the
     /// repeats; nothing is held here).
     fn distinct_keys(&self, table: &Name, column: &Column) -> String {
-        let all = self.sweep_keys(table, column, false);
+        let all = self.sweep_keys(table, column, false, "");
         let unordered = all.split(" ORDER BY ").next().unwrap_or(&all);
         unordered.replacen("SELECT ", "SELECT DISTINCT ", 1)
     }

@@ -503,7 +503,7 @@ impl Catalog for MySql {
         })
     }
 
-    fn select_keys(&self, table: &Name, column: &Column, _only: bool, filter: &str) -> String {
+    fn select_keys(&self, table: &Name, column: &Column, _only: bool, filter: &str, also: &str) -> String {
         // HEX() of the bytes as stored; MariaDB's UUID type shows its text through CAST.
         let c = Backend::MySql.quote(&column.name);
         let value = if column.data_type == "uuid" {
@@ -511,7 +511,10 @@ impl Catalog for MySql {
         } else {
             format!("HEX({c}), 'bytes'")
         };
-        format!("SELECT {value} FROM {t} WHERE {c} IS NOT NULL{filter} ORDER BY {c}", t = table.quoted(Backend::MySql))
+        format!(
+            "SELECT {value}{also} FROM {t} WHERE {c} IS NOT NULL{filter} ORDER BY {c}",
+            t = table.quoted(Backend::MySql)
+        )
     }
 
     fn add_foreign_key(&self, fk: &ForeignKey, child_definition: &str) -> Option<Vec<String>> {

@@ -682,21 +682,21 @@ impl Catalog for Postgres {
         })
     }
 
-    fn select_keys(&self, table: &Name, column: &Column, only: bool, filter: &str) -> String {
+    fn select_keys(&self, table: &Name, column: &Column, only: bool, filter: &str, also: &str) -> String {
         // `ORDER BY k.c`, not `c`: the output column is named `c` too, and ordering by it would
         // sort the text instead of walking the index.
         let c = Backend::Postgres.quote(&column.name);
         let only = if only { "ONLY " } else { "" };
         format!(
-            "SELECT k.{c}::text FROM {only}{t} k WHERE {c} IS NOT NULL{filter} ORDER BY k.{c}",
+            "SELECT k.{c}::text{also} FROM {only}{t} k WHERE {c} IS NOT NULL{filter} ORDER BY k.{c}",
             t = table.quoted(Backend::Postgres)
         )
     }
 
-    fn sweep_keys(&self, table: &Name, column: &Column, only: bool) -> String {
+    fn sweep_keys(&self, table: &Name, column: &Column, only: bool, also: &str) -> String {
         let c = Backend::Postgres.quote(&column.name);
         let only = if only { "ONLY " } else { "" };
-        format!("SELECT k.{c}::text FROM {only}{t} k WHERE {c} IS NOT NULL", t = table.quoted(Backend::Postgres))
+        format!("SELECT k.{c}::text{also} FROM {only}{t} k WHERE {c} IS NOT NULL", t = table.quoted(Backend::Postgres))
     }
 
     fn add_foreign_key(&self, fk: &ForeignKey, _child_definition: &str) -> Option<Vec<String>> {

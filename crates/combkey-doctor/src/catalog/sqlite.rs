@@ -404,10 +404,10 @@ impl Catalog for Sqlite {
         }
     }
 
-    fn select_keys(&self, table: &Name, column: &Column, _only: bool, filter: &str) -> String {
+    fn select_keys(&self, table: &Name, column: &Column, _only: bool, filter: &str, also: &str) -> String {
         let c = Backend::Sqlite.quote(&column.name);
         format!(
-            "SELECT hex({c}), typeof({c}) FROM {t} WHERE {c} IS NOT NULL{filter} ORDER BY {c}",
+            "SELECT hex({c}), typeof({c}){also} FROM {t} WHERE {c} IS NOT NULL{filter} ORDER BY {c}",
             t = table.quoted(Backend::Sqlite)
         )
     }

@@ -22,6 +22,7 @@ pub(crate) use steps::guard_tag;
 
 use crate::audit::{Audit, Classifier, Kind, target};
 use crate::error::Error;
+use crate::rekey::RekeyInvalid;
 use crate::schema::Schema;
 
 /// A table's name, as a plan records it.
@@ -236,6 +237,13 @@ pub struct Options {
     /// installed with it; a `BEFORE INSERT` trigger on MySQL/MariaDB), in the same run.
     #[serde(default)]
     pub set_default: bool,
+    /// `--rekey-from`: random v4 keys become v7 keys made from this column's time (the row's
+    /// creation time), the key map keeping each old key.
+    #[serde(default)]
+    pub rekey_from: Option<String>,
+    /// What `rekey_from` does with rows whose time makes no v7 key.
+    #[serde(default)]
+    pub rekey_invalid: RekeyInvalid,
 }
 
 fn v7() -> Layout {
@@ -425,6 +433,43 @@ impl Options {
         self.set_default = set;
         self
     }
+
+    /// Random v4 keys become v7 keys made from `column`'s time, the row's creation time
+    /// (`created_at`): its millisecond, its microseconds in the next 12 bits, then the old
+    /// key's last 62 bits. The key map keeps every old key, where an old id resolves.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey_doctor::{Options, RekeyInvalid};
+    ///
+    /// let options = Options::default().with_rekey_from(Some("created_at".into()));
+    /// assert_eq!(options.rekey_from.as_deref(), Some("created_at"));
+    /// // Rows whose time is NULL, in the future or before 1970 refuse the run unless kept.
+    /// assert_eq!(options.rekey_invalid, RekeyInvalid::Refuse);
+    /// ```
+    pub fn with_rekey_from(mut self, column: Option<String>) -> Self {
+        self.rekey_from = column;
+        self
+    }
+
+    /// What `--rekey-from` does with rows whose time makes no v7 key (`NULL`, in the future,
+    /// before 1970, not a time): refuse the run (the default) or keep their v4 keys.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey_doctor::{Options, RekeyInvalid};
+    ///
+    /// let options = Options::default()
+    ///     .with_rekey_from(Some("created_at".into()))
+    ///     .with_rekey_invalid(RekeyInvalid::Keep);
+    /// assert_eq!(options.rekey_invalid, RekeyInvalid::Keep);
+    /// ```
+    pub fn with_rekey_invalid(mut self, rule: RekeyInvalid) -> Self {
+        self.rekey_invalid = rule;
+        self
+    }
 }
 
 /// The key map's name for `table`: the one given, in the table's schema unless it names one;
@@ -532,6 +577,8 @@ impl Default for Options {
             to: Layout::V7,
             key_map: None,
             set_default: false,
+            rekey_from: None,
+            rekey_invalid: RekeyInvalid::Refuse,
         }
     }
 }
@@ -787,6 +834,11 @@ pub(crate) fn journal_target(table: &Name, column: &str) -> String {
     format!("{schema}{}.{}", q(&table.name), q(column))
 }
 
+/// The name a plan's `converted` gives the keys `--rekey-from column` re-keys.
+pub(crate) fn rekey_conversion(column: &str) -> String {
+    format!("v4 -> v7 (from {column})")
+}
+
 /// The new id of a key of verdict `kind`, if it changes.
 pub(crate) fn new_id(id: &combkey::Comb, kind: Kind, options: &Options) -> Option<combkey::Comb> {
     let kind = match kind {
@@ -912,10 +964,37 @@ pub(crate) fn build(backend: Backend, schema: &Schema, audit: &Audit, options: &
     }
     let final_type = retypes.first().map_or_else(|| column.data_type.clone(), |r| r.2.final_type.clone());
 
+    // `--rekey-from`: its checks before anything else is counted.
+    let rekey_name = options.rekey_from.as_ref().map(|c| rekey_conversion(c));
+    if let Some(time_column) = &options.rekey_from {
+        if options.to == Layout::V6 {
+            return Err(Error::usage(
+                "--rekey-from makes v7 keys (what combkey makes next, which sort after the re-keyed ones); it cannot \
+                 be combined with --to v6",
+            ));
+        }
+        if retype_needed {
+            return Err(Error::refused(format!(
+                "--rekey-from with a column type change ({} to {}): change the type first (the same command without \
+                 --rekey-from), then re-key with it. Nothing was changed",
+                column.data_type,
+                retypes.first().map_or("", |r| r.2.final_type.as_str())
+            )));
+        }
+        if schema.rekey.as_ref().is_none_or(|(c, _)| c != time_column) {
+            return Err(Error::usage(format!("--rekey-from {time_column}: the table's times were not read")));
+        }
+    }
+
     // Counts.
     let mut converted = BTreeMap::new();
     let mut kept: BTreeMap<String, (usize, String)> = BTreeMap::new();
+    let mut to_rekey = 0usize;
     for &(kind, n) in &audit.counts {
+        if crate::rekey::rekeys(kind, options) {
+            to_rekey += n;
+            continue;
+        }
         let k = match kind {
             Kind::Uncertain(l) if options.convert_uncertain => Kind::Layout(l),
             k => k,
@@ -931,6 +1010,28 @@ pub(crate) fn build(backend: Backend, schema: &Schema, audit: &Audit, options: &
             }
         }
     }
+    if let (Some(name), Some((time_column, invalid))) = (&rekey_name, &schema.rekey) {
+        if invalid.total() > 0 && options.rekey_invalid == RekeyInvalid::Refuse {
+            let kinds: Vec<String> = invalid.kinds().iter().map(|(t, n)| format!("{n} {}", t.reason())).collect();
+            return Err(Error::refused(format!(
+                "--rekey-from {time_column}: {} rows to re-key have no time a v7 key can carry ({}; their keys: {}). \
+                 Nothing was changed; fix their {time_column}, or keep their v4 keys (--rekey-invalid keep)",
+                invalid.total(),
+                kinds.join(", "),
+                invalid.examples.join(", ")
+            )));
+        }
+        for (t, n) in invalid.kinds() {
+            kept.insert(
+                format!("v4 ({time_column} {})", t.reason()),
+                (n, "no time to make a v7 key from: kept as they are (--rekey-invalid keep)".to_string()),
+            );
+        }
+        let n = to_rekey.saturating_sub(invalid.total());
+        if n > 0 {
+            converted.insert(name.clone(), n);
+        }
+    }
     if retype_needed {
         let same = audit.total() - converted.values().sum::<usize>();
         if same > 0 {
@@ -941,7 +1042,7 @@ pub(crate) fn build(backend: Backend, schema: &Schema, audit: &Audit, options: &
     // and the old keys cannot be computed from the new ones, so a table keeps them.
     let lossy: Vec<&str> = converted
         .keys()
-        .filter(|k| k.parse::<KeyMigration>().is_ok_and(|m| !m.keeps_every_bit()))
+        .filter(|k| k.parse::<KeyMigration>().is_ok_and(|m| !m.keeps_every_bit()) || Some(*k) == rekey_name.as_ref())
         .map(String::as_str)
         .collect();
     if schema.collisions.0 > 0 {
@@ -1085,6 +1186,8 @@ mod tests {
             same_id: (0, Vec::new()),
             collisions: (0, Vec::new()),
             key_map: None,
+            rekey: None,
+            time_columns: Vec::new(),
             new_tables_published: Vec::new(),
             statement_binlog: false,
             combkey_v7: None,
