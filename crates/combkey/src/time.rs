@@ -108,7 +108,8 @@ impl Timestamp {
         ms.map(Timestamp).map_err(|_| Error::out_of_range("time", format!("{t:?}"), "within 292 million years of 1970"))
     }
 
-    /// Converts from [`SystemTime`], truncating to the millisecond and saturating at
+    /// Converts from [`SystemTime`] to the millisecond that holds it (towards the past, before
+    /// 1970 too: 1 ns before the epoch is millisecond -1), saturating at
     /// [`Timestamp::MIN`] and [`Timestamp::MAX`] (292 million years from 1970).
     ///
     /// # Examples

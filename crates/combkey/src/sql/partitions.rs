@@ -240,8 +240,10 @@ impl Partitioning {
         Ok(backend.literal(Comb::min_for(t)?))
     }
 
-    /// The DDL that partitions the table into one partition per interval from the one that
-    /// holds `from` to the one before `to`; with `default`, a catch-all for ids outside them
+    /// The DDL that partitions the table into one partition per interval, from the one that
+    /// holds `from` through the one that holds the last instant before `to` (an interval that
+    /// starts before `to` is there whole, so the partitions end at `to` only where `to` starts
+    /// an interval); with `default`, a catch-all for ids outside them
     /// (without it, such an id is the database's error where it has one).
     ///
     /// - PostgreSQL: one `CREATE TABLE ... PARTITION OF ... FOR VALUES FROM ... TO ...` per
@@ -253,7 +255,8 @@ impl Partitioning {
     ///   partitions have no lower bound) and, with `default`, `pmax`; without it an id past
     ///   the last interval is an error ("Table has no partition for value ...").
     /// - SQL Server: a partition function on `uniqueidentifier` with `RANGE RIGHT`
-    ///   boundaries in the stored form (one per interval start, and `to`), and its scheme.
+    ///   boundaries in the stored form (one per interval start, and the last interval's end),
+    ///   and its scheme.
     ///   SQL Server always keeps a partition below the first boundary and one above the
     ///   last, so `default` changes nothing there.
     /// - SQLite has no table partitioning: an error.
@@ -311,7 +314,8 @@ impl Partitioning {
     }
 
     /// The boundaries a SQL Server partition function made by [`create`](Self::create) has:
-    /// the stored form of each interval's first id, and of `to`, in display byte order.
+    /// the stored form of each interval's first id, and of the first id after the last
+    /// interval (its end: `to` where `to` starts an interval), in display byte order.
     pub fn sqlserver_boundaries(&self, from: Timestamp, to: Timestamp) -> Result<Vec<[u8; 16]>, Error> {
         let parts = self.parts(from, to);
         let mut out = Vec::new();
