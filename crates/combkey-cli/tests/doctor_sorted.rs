@@ -1162,8 +1162,160 @@ async fn rekeyed_online(db: &mut Db, table: &str, time_type: &str) {
     rekeyed_as_asked(db, table, &old, &new).await;
 }
 
+/// Offline, the run locks the table against writes before it reads the times: a session in
+/// the middle of a write to the table (an insert of a row the run would not touch, not yet
+/// committed) makes the run wait, and give up after its lock timeout with nothing changed;
+/// without that lock the run would read times that other sessions may change before its
+/// keys do.
+async fn rekey_waits_for_a_writer(db: &mut Db, writer: &mut Db, table: &str, time_type: &str) {
+    let url = db.url();
+    let (old, new) = v4_keys(db, 40, 73);
+    db.seed_timed(table, &old, time_type).await;
+    writer.exec("BEGIN").await;
+    let lit = writer.literal(Comb::new());
+    writer.exec(&format!("INSERT INTO {table} (id, seq) VALUES ({lit}, 999)")).await;
+    let (code, out) = exit_code(&[
+        "doctor",
+        "--url",
+        &url,
+        "--table",
+        table,
+        "--apply",
+        "--rekey-from",
+        "created_at",
+        "--lock-timeout",
+        "300ms",
+    ]);
+    writer.exec("ROLLBACK").await;
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.to_lowercase().contains("lock"), "{out}");
+    assert_eq!(db.keys_by_seq(table).await, old, "nothing changed");
+    let after = report(&url, table, &["--apply", "--rekey-from", "created_at"]);
+    assert_eq!(layouts(&after), [("v7".to_string(), 40)], "{after}");
+    assert_eq!(db.keys_by_seq(table).await, new);
+}
+
+/// Online, while a writer keeps moving the times of rows that still have v4 keys: every key
+/// ends the v7 key of its row's time as it is at the end (each batch reads its rows' times
+/// again under their locks).
+async fn rekey_online_follows_moving_times(db: &mut Db, table: &str) {
+    let url = db.url();
+    let (old, _) = v4_keys(db, 3000, 74);
+    db.seed_timed(table, &old, "timestamptz").await;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let done = std::sync::Arc::new(AtomicBool::new(false));
+    let moved = std::sync::Arc::new(AtomicU64::new(0));
+    let (stop, count) = (std::sync::Arc::clone(&done), std::sync::Arc::clone(&moved));
+    let writer_url = url.clone();
+    let t = table.to_string();
+    let writer = tokio::spawn(async move {
+        let mut c = PgConnection::connect(&writer_url).await.unwrap();
+        while !stop.load(Ordering::Relaxed) {
+            let sql = format!(
+                "UPDATE {t} SET created_at = created_at - interval '1 year 7 microseconds' WHERE id IN (SELECT id FROM {t} \
+                 WHERE substr(id::text, 15, 1) = '4' ORDER BY random() LIMIT 3)"
+            );
+            let n = sqlx::raw_sql(AssertSqlSafe(sql)).execute(&mut c).await.map(|r| r.rows_affected()).unwrap_or(0);
+            count.fetch_add(n, Ordering::Relaxed);
+        }
+    });
+    // The writer is at work before the run starts.
+    while moved.load(Ordering::Relaxed) == 0 {
+        tokio::task::yield_now().await;
+    }
+    let args: Vec<String> = [
+        "doctor",
+        "--url",
+        &url,
+        "--table",
+        table,
+        "--apply",
+        "--online",
+        "--batch-size",
+        "100",
+        "--rekey-from",
+        "created_at",
+    ]
+    .iter()
+    .map(ToString::to_string)
+    .collect();
+    let before = moved.load(Ordering::Relaxed);
+    let out = tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        combkey(&args, &[])
+    })
+    .await
+    .unwrap();
+    let during = moved.load(Ordering::Relaxed) - before;
+    done.store(true, Ordering::Relaxed);
+    writer.await.unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(during > 0, "the writer moved times during the run");
+    let rows = db
+        .texts(&format!(
+            "SELECT encode(uuid_send(m.old_key), 'hex') || ':' || encode(uuid_send(t.id), 'hex') || ':' || \
+             (floor(extract(epoch FROM t.created_at) * 1000000))::bigint::text \
+             FROM combkey_keymap_{table} m JOIN {table} t ON t.id = m.new_key"
+        ))
+        .await;
+    assert_eq!(rows.len(), 3000, "every row re-keyed, each in the map");
+    for r in rows {
+        let mut parts = r.split(':');
+        let (o, k, us) = (parts.next().unwrap(), parts.next().unwrap(), parts.next().unwrap());
+        let (o, k): (Comb, Comb) = (o.parse().unwrap(), k.parse().unwrap());
+        assert_eq!(rekey_spec(o, us.parse().unwrap()), k, "{o}: its key is its time's now ({us} µs)");
+    }
+}
+
 mod rekey {
     use super::*;
+
+    #[tokio::test]
+    async fn postgres_waits_for_a_writer() {
+        rekey_waits_for_a_writer(&mut Db::pg().await, &mut Db::pg().await, "rekey_pg_wait", "timestamptz").await;
+    }
+
+    #[tokio::test]
+    async fn mariadb_waits_for_a_writer() {
+        rekey_waits_for_a_writer(&mut Db::mysql().await, &mut Db::mysql().await, "rekey_my_wait", "DATETIME(6)").await;
+    }
+
+    #[tokio::test]
+    async fn postgres_online_follows_moving_times() {
+        rekey_online_follows_moving_times(&mut Db::pg().await, "rekey_pg_moving").await;
+    }
+
+    /// SQLite text that is no date (`now`, a Julian day number, a day that does not exist) is
+    /// no time; a v7 key of a time the audit finds implausible (1980) is never re-keyed again.
+    #[tokio::test]
+    async fn sqlite_what_is_a_time_and_what_is_rekeyed() {
+        let mut db = Db::sqlite("rekey-times").await;
+        let url = db.url();
+        let t = "rekey_lite_times";
+        let (old, new) = v4_keys(&db, 30, 75);
+        db.seed_timed(t, &old, "TEXT").await;
+        db.exec(&format!(
+            "UPDATE {t} SET created_at = CASE seq WHEN 3 THEN 'now' WHEN 4 THEN '2460311.5' ELSE '2024-02-30 10:00:00' END \
+             WHERE seq IN (3, 4, 5)"
+        ))
+        .await;
+        let (code, out) = exit_code(&["doctor", "--url", &url, "--table", t, "--apply", "--rekey-from", "created_at"]);
+        assert_eq!(code, Some(1), "{out}");
+        assert!(out.contains("3 not a time"), "{out}");
+        // 1980: the v7 keys made from it are taken for no layout by the audit, and stay.
+        db.exec(&format!("UPDATE {t} SET created_at = '1980-01-01 00:00:00.000' WHERE seq IN (3, 4, 5)")).await;
+        let after = report(&url, t, &["--apply", "--rekey-from", "created_at"]);
+        assert!(after["recommendation"].as_str().is_some(), "{after}");
+        let keys = db.keys_by_seq(t).await;
+        assert_eq!(keys[6..], new[6..]);
+        assert!(keys[3..6].iter().all(|k| k.version() == 7), "{keys:?}");
+        let count = db.int_text("count(*)");
+        assert_eq!(db.texts(&format!("SELECT {count} FROM combkey_keymap_{t}")).await, ["30"]);
+        db.exec(&format!("UPDATE {t} SET created_at = '1980-01-01 00:00:01.000' WHERE seq = 3")).await;
+        let again = report(&url, t, &["--apply", "--rekey-from", "created_at"]);
+        assert_eq!(db.keys_by_seq(t).await, keys, "nothing re-keyed twice: {again}");
+        assert_eq!(db.texts(&format!("SELECT {count} FROM combkey_keymap_{t}")).await, ["30"]);
+    }
 
     #[tokio::test]
     async fn postgres_from_created_at() {

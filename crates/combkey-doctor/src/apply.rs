@@ -112,7 +112,7 @@ pub(crate) fn changes(plan: &Plan, values: &[Stored], times: &[Option<String>]) 
             }
         };
         let kind = plan.classifier.classify(&id);
-        let new = if crate::rekey::rekeys(kind, &plan.options) {
+        let new = if crate::rekey::rekeys(kind, &id, &plan.options) {
             // A row whose time makes no v7 key keeps its key (the plan refused them, unless
             // kept; rows written since may have one).
             match crate::rekey::RowTime::of(times.get(i).cloned().flatten().as_deref(), now_us) {

@@ -383,43 +383,73 @@ pub(crate) async fn run(
                 Ok((found.chunks(online.batch_size).rev().map(<[Keyed]>::to_vec).collect(), complete))
             };
         // One batch's transaction on `db`, retried when it loses a race; the keys it changed.
-        let run_batch =
-            async |db: &mut Db, keys: &[Keyed], live: &Plan, passes: usize| -> Result<(usize, usize), Error> {
-                let last = keys.last().map(|k| &k.0);
-                let (values, times): (Vec<Stored>, Vec<Option<String>>) = keys.iter().cloned().unzip();
-                let batch = changes(live, &values, &times)?;
-                if batch.is_empty() {
-                    if let Some(l) = last {
-                        journal.set_cursor(db, Some(&cursor_text(l)), passes).await?;
-                    }
-                    return Ok((0, 0));
-                }
+        let rekey = plan.options.rekey_from.is_some();
+        // A batch's statements for `batch`: its rewrite (after `begin`, where given) and the key
+        // map's rows; and the list of its old keys.
+        let build =
+            |batch: &[crate::apply::KeyChange], live: &Plan, with_begin: bool| -> Result<(String, String), Error> {
                 let olds: Vec<String> = batch.iter().map(|c| cat.key_literal(&c.old)).collect();
-                let in_olds = olds.join(", ");
                 let rows: Vec<(Stored, Stored)> = batch.iter().map(|c| (c.old.clone(), c.new.clone())).collect();
                 // The parents' rewrite comes first (the plan's first target is the table): it
                 // locks each parent row it moves, so a concurrent child insert that references
                 // one waits for the batch, then finds the key gone, instead of slipping in
                 // between; a child inserted before it holds its parent's lock until it commits,
                 // and the children's rewrite that follows moves it.
-                let mut head = begin.clone();
+                let mut head = if with_begin { begin.clone() } else { Vec::new() };
                 head.extend(cat.rewrite_batch(&targets, only, &rows, &plan.column_type));
                 // The batch's old and new keys go to the key map in the same transaction.
                 if let Some(map) = &key_map {
-                    let kept = key_map_rows(live, &batch)?;
+                    let kept = key_map_rows(live, batch)?;
                     if !kept.is_empty() {
                         head.push(cat.key_map_insert(map, &kept));
                     }
                 }
-                let head = head.join(";\n");
+                Ok((head.join(";\n"), olds.join(", ")))
+            };
+        // One batch's transaction on `db`, retried when it loses a race; the keys it changed.
+        let run_batch =
+            async |db: &mut Db, keys: &[Keyed], live: &Plan, passes: usize| -> Result<(usize, usize), Error> {
+                let last = keys.last().map(|k| &k.0);
+                let (values, times): (Vec<Stored>, Vec<Option<String>>) = keys.iter().cloned().unzip();
+                let read = changes(live, &values, &times)?;
+                if read.is_empty() {
+                    if let Some(l) = last {
+                        journal.set_cursor(db, Some(&cursor_text(l)), passes).await?;
+                    }
+                    return Ok((0, 0));
+                }
+                let (read_head, read_olds) = build(&read, live, true)?;
+                // `--rekey-from`: a row's time may have changed since it was read, and the new
+                // key must be its time's when it changes. The transaction locks the batch's rows
+                // (`FOR UPDATE`), reads their times again, and makes the keys from those.
+                let lock = format!(
+                    "{} FOR UPDATE",
+                    cat.select_keys(&table, &column, only, &format!(" AND {} IN ({read_olds})", q(&plan.column)), also)
+                );
                 let mut attempt = 0;
                 let tried = Instant::now();
                 loop {
-                    let tx: Result<(), Error> = async {
-                        // The transaction's start, the lock and the rewrite in one round trip: on a
-                        // busy server each round trip waits its turn for the CPU.
-                        db.exec_as(&head, "the batch's rewrite").await?;
-                        for r in &plan.references {
+                    let tx: Result<usize, Error> = async {
+                        let (n, in_olds) = if rekey {
+                            db.exec_all(&begin).await?;
+                            let locked = db.rows(&lock, &[]).await?;
+                            let (values, times): (Vec<Stored>, Vec<Option<String>>) =
+                                keyed(&locked)?.into_iter().unzip();
+                            let batch = changes(live, &values, &times)?;
+                            if !batch.is_empty() {
+                                let (head, in_olds) = build(&batch, live, false)?;
+                                db.exec_as(&head, "the batch's rewrite").await?;
+                                (batch.len(), in_olds)
+                            } else {
+                                (0, String::new())
+                            }
+                        } else {
+                            // The transaction's start, the lock and the rewrite in one round trip: on a
+                            // busy server each round trip waits its turn for the CPU.
+                            db.exec_as(&read_head, "the batch's rewrite").await?;
+                            (read.len(), read_olds.clone())
+                        };
+                        for r in plan.references.iter().filter(|_| n > 0) {
                             if let Some(i) = r.parent_columns.iter().position(|c| *c == plan.column) {
                                 let left = db
                                     .count(&format!(
@@ -441,11 +471,11 @@ pub(crate) async fn run(
                         }
                         journal.set_cursor(db, last.map(cursor_text).as_deref(), passes).await?;
                         db.exec("COMMIT").await?;
-                        Ok(())
+                        Ok(n)
                     }
                     .await;
                     match tx {
-                        Ok(()) => return Ok((batch.len(), usize::try_from(attempt).unwrap_or(usize::MAX))),
+                        Ok(n) => return Ok((n, usize::try_from(attempt).unwrap_or(usize::MAX))),
                         Err(e) => {
                             let _ = db.exec("ROLLBACK").await;
                             // PostgreSQL's foreign key check at the end of the statement (23503):
@@ -465,12 +495,12 @@ pub(crate) async fn run(
                             let key = |c: Option<&crate::apply::KeyChange>| {
                                 c.map(|c| cat.key_literal(&c.old)).unwrap_or_default()
                             };
-                            let (first, last) = (key(batch.first()), key(batch.last()));
+                            let (first, last) = (key(read.first()), key(read.last()));
                             return Err(e.context(format!(
                                 "a batch of {} keys ({} to {}) did not commit in {} tries over {:.0} s (each waits for \
                                  a lock at most --lock-timeout; another session holds one of its rows or their \
                                  children's)",
-                                batch.len(),
+                                read.len(),
                                 first,
                                 last,
                                 attempt + 1,

@@ -140,30 +140,36 @@ pub(crate) fn time_expr(backend: Backend, table: &str, column: &Column) -> Resul
             let zero = format!("CAST({t} AS CHAR) LIKE '0000-00-00%'");
             if ty.starts_with("timestamp") {
                 format!(
-                    "CASE WHEN {t} IS NULL THEN NULL WHEN {zero} THEN 'bad' ELSE CAST(FLOOR(UNIX_TIMESTAMP({t}) * \
-                     1000000) AS CHAR) END"
+                    "CASE WHEN {t} IS NULL THEN NULL WHEN {zero} THEN 'bad' ELSE COALESCE(CAST(FLOOR(UNIX_TIMESTAMP({t}) \
+                     * 1000000) AS CHAR), 'bad') END"
                 )
             } else if ty.starts_with("datetime") || ty == "date" {
+                // A date with a zero month or day (`2024-00-10`) gives NULL here: no time.
                 format!(
-                    "CASE WHEN {t} IS NULL THEN NULL WHEN {zero} THEN 'bad' ELSE CAST(TIMESTAMPDIFF(MICROSECOND, \
-                     '1970-01-01 00:00:00', {t}) AS CHAR) END"
+                    "CASE WHEN {t} IS NULL THEN NULL WHEN {zero} THEN 'bad' ELSE COALESCE(CAST(TIMESTAMPDIFF(MICROSECOND, \
+                     '1970-01-01 00:00:00', {t}) AS CHAR), 'bad') END"
                 )
             } else {
                 return Err(unsupported());
             }
         }
+        // Text that starts with a real date (not `now`, not a Julian day number, not
+        // `2024-02-30`, which SQLite would read as 1 March), cut to the millisecond: the
+        // Julian day's double is rounded to 0.1 ms first (its error is below 0.05 ms), then cut.
         Backend::Sqlite => format!(
-            "CASE WHEN {t} IS NULL THEN NULL WHEN typeof({t}) = 'text' AND julianday({t}) IS NOT NULL THEN \
-             CAST(CAST(round((julianday({t}) - 2440587.5) * 86400000.0) AS INTEGER) * 1000 AS TEXT) ELSE 'bad' END"
+            "CASE WHEN {t} IS NULL THEN NULL WHEN typeof({t}) = 'text' AND {t} GLOB \
+             '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' AND date(substr({t}, 1, 10)) = substr({t}, 1, 10) \
+             AND julianday({t}) IS NOT NULL THEN CAST(CAST(round((julianday({t}) - 2440587.5) * 864000000.0) AS \
+             INTEGER) / 10 * 1000 AS TEXT) ELSE 'bad' END"
         ),
         _ => return Err(Error::usage(format!("--rekey-from is not available on {}", backend.name()))),
     })
 }
 
-/// Whether `--rekey-from` re-keys keys of verdict `kind`: random keys, and uncertain ones
+/// Whether `--rekey-from` may re-key keys of verdict `kind`: random keys, and uncertain ones
 /// unless `--convert-uncertain` converts them by their layout (the row's time is surer than a
-/// guess at a layout).
-pub(crate) fn rekeys(kind: crate::audit::Kind, options: &crate::plan::Options) -> bool {
+/// guess at a layout). Of those, [`rekeys`] takes the version-4 ones.
+pub(crate) fn rekeys_kind(kind: crate::audit::Kind, options: &crate::plan::Options) -> bool {
     use crate::audit::Kind;
     options.rekey_from.is_some()
         && match kind {
@@ -171,6 +177,13 @@ pub(crate) fn rekeys(kind: crate::audit::Kind, options: &crate::plan::Options) -
             Kind::Uncertain(_) => !options.convert_uncertain,
             Kind::Layout(_) => false,
         }
+}
+
+/// Whether `--rekey-from` re-keys `id` (of verdict `kind`): a version-4 key of a kind
+/// [`rekeys_kind`] takes. Never a key of another version, such as a v7 key whose time the
+/// audit finds implausible (before 1995): a re-key's own result is never re-keyed.
+pub(crate) fn rekeys(kind: crate::audit::Kind, id: &Comb, options: &crate::plan::Options) -> bool {
+    rekeys_kind(kind, options) && id.version() == 4
 }
 
 /// `, expr` for a key-reading `SELECT` of `table` under `options`: the row's time as
@@ -182,7 +195,9 @@ pub(crate) fn select_also(
     columns: &[Column],
     options: &crate::plan::Options,
 ) -> Result<String, Error> {
-    let Some(name) = &options.rekey_from else { return Ok(String::new()) };
+    let Some(given) = &options.rekey_from else { return Ok(String::new()) };
+    // Quoted as the database quotes names (`"Created At"`), or not.
+    let name = &crate::schema::unquote(given);
     let col = columns
         .iter()
         .find(|c| c.name == *name)

@@ -152,7 +152,7 @@ async fn read_in_transaction(
                 let v = cat.parse_key(&row)?;
                 if let Ok(id) = id_of(&v) {
                     tally.feed(&id);
-                    if crate::rekey::rekeys(classifier.classify(&id), options) {
+                    if crate::rekey::rekeys(classifier.classify(&id), &id, options) {
                         let time = crate::rekey::RowTime::of(row.last().cloned().flatten().as_deref(), now_us);
                         invalid.add(time, || shown(&v));
                     }

@@ -377,6 +377,13 @@ pub(crate) trait Catalog: Sync {
     fn begin_batch(&self) -> Vec<String> {
         vec![self.begin()]
     }
+    /// The statement, in a transaction, that keeps other sessions from changing `table`'s rows
+    /// until it ends while they can still read them (`None` where the transaction's start does
+    /// already: SQLite's `BEGIN IMMEDIATE`).
+    fn lock_against_writes(&self, table: &Name, only: bool) -> Option<String> {
+        let _ = (table, only);
+        None
+    }
     /// The `n`-th (from 1) bound parameter in a statement: `$n` or `?`.
     fn param(&self, n: usize) -> String {
         let _ = n;

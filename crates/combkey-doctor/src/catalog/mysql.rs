@@ -120,6 +120,12 @@ impl Catalog for MySql {
         })
     }
 
+    fn lock_against_writes(&self, table: &Name, _only: bool) -> Option<String> {
+        // Every row (and the gaps between, under REPEATABLE READ: no insert either) locked for
+        // update until the commit; plain reads, which lock nothing, go on.
+        Some(format!("SELECT COUNT(*) FROM {} FOR UPDATE", table.quoted(Backend::MySql)))
+    }
+
     fn reader_session(&self) -> Vec<String> {
         // The server gives up on a client that reads nothing for net_write_timeout (60 s by
         // default): an hour, for a reader whose writer is slow under load.

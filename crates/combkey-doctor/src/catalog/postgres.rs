@@ -530,6 +530,13 @@ impl Catalog for Postgres {
         vec!["START TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY".into()]
     }
 
+    fn lock_against_writes(&self, table: &Name, only: bool) -> Option<String> {
+        // Conflicts with every writer (ROW EXCLUSIVE) and with itself; readers, and children
+        // that take a key share lock on their parent, go on.
+        let only = if only { "ONLY " } else { "" };
+        Some(format!("LOCK TABLE {only}{} IN SHARE ROW EXCLUSIVE MODE", table.quoted(Backend::Postgres)))
+    }
+
     fn begin_batch(&self) -> Vec<String> {
         // Index probes for the batch's keys, never a scan of the whole table: the cost model
         // (random_page_cost 4) prices a thousand probes above a sequential scan of a table of

@@ -71,6 +71,9 @@ pub enum StepKind {
     ChecksOff,
     /// A transaction starts.
     Begin,
+    /// The table is locked against other sessions' writes until the commit (`--rekey-from`:
+    /// the rows' times must stay what the new keys are made from).
+    Lock,
     /// The mapping table of old to new key values is made and filled.
     Map,
     /// A foreign key is dropped.
@@ -991,7 +994,7 @@ pub(crate) fn build(backend: Backend, schema: &Schema, audit: &Audit, options: &
     let mut kept: BTreeMap<String, (usize, String)> = BTreeMap::new();
     let mut to_rekey = 0usize;
     for &(kind, n) in &audit.counts {
-        if crate::rekey::rekeys(kind, options) {
+        if crate::rekey::rekeys_kind(kind, options) {
             to_rekey += n;
             continue;
         }
@@ -1027,9 +1030,17 @@ pub(crate) fn build(backend: Backend, schema: &Schema, audit: &Audit, options: &
                 (n, "no time to make a v7 key from: kept as they are (--rekey-invalid keep)".to_string()),
             );
         }
-        let n = to_rekey.saturating_sub(invalid.total());
-        if n > 0 {
-            converted.insert(name.clone(), n);
+        if invalid.valid > 0 {
+            converted.insert(name.clone(), invalid.valid);
+        }
+        // Keys of those verdicts that are no version-4 key (a v7 key whose time the audit
+        // finds implausible, a key of another version): they stay.
+        let other = to_rekey.saturating_sub(invalid.valid + invalid.total());
+        if other > 0 {
+            kept.insert(
+                "not v4".into(),
+                (other, "no version-4 key and no known layout: --rekey-from re-keys v4 keys only".into()),
+            );
         }
     }
     if retype_needed {

@@ -199,6 +199,23 @@ pub(crate) fn steps(
         if key_map_inside {
             steps.extend(key_map_step);
         }
+        // `--rekey-from`: the new keys are made from the rows' times as read; no other session
+        // changes a time (or a row) until the commit.
+        if options.rekey_from.is_some()
+            && let Some(lock) = cat.lock_against_writes(&schema.table, only)
+        {
+            steps.push(
+                Step::new(
+                    StepKind::Lock,
+                    format!(
+                        "lock {} against other sessions' writes until the commit (their times make the keys)",
+                        schema.table
+                    ),
+                    vec![lock],
+                )
+                .inside(),
+            );
+        }
         steps.push(map_step);
         steps.extend(free);
         steps.extend(drop_default);
