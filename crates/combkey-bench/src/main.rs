@@ -683,30 +683,38 @@ async fn doctor_memory_bench(args: &DoctorMemoryArgs, out: &std::path::Path) -> 
     Ok(())
 }
 
+/// The server a benchmark runs on: PostgreSQL as [`postgres_for`] gives it, or MariaDB (its own
+/// on `mariadb_port` with `--own-servers`, else `COMBKEY_MYSQL_URL`); the guard that keeps an
+/// own server alive, its URL and a line describing it.
+async fn server_for(
+    backend: combkey::Backend,
+    own_servers: bool,
+    mariadb_port: u16,
+    bench: &str,
+) -> Result<(Option<servers::OwnServer>, String, String), BoxError> {
+    match backend {
+        combkey::Backend::Postgres => postgres_for(own_servers).await,
+        combkey::Backend::MySql => {
+            let own = if own_servers { Some(servers::mariadb(mariadb_port).await?) } else { None };
+            let url = match &own {
+                Some(s) => s.url.clone(),
+                None => std::env::var("COMBKEY_MYSQL_URL")
+                    .map_err(|_| "COMBKEY_MYSQL_URL is not set: give --own-servers, or `source scripts/servers.sh`")?,
+            };
+            let mut c = MySqlConnection::connect(&url).await?;
+            let version: String = sqlx::query_scalar("SELECT VERSION()").fetch_one(&mut c).await?;
+            let pool: i64 =
+                sqlx::query_scalar("SELECT CAST(@@innodb_buffer_pool_size AS SIGNED)").fetch_one(&mut c).await?;
+            Ok((own, url, format!("MariaDB {version}, innodb_buffer_pool_size={} MiB", pool / 1_048_576)))
+        }
+        other => Err(format!("the {bench} benchmark runs on postgres and mysql, not {other}").into()),
+    }
+}
+
 async fn doctor_bench(args: &DoctorArgs, own_servers: bool, out: &std::path::Path) -> Result<(), BoxError> {
     let mut runs = Vec::new();
     for &backend in &args.backends {
-        let (_pg, _my, url, settings) = match backend {
-            combkey::Backend::Postgres => {
-                let (own, url, settings) = postgres_for(own_servers).await?;
-                (own, None, url, settings)
-            }
-            combkey::Backend::MySql => {
-                let own = if own_servers { Some(servers::mariadb(53_318).await?) } else { None };
-                let url = match &own {
-                    Some(s) => s.url.clone(),
-                    None => std::env::var("COMBKEY_MYSQL_URL").map_err(
-                        |_| "COMBKEY_MYSQL_URL is not set: give --own-servers, or `source scripts/servers.sh`",
-                    )?,
-                };
-                let mut c = MySqlConnection::connect(&url).await?;
-                let version: String = sqlx::query_scalar("SELECT VERSION()").fetch_one(&mut c).await?;
-                let pool: i64 =
-                    sqlx::query_scalar("SELECT CAST(@@innodb_buffer_pool_size AS SIGNED)").fetch_one(&mut c).await?;
-                (None, own, url, format!("MariaDB {version}, innodb_buffer_pool_size={} MiB", pool / 1_048_576))
-            }
-            other => return Err(format!("the doctor benchmark runs on postgres and mysql, not {other}").into()),
-        };
+        let (_own, url, settings) = server_for(backend, own_servers, 53_318, "doctor").await?;
         let r = doctor::run(
             &url,
             backend,
@@ -729,27 +737,7 @@ async fn rekey_bench(args: &RekeyArgs, own_servers: bool, out: &std::path::Path)
     let mut runs = Vec::new();
     let mut settings = Vec::new();
     for &backend in &args.backends {
-        let (_pg, _my, url, line) = match backend {
-            combkey::Backend::Postgres => {
-                let (own, url, line) = postgres_for(own_servers).await?;
-                (own, None, url, line)
-            }
-            combkey::Backend::MySql => {
-                let own = if own_servers { Some(servers::mariadb(53_319).await?) } else { None };
-                let url = match &own {
-                    Some(s) => s.url.clone(),
-                    None => std::env::var("COMBKEY_MYSQL_URL").map_err(
-                        |_| "COMBKEY_MYSQL_URL is not set: give --own-servers, or `source scripts/servers.sh`",
-                    )?,
-                };
-                let mut c = MySqlConnection::connect(&url).await?;
-                let version: String = sqlx::query_scalar("SELECT VERSION()").fetch_one(&mut c).await?;
-                let pool: i64 =
-                    sqlx::query_scalar("SELECT CAST(@@innodb_buffer_pool_size AS SIGNED)").fetch_one(&mut c).await?;
-                (None, own, url, format!("MariaDB {version}, innodb_buffer_pool_size={} MiB", pool / 1_048_576))
-            }
-            other => return Err(format!("the rekey benchmark runs on postgres and mysql, not {other}").into()),
-        };
+        let (_own, url, line) = server_for(backend, own_servers, 53_319, "rekey").await?;
         runs.extend(rekey::run(&url, backend, args.rows).await?);
         settings.push(line);
     }
