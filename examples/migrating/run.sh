@@ -9,10 +9,16 @@ target="${CARGO_TARGET_DIR:-target}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 bins=(sqlx_todos sea_orm_posts sea_orm_generated diesel_posts)
-cargo build -q -p migrating --features before --bins
-for b in "${bins[@]}"; do cp "$target/debug/$b" "$tmp/$b-before"; done
-cargo build -q -p migrating --bins
-for b in "${bins[@]}"; do cp "$target/debug/$b" "$tmp/$b-after"; done
+# Built and copied under a lock: another checkout's run sharing the target directory builds
+# the same binaries' paths.
+mkdir -p "$target"
+(
+  flock 9
+  cargo build -q -p migrating --features before --bins
+  for b in "${bins[@]}"; do cp "$target/debug/$b" "$tmp/$b-before"; done
+  cargo build -q -p migrating --bins
+  for b in "${bins[@]}"; do cp "$target/debug/$b" "$tmp/$b-after"; done
+) 9>>"$target/combkey-bins.lock"
 
 fail() { echo "migrating: $*" >&2; exit 1; }
 expect() { # expect NAME OUTPUT LINE...
