@@ -1280,6 +1280,28 @@ mod rekey {
         rekey_online_follows_moving_times(&mut Db::pg().await, "rekey_pg_moving").await;
     }
 
+    /// Two rows of the same millisecond whose old keys end in the same 62 bits would get one
+    /// key: the run changes nothing and says why, on SQLite and PostgreSQL.
+    #[tokio::test]
+    async fn two_rows_that_would_get_one_key() {
+        for mut db in [Db::sqlite("rekey-twins").await, Db::pg().await] {
+            let url = db.url();
+            let t = if matches!(db, Db::Pg(_)) { "rekey_pg_twins" } else { "rekey_lite_twins" };
+            let (mut old, _) = v4_keys(&db, 10, 76);
+            let mut twin = old[2].into_bytes();
+            twin[0] ^= 0xff;
+            old[3] = Comb::from_bytes(twin);
+            db.seed_timed(t, &old, if matches!(db, Db::Pg(_)) { "timestamptz" } else { "TEXT" }).await;
+            db.exec(&format!("UPDATE {t} SET created_at = (SELECT created_at FROM {t} WHERE seq = 2) WHERE seq = 3"))
+                .await;
+            let (code, out) =
+                exit_code(&["doctor", "--url", &url, "--table", t, "--apply", "--rekey-from", "created_at"]);
+            assert_eq!(code, Some(1), "{out}");
+            assert!(out.contains("same 62 bits") && out.contains("nothing changed"), "{out}");
+            assert_eq!(db.keys_by_seq(t).await, old, "nothing changed");
+        }
+    }
+
     /// SQLite text that is no date (`now`, a Julian day number, a day that does not exist) is
     /// no time; a v7 key of a time the audit finds implausible (1980) is never re-keyed again.
     #[tokio::test]

@@ -610,7 +610,8 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dy
         } else {
             "; it was one transaction, rolled back: nothing changed"
         };
-        return Err(e.context("combkey doctor").with_hint(hint));
+        let collision = crate::rekey::collision_hint(&plan.options, &e);
+        return Err(e.context("combkey doctor").with_hint(collision).with_hint(hint));
     }
     Ok(())
 }

@@ -655,7 +655,8 @@ pub(crate) async fn run(
         let _ = db.exec_all(on).await;
     }
     result.map_err(|e| {
-        e.context("combkey doctor --online").with_hint(
+        let collision = crate::rekey::collision_hint(&plan.options, &e);
+        e.context("combkey doctor --online").with_hint(collision).with_hint(
             "; every batch committed whole and the journal keeps the position: run the same command again to go on",
         )
     })?;

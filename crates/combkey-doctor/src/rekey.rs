@@ -237,6 +237,19 @@ pub(crate) fn time_columns(backend: Backend, table: &crate::catalog::Name, colum
     found.into_iter().map(|c| c.name.clone()).collect()
 }
 
+/// What a failed re-keying run adds to its error where the database refused a key twice (a
+/// unique or primary key, or MariaDB's `NOT NULL` of a key map row whose old key was dropped
+/// as a repeat): two rows that would get one key.
+pub(crate) fn collision_hint(options: &crate::plan::Options, e: &Error) -> &'static str {
+    if options.rekey_from.is_some() && matches!(e.code(), Some("23505" | "1062" | "1048" | "2067" | "1555")) {
+        "; with --rekey-from this is most likely two rows of the same microsecond (millisecond on SQLite) whose old \
+         keys end in the same 62 bits, which would get the same new key: change one of the two old keys (or its time \
+         by a microsecond) and run again (docs/doctor.md, \"Two rows that would get one key\")"
+    } else {
+        ""
+    }
+}
+
 /// Rows whose time gives no key, by kind, with a few of their keys.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Invalid {
