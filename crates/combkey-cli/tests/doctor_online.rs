@@ -258,9 +258,11 @@ mod postgres {
         settled(&mut c).await;
         let parent = count(&mut c, &scans(t.into())).await - parent0;
         let child = count(&mut c, &scans(format!("{t}_items"))).await - child0;
-        // Sixty batches. The audits before and after, the foreign keys' checks and the
-        // catch-up read may each read a table whole once, whatever the number of batches.
-        assert!(parent < 10 && child < 10, "whole-table scans during 60 batches: {t} {parent}, {t}_items {child}");
+        // Sixty batches. The audits before and after (each reads the table whole a few times:
+        // counts, groupings, the foreign keys' checks) and the catch-up read may each read a
+        // table whole, whatever the number of batches: 8 to 10 were counted, so a bound of 20
+        // still tells a run that scans per batch (60 or more) from one that does not.
+        assert!(parent < 20 && child < 20, "whole-table scans during 60 batches: {t} {parent}, {t}_items {child}");
     }
 
     /// A child of a batch's key committed by another session after the batch's statement

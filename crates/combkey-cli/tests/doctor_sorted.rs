@@ -1359,3 +1359,57 @@ mod rekey {
         rekeyed_online(&mut Db::mysql().await, "rekey_my_online", "TIMESTAMP(6) NULL").await;
     }
 }
+
+/// The tool's sessions are its own: a role whose statements time out after 1 ms and whose idle
+/// sessions end after 200 ms (PostgreSQL), a user whose statements end after 1 ms (MariaDB's
+/// `MAX_STATEMENT_TIME`), and the run still converts every key, `--online` with a 300 ms sleep
+/// between batches too.
+mod sessions {
+    use super::*;
+
+    #[tokio::test]
+    async fn postgres_role_timeouts_do_not_stop_a_run() {
+        let mut db = Db::pg().await;
+        db.exec("SELECT pg_advisory_lock(4243)").await;
+        db.exec("DROP ROLE IF EXISTS combkey_t_timeouts").await;
+        db.exec("CREATE ROLE combkey_t_timeouts LOGIN SUPERUSER").await;
+        db.exec("ALTER ROLE combkey_t_timeouts SET statement_timeout = '1ms'").await;
+        db.exec("ALTER ROLE combkey_t_timeouts SET idle_session_timeout = '200ms'").await;
+        db.exec("SELECT pg_advisory_unlock(4243)").await;
+        let url = db.url().replacen("://postgres@", "://combkey_t_timeouts@", 1);
+        assert_ne!(url, db.url(), "the test's URL names its user");
+        let t = "sessions_pg_timeouts";
+        let (old, new) = v4_keys(&db, 300, 77);
+        db.seed_timed(t, &old, "timestamptz").await;
+        let args = ["--apply", "--online", "--batch-size", "50", "--sleep", "300ms", "--rekey-from", "created_at"];
+        let after = report(&url, t, &args);
+        assert_eq!(layouts(&after), [("v7".to_string(), 300)], "{after}");
+        rekeyed_as_asked(&mut db, t, &old, &new).await;
+        let t = "sessions_pg_offline";
+        let old = keys(Layout::V1, 200, 78);
+        db.seed(t, &old, false).await;
+        let after = report(&url, t, &["--apply"]);
+        assert_eq!(layouts(&after), [("v7".to_string(), 200)], "{after}");
+    }
+
+    #[tokio::test]
+    async fn mariadb_max_statement_time_does_not_stop_a_run() {
+        let mut db = Db::mysql().await;
+        db.exec("DROP USER IF EXISTS 'combkey_t_timeouts'@'%'").await;
+        db.exec("CREATE USER 'combkey_t_timeouts'@'%' WITH MAX_STATEMENT_TIME 0.001").await;
+        db.exec("GRANT ALL ON *.* TO 'combkey_t_timeouts'@'%'").await;
+        let url = db.url().replacen("://root@", "://combkey_t_timeouts@", 1);
+        assert_ne!(url, db.url(), "the test's URL names its user");
+        let t = "sessions_my_timeouts";
+        let (old, new) = v4_keys(&db, 300, 79);
+        db.seed_timed(t, &old, "DATETIME(6)").await;
+        let after = report(&url, t, &["--apply", "--rekey-from", "created_at"]);
+        assert_eq!(layouts(&after), [("v7".to_string(), 300)], "{after}");
+        rekeyed_as_asked(&mut db, t, &old, &new).await;
+        let t = "sessions_my_online";
+        let old = keys(Layout::V1, 200, 80);
+        db.seed(t, &old, false).await;
+        let after = report(&url, t, &["--apply", "--online", "--batch-size", "50", "--sleep", "100ms"]);
+        assert_eq!(layouts(&after), [("v7".to_string(), 200)], "{after}");
+    }
+}

@@ -76,6 +76,28 @@ pub(crate) fn backend_of(url: &str) -> Result<Backend, Error> {
     }
 }
 
+/// The statements every session of the tool starts with, each with whether a server may lack
+/// the setting.
+fn own_session(backend: Backend) -> &'static [(&'static str, bool)] {
+    match backend {
+        Backend::Postgres => &[
+            ("SET statement_timeout = 0", false),
+            ("SET idle_in_transaction_session_timeout = 0", false),
+            // PostgreSQL 14 and later.
+            ("SET idle_session_timeout = 0", true),
+        ],
+        Backend::MySql => &[
+            ("SET SESSION autocommit = 1", false),
+            // A day: the longest a session of the tool waits idle (a lag wait, --sleep).
+            ("SET SESSION wait_timeout = 86400", false),
+            // MariaDB's statement limit, and MySQL's (SELECTs only).
+            ("SET SESSION max_statement_time = 0", true),
+            ("SET SESSION max_execution_time = 0", true),
+        ],
+        _ => &[],
+    }
+}
+
 impl Db {
     /// Connects. The URL's password never appears in an error.
     pub(crate) async fn connect(url: &str) -> Result<Db, Error> {
@@ -99,6 +121,21 @@ impl Db {
             Error::usage(format!("connecting to {shown}: {message}"))
         })?;
         let mut db = Db { conn, backend, secret, url: url.to_string() };
+        // The session is the tool's own: what the server's or the role's defaults would impose
+        // on it is set back (a statement timeout would kill a long rewrite or the audit after
+        // a finished conversion; an idle timeout a session that waits through --sleep or a
+        // replica's lag; MariaDB's autocommit=0 default would freeze the online scanner in one
+        // snapshot). Settings a server does not have (PostgreSQL before 14, MySQL's names on
+        // MariaDB and the other way) are skipped.
+        for &(sql, optional) in own_session(backend) {
+            match db.exec(sql).await {
+                Ok(_) => {}
+                Err(e)
+                    if optional && (e.code() == Some("42704") || e.to_string().contains("Unknown system variable")) => {
+                }
+                Err(e) => return Err(e),
+            }
+        }
         if backend == Backend::Sqlite {
             // The mapping table and the sorts of a big table's `GROUP BY` in temporary files
             // (in `SQLITE_TMPDIR` or `TMPDIR`), not in memory, whatever default the SQLite

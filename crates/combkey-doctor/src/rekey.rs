@@ -238,10 +238,12 @@ pub(crate) fn time_columns(backend: Backend, table: &crate::catalog::Name, colum
 }
 
 /// What a failed re-keying run adds to its error where the database refused a key twice (a
-/// unique or primary key, or MariaDB's `NOT NULL` of a key map row whose old key was dropped
-/// as a repeat): two rows that would get one key.
+/// unique or primary key, or a MariaDB `NOT NULL` of a key map row): two rows that would get
+/// one key.
 pub(crate) fn collision_hint(options: &crate::plan::Options, e: &Error) -> &'static str {
-    if options.rekey_from.is_some() && matches!(e.code(), Some("23505" | "1062" | "1048" | "2067" | "1555")) {
+    // PostgreSQL's unique violation, MySQL/MariaDB's integrity class (duplicate entry, a NOT
+    // NULL column), SQLite's unique and primary key constraints.
+    if options.rekey_from.is_some() && matches!(e.code(), Some("23505" | "23000" | "2067" | "1555")) {
         "; with --rekey-from this is most likely two rows of the same microsecond (millisecond on SQLite) whose old \
          keys end in the same 62 bits, which would get the same new key: change one of the two old keys (or its time \
          by a microsecond) and run again (docs/doctor.md, \"Two rows that would get one key\")"
