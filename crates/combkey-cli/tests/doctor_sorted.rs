@@ -1367,6 +1367,48 @@ mod rekey {
 mod sessions {
     use super::*;
 
+    /// Materialized views over the key and a referencing column (PostgreSQL): the offline run
+    /// refreshes them in its transaction, so they hold the new keys when it commits; the online
+    /// run says they must be refreshed.
+    #[tokio::test]
+    async fn postgres_materialized_views_are_refreshed_or_named() {
+        let mut db = Db::pg().await;
+        let url = db.url();
+        for (t, online) in [("matview_pg_offline", false), ("matview_pg_online", true)] {
+            db.exec(&format!("DROP MATERIALIZED VIEW IF EXISTS {t}_mv; DROP MATERIALIZED VIEW IF EXISTS {t}_items_mv"))
+                .await;
+            let old = keys(Layout::V1, 100, 81);
+            db.seed(t, &old, false).await;
+            db.exec(&format!(
+                "CREATE MATERIALIZED VIEW {t}_mv AS SELECT id, seq FROM {t}; \
+                 CREATE MATERIALIZED VIEW {t}_items_mv AS SELECT parent FROM {t}_items"
+            ))
+            .await;
+            let sql = ok(&combkey(&["doctor", "--url", &url, "--table", t, "--migration-sql"], &[]));
+            assert!(sql.contains(&format!("REFRESH MATERIALIZED VIEW public.{t}_mv")), "{sql}");
+            assert!(sql.contains(&format!("REFRESH MATERIALIZED VIEW public.{t}_items_mv")), "{sql}");
+            let audit = report(&url, t, &[]);
+            let notes = audit["notes"].to_string();
+            assert!(
+                notes.contains("materialized views hold the keys") && notes.contains(&format!("{t}_items_mv")),
+                "{audit}"
+            );
+            let args: &[&str] = if online { &["--apply", "--online"] } else { &["--apply"] };
+            let after = report(&url, t, args);
+            assert_eq!(layouts(&after), [("v7".to_string(), 100)], "{after}");
+            let n = db.int_text("count(*)");
+            let joined = db.texts(&format!("SELECT {n} FROM {t}_mv m JOIN {t} USING (id)")).await;
+            let items = db.texts(&format!("SELECT {n} FROM {t}_items_mv m JOIN {t} p ON p.id = m.parent")).await;
+            if online {
+                // An online run does not refresh them (the note above said so): the old keys.
+                assert_eq!((joined, items), (vec!["0".to_string()], vec!["0".to_string()]), "{after}");
+            } else {
+                assert_eq!((joined, items), (vec!["100".to_string()], vec!["50".to_string()]), "{after}");
+            }
+            db.exec(&format!("DROP MATERIALIZED VIEW {t}_mv; DROP MATERIALIZED VIEW {t}_items_mv")).await;
+        }
+    }
+
     #[tokio::test]
     async fn postgres_role_timeouts_do_not_stop_a_run() {
         let mut db = Db::pg().await;

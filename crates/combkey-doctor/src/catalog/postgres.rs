@@ -406,7 +406,8 @@ impl Catalog for Postgres {
                 "WITH col AS (SELECT attnum FROM pg_attribute WHERE attrelid = {OID} AND attname = $3), \
                  dep AS (SELECT classid, objid FROM pg_depend WHERE refclassid = 'pg_class'::regclass \
                    AND refobjid = {OID} AND refobjsubid = (SELECT attnum FROM col)) \
-                 SELECT DISTINCT 'view', vn.nspname || '.' || v.relname FROM dep d JOIN pg_rewrite r ON r.oid = d.objid \
+                 SELECT DISTINCT CASE v.relkind WHEN 'm' THEN 'materialized view' ELSE 'view' END, \
+                   quote_ident(vn.nspname) || '.' || quote_ident(v.relname) FROM dep d JOIN pg_rewrite r ON r.oid = d.objid \
                    JOIN pg_class v ON v.oid = r.ev_class JOIN pg_namespace vn ON vn.oid = v.relnamespace \
                    WHERE d.classid = 'pg_rewrite'::regclass AND v.oid <> {OID} \
                  UNION SELECT 'policy', p.polname || ' on ' || p.polrelid::regclass::text FROM dep d \

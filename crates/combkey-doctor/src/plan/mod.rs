@@ -76,6 +76,8 @@ pub enum StepKind {
     Lock,
     /// The mapping table of old to new key values is made and filled.
     Map,
+    /// A materialized view that holds the keys is refreshed (PostgreSQL, in the transaction).
+    Refresh,
     /// A foreign key is dropped.
     DropForeignKey,
     /// A column changes type.
@@ -837,6 +839,20 @@ pub(crate) fn journal_target(table: &Name, column: &str) -> String {
     format!("{schema}{}.{}", q(&table.name), q(column))
 }
 
+/// The materialized views (PostgreSQL) that read the key column or a referencing column, as
+/// SQL names them, each once.
+pub(crate) fn materialized_views(schema: &Schema) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (v, _, _) in &schema.views {
+        if let Some(name) = v.name.strip_prefix("materialized view ")
+            && !out.iter().any(|o| o == name)
+        {
+            out.push(name.to_string());
+        }
+    }
+    out
+}
+
 /// The name a plan's `converted` gives the keys `--rekey-from column` re-keys.
 pub(crate) fn rekey_conversion(column: &str) -> String {
     format!("v4 -> v7 (from {column})")
@@ -966,6 +982,7 @@ pub(crate) fn build(backend: Backend, schema: &Schema, audit: &Audit, options: &
         ));
     }
     let final_type = retypes.first().map_or_else(|| column.data_type.clone(), |r| r.2.final_type.clone());
+    let matviews = materialized_views(schema);
 
     // `--rekey-from`: its checks before anything else is counted.
     let rekey_name = options.rekey_from.as_ref().map(|c| rekey_conversion(c));
@@ -1103,6 +1120,14 @@ pub(crate) fn build(backend: Backend, schema: &Schema, audit: &Audit, options: &
             definition: fk.definition.clone(),
         })
         .collect();
+    if !matviews.is_empty() && !converted.is_empty() {
+        notes.push(format!(
+            "materialized views hold the keys as they were until refreshed: {}. --apply refreshes them in its \
+             transaction; after --apply --online, refresh them yourself (REFRESH MATERIALIZED VIEW CONCURRENTLY \
+             where one has a unique index, which keeps its readers going)",
+            matviews.join(", ")
+        ));
+    }
     let mut plan = Plan {
         backend: backend.name().into(),
         table: (&schema.table).into(),

@@ -250,6 +250,19 @@ pub(crate) fn steps(
                         .inside(),
                 );
             }
+            // Materialized views that hold the keys keep the old ones until refreshed: in the
+            // same transaction, so they hold the new keys when it commits (each locked against
+            // its readers while it is computed again).
+            for v in crate::plan::materialized_views(schema) {
+                steps.push(
+                    Step::new(
+                        StepKind::Refresh,
+                        format!("refresh materialized view {v} (it holds the keys)"),
+                        vec![format!("REFRESH MATERIALIZED VIEW {v}")],
+                    )
+                    .inside(),
+                );
+            }
         }
         let set_default_inside = set_default.as_ref().is_some_and(|s| s.in_transaction);
         if set_default_inside {
