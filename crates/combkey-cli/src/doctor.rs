@@ -470,8 +470,39 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, Failure
         progress.finish();
         done?;
     }
-    let rebuilt = if args.rebuild_index { Some(doctor.rebuild_index(&args.table).await?) } else { None };
-    let after = doctor.audit(&args.table, &args.column, None, options).await?;
+    // From here on the keys are converted: a failure says so, and the audit's failure does not
+    // make a finished conversion look failed.
+    let rebuilt = if args.rebuild_index {
+        match doctor.rebuild_index(&args.table).await {
+            Ok(r) => Some(r),
+            Err(e) => {
+                eprintln!("combkey doctor: the keys of {table} are converted; the rebuild of its primary key failed:");
+                return Err(e.into());
+            }
+        }
+    } else {
+        None
+    };
+    // For tests: the audit after the run fails (COMBKEY_DOCTOR_FAIL_AUDIT_AFTER_APPLY=1), as a
+    // role's statement timeout once made it.
+    let audited = if std::env::var_os("COMBKEY_DOCTOR_FAIL_AUDIT_AFTER_APPLY").is_some() {
+        Err("stopped by COMBKEY_DOCTOR_FAIL_AUDIT_AFTER_APPLY".to_string())
+    } else {
+        doctor.audit(&args.table, &args.column, None, options).await.map_err(|e| e.to_string())
+    };
+    let after = match audited {
+        Ok(after) => after,
+        Err(e) => {
+            eprintln!(
+                "combkey doctor: the keys of {table} are converted (the run finished); the audit after it failed: {e}"
+            );
+            if args.json {
+                let done = serde_json::json!({ "applied": true, "audit_error": e });
+                writeln!(out, "{}", with_extra(&done.to_string(), "online", online_run))?;
+            }
+            return Ok(true);
+        }
+    };
     if args.json {
         writeln!(out, "{}", with_extra(&with_rebuilt(&after.json(), rebuilt), "online", online_run))?;
     } else {

@@ -1367,6 +1367,30 @@ mod rekey {
 mod sessions {
     use super::*;
 
+    /// The audit that follows a finished conversion fails: the run still exits 0, says the keys
+    /// are converted, and `--json` says `applied` with the audit's error.
+    #[tokio::test]
+    async fn a_failed_audit_after_the_run_does_not_fail_the_run() {
+        let mut db = Db::sqlite("audit-fails").await;
+        let url = db.url();
+        let t = "sessions_lite_audit";
+        let old = keys(Layout::V1, 30, 82);
+        db.seed(t, &old, false).await;
+        let out = combkey(
+            &["doctor", "--url", &url, "--table", t, "--apply", "--json"],
+            &[("COMBKEY_DOCTOR_FAIL_AUDIT_AFTER_APPLY", "1")],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        assert!(stderr.contains("are converted (the run finished); the audit after it failed"), "{stderr}");
+        let json: Value = serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
+        assert_eq!(json["applied"], true, "{json}");
+        assert!(json["audit_error"].as_str().unwrap().contains("COMBKEY_DOCTOR_FAIL_AUDIT_AFTER_APPLY"), "{json}");
+        let m = combkey::layouts::KeyMigration::new(Layout::V1, Layout::V7).unwrap();
+        let want: Vec<Comb> = old.iter().map(|o| m.convert(o).unwrap()).collect();
+        assert_eq!(db.keys_by_seq(t).await, want, "converted");
+    }
+
     /// Materialized views over the key and a referencing column (PostgreSQL): the offline run
     /// refreshes them in its transaction, so they hold the new keys when it commits; the online
     /// run says they must be refreshed.
