@@ -432,6 +432,20 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, Failure
     let mut progress = Reporter::new(args.progress);
     // What the online run did, for --json.
     let mut online_run = None;
+    if args.online && args.max_lag.is_some() && args.replica_url.is_empty() {
+        // What --max-lag alone can see, said before the run.
+        eprintln!(
+            "{}",
+            if doctor.backend() == combkey::Backend::Postgres {
+                "combkey doctor: --max-lag without --replica-url reads the lag this primary sees (pg_stat_replication, \
+                 its replication slots): a standby of a standby (cascading replication) is not among them, so its lag \
+                 does not hold the run; give each such standby as --replica-url"
+            } else {
+                "combkey doctor: --max-lag without --replica-url: a MySQL/MariaDB primary does not know its replicas' \
+                 lag, so nothing holds the run for it; give each replica as --replica-url"
+            }
+        );
+    }
     if args.online {
         let online = Online::default()
             .with_batch_size(args.batch_size)

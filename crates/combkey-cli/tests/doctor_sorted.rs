@@ -1367,6 +1367,23 @@ mod rekey {
 mod sessions {
     use super::*;
 
+    /// `--max-lag` without `--replica-url` says what it cannot see: PostgreSQL's standbys of
+    /// standbys, MySQL/MariaDB's replicas (whose lag their primary does not know).
+    #[tokio::test]
+    async fn max_lag_alone_says_what_it_cannot_see() {
+        for (mut db, t, says) in [
+            (Db::pg().await, "lag_pg_alone", "a standby of a standby (cascading replication)"),
+            (Db::mysql().await, "lag_my_alone", "does not know its replicas' lag"),
+        ] {
+            let url = db.url();
+            db.seed(t, &keys(Layout::V1, 20, 83), false).await;
+            let out = combkey(&["doctor", "--url", &url, "--table", t, "--apply", "--online", "--max-lag", "5s"], &[]);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "{stderr}");
+            assert!(stderr.contains(says) && stderr.contains("--replica-url"), "{stderr}");
+        }
+    }
+
     /// The audit that follows a finished conversion fails: the run still exits 0, says the keys
     /// are converted, and `--json` says `applied` with the audit's error.
     #[tokio::test]
