@@ -1367,6 +1367,28 @@ mod rekey {
 mod sessions {
     use super::*;
 
+    /// A publication that carries the table but not its referencing table (`FOR TABLE parent`):
+    /// refused before anything changes, naming the table and the publication; with both
+    /// published the run goes on.
+    #[tokio::test]
+    async fn postgres_a_publication_without_the_children_is_refused() {
+        let mut db = Db::pg().await;
+        let url = db.url();
+        let t = "pub_pg_parent";
+        db.exec("DROP PUBLICATION IF EXISTS combkey_t_parent_only").await;
+        let old = keys(Layout::V1, 20, 84);
+        db.seed(t, &old, false).await;
+        db.exec(&format!("CREATE PUBLICATION combkey_t_parent_only FOR TABLE {t}")).await;
+        let (code, out) = exit_code(&["doctor", "--url", &url, "--table", t, "--apply"]);
+        assert_eq!(code, Some(1), "{out}");
+        assert!(out.contains(&format!("{t}_items (not in publication combkey_t_parent_only)")), "{out}");
+        assert_eq!(db.keys_by_seq(t).await, old, "nothing changed");
+        db.exec(&format!("ALTER PUBLICATION combkey_t_parent_only ADD TABLE {t}_items")).await;
+        let after = report(&url, t, &["--apply"]);
+        assert_eq!(layouts(&after), [("v7".to_string(), 20)], "{after}");
+        db.exec("DROP PUBLICATION combkey_t_parent_only").await;
+    }
+
     /// `--max-lag` without `--replica-url` says what it cannot see: PostgreSQL's standbys of
     /// standbys, MySQL/MariaDB's replicas (whose lag their primary does not know).
     #[tokio::test]

@@ -19,6 +19,34 @@ pub(crate) fn before_anything(schema: &Schema, options: &Options) -> Result<(), 
              primary; the new keys reach this replica through replication"
         )));
     }
+    // A publication that carries the table but not a table that references it: each
+    // subscriber gets the new keys and keeps its own copies of the children with the old
+    // ones (a subscriber checks no foreign key for replicated changes), orphans no one sees.
+    if let Some((_, pubs)) = schema.published.iter().find(|(t, _)| *t == schema.table) {
+        let mut missing = Vec::new();
+        for fk in &schema.references {
+            let child_pubs = schema.published.iter().find(|(t, _)| *t == fk.child).map(|(_, p)| p);
+            for p in pubs {
+                if !child_pubs.is_some_and(|c| c.contains(p)) {
+                    let m = format!("{} (not in publication {p})", fk.child);
+                    if !missing.contains(&m) {
+                        missing.push(m);
+                    }
+                }
+            }
+        }
+        if !missing.is_empty() {
+            return Err(Error::refused(format!(
+                "{} is published and tables that reference it are not: {}. Each subscriber would get the new keys and \
+                 keep its copies of those tables' rows with the old ones (a subscriber checks no foreign key for \
+                 replicated changes): rows referencing no key, which nothing reports. Publish them too (ALTER \
+                 PUBLICATION ... ADD TABLE ...), or drop the table from the publication for the run; nothing was \
+                 changed",
+                schema.table,
+                missing.join(", ")
+            )));
+        }
+    }
     if let Some(parent) = &schema.partition_of {
         return Err(Error::refused(format!(
             "{} is a partition of {parent}: the foreign keys and the application reach its rows through {parent}, so \
