@@ -1367,6 +1367,41 @@ mod rekey {
 mod sessions {
     use super::*;
 
+    /// An earlier run's session still holds the table's run lock (its client was killed, its
+    /// statement goes on): the next run names that session and how to end it, and changes
+    /// nothing; once it is gone, the run goes on.
+    #[tokio::test]
+    async fn an_earlier_runs_session_is_named() {
+        for (mut db, mut holder, t) in
+            [(Db::pg().await, Db::pg().await, "earlier_pg"), (Db::mysql().await, Db::mysql().await, "earlier_my")]
+        {
+            let url = db.url();
+            let old = keys(Layout::V1, 20, 85);
+            db.seed(t, &old, false).await;
+            let (take, pid, end) = match holder {
+                Db::Pg(_) => (
+                    format!("SELECT pg_advisory_lock(hashtextextended('combkey_doctor:public.{t}', 0))::text"),
+                    "SELECT pg_backend_pid()::text",
+                    "pg_terminate_backend",
+                ),
+                _ => (
+                    format!("SELECT CAST(GET_LOCK(CONCAT('combkey_doctor:', SHA1('test.{t}')), 0) AS CHAR)"),
+                    "SELECT CAST(CONNECTION_ID() AS CHAR)",
+                    "KILL",
+                ),
+            };
+            holder.texts(&take).await;
+            let pid = holder.texts(pid).await.remove(0);
+            let (code, out) = exit_code(&["doctor", "--url", &url, "--table", t, "--apply", "--lock-timeout", "300ms"]);
+            assert_eq!(code, Some(1), "{out}");
+            assert!(out.contains(&format!("session {pid} (")) && out.contains(end), "{out}");
+            assert_eq!(db.keys_by_seq(t).await, old, "nothing changed");
+            drop(holder);
+            let after = report(&url, t, &["--apply"]);
+            assert_eq!(layouts(&after), [("v7".to_string(), 20)], "{after}");
+        }
+    }
+
     /// A publication that carries the table but not its referencing table (`FOR TABLE parent`):
     /// refused before anything changes, naming the table and the publication; with both
     /// published the run goes on.

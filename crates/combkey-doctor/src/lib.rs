@@ -179,11 +179,25 @@ impl Doctor {
                 }
             }
             if !taken {
+                // Who holds it: often a run whose client was killed, whose server session goes
+                // on with its statement (and its locks) until the statement ends.
+                let holder = match cat.run_lock_holder(table) {
+                    Some(q) => self.db.query(q).await.ok().flatten(),
+                    None => None,
+                };
+                let end = match self.backend() {
+                    Backend::Postgres => "SELECT pg_terminate_backend(<session>)",
+                    _ => "KILL <session>",
+                };
                 return Err(Error::new(
                     ErrorKind::Conflict,
                     format!(
-                        "another combkey doctor is converting {table} right now (it holds the lock combkey_doctor:{table}); \
-                         nothing was changed: run this again when it has ended"
+                        "another combkey doctor is converting {table} right now: {} holds the lock \
+                         combkey_doctor:{table}. If that is an earlier run whose client was stopped (killed, its \
+                         connection lost), its session goes on until its statement ends, then rolls back: wait for it \
+                         and run this again, or end it now ({end}; its transaction rolls back, a journaled run goes on \
+                         from its journal). Nothing was changed",
+                        holder.unwrap_or_else(|| "a session".into())
                     ),
                 ));
             }

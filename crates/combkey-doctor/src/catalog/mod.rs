@@ -384,6 +384,12 @@ pub(crate) trait Catalog: Sync {
         let _ = (table, only);
         None
     }
+    /// The session that holds [`run_lock`](Self::run_lock)'s lock of `table`, as a message
+    /// shows it (its id, state, how long, its statement), where the database tells.
+    fn run_lock_holder(&self, table: &Name) -> Option<Query<Option<String>>> {
+        let _ = table;
+        None
+    }
     /// The `n`-th (from 1) bound parameter in a statement: `$n` or `?`.
     fn param(&self, n: usize) -> String {
         let _ = n;

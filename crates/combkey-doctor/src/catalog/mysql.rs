@@ -403,6 +403,18 @@ impl Catalog for MySql {
         })
     }
 
+    fn run_lock_holder(&self, table: &Name) -> Option<Query<Option<String>>> {
+        Some(Query {
+            sql: format!(
+                "SELECT CONCAT('session ', ID, ' (', COMMAND, ' for ', TIME, ' s: ', \
+                 LEFT(COALESCE(INFO, ''), 80), ')') FROM information_schema.PROCESSLIST \
+                 WHERE ID = IS_USED_LOCK(CONCAT('combkey_doctor:', SHA1(CONCAT({SCHEMA}, '.', ?))))"
+            ),
+            params: params(table),
+            parse: |rows| Ok(rows.first().and_then(|r| r.first().cloned().flatten())),
+        })
+    }
+
     fn run_unlock(&self, table: &Name) -> Option<Query<bool>> {
         Some(Query {
             sql: format!(

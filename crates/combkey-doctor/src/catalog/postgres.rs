@@ -435,6 +435,23 @@ impl Catalog for Postgres {
         })
     }
 
+    fn run_lock_holder(&self, table: &Name) -> Option<Query<Option<String>>> {
+        // The advisory lock of `run_lock` (a bigint key: its high and low halves in pg_locks).
+        Some(Query {
+            sql: "WITH k AS (SELECT hashtextextended('combkey_doctor:' || $1 || '.' || $2, 0) AS key) \
+                  SELECT 'session ' || a.pid::text || ' (' || coalesce(a.application_name, '') || ', ' || \
+                  coalesce(a.state, '?') || ' for ' || \
+                  round(extract(epoch FROM now() - coalesce(a.query_start, a.backend_start)))::text || ' s: ' || \
+                  left(regexp_replace(coalesce(a.query, ''), '\\s+', ' ', 'g'), 80) || ')' \
+                  FROM k, pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid \
+                  WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 \
+                  AND l.classid = ((k.key >> 32) & 4294967295)::oid AND l.objid = (k.key & 4294967295)::oid LIMIT 1"
+                .into(),
+            params: params(table),
+            parse: |rows| Ok(rows.first().and_then(|r| r.first().cloned().flatten())),
+        })
+    }
+
     fn run_unlock(&self, table: &Name) -> Option<Query<bool>> {
         Some(Query {
             sql: "SELECT pg_advisory_unlock(hashtextextended('combkey_doctor:' || $1 || '.' || $2, 0))::text".into(),
