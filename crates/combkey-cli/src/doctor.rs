@@ -432,6 +432,8 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, Failure
     let mut progress = Reporter::new(args.progress);
     // What the online run did, for --json.
     let mut online_run = None;
+    // A check after the offline run's commit that failed, for --json.
+    let mut check_error = None;
     if args.online && args.max_lag.is_some() && args.replica_url.is_empty() {
         // What --max-lag alone can see, said before the run.
         eprintln!(
@@ -482,7 +484,15 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, Failure
     } else {
         let done = doctor.apply(&plan, &mut progress).await;
         progress.finish();
-        done?;
+        match done {
+            // Committed: the keys are converted, and a check after the commit failed (a
+            // definition another session changed meanwhile): said, and the run goes on.
+            Err(e) if e.kind() == ErrorKind::AfterCommit => {
+                eprintln!("{e}");
+                check_error = Some(serde_json::Value::String(e.to_string()));
+            }
+            other => other?,
+        }
     }
     // From here on the keys are converted: a failure says so, and the audit's failure does not
     // make a finished conversion look failed.
@@ -518,7 +528,8 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, Failure
         }
     };
     if args.json {
-        writeln!(out, "{}", with_extra(&with_rebuilt(&after.json(), rebuilt), "online", online_run))?;
+        let report = with_extra(&with_rebuilt(&after.json(), rebuilt), "online", online_run);
+        writeln!(out, "{}", with_extra(&report, "check_error", check_error))?;
     } else {
         writeln!(out, "{}", after.text().trim_end())?;
         if let Some((before, after_size)) = rebuilt {

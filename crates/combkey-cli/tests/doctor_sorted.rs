@@ -1367,6 +1367,28 @@ mod rekey {
 mod sessions {
     use super::*;
 
+    /// A check after the run's commit fails (a definition another session changed meanwhile):
+    /// the run says the keys are converted, exits 0, and `--json` carries the check's error.
+    #[tokio::test]
+    async fn a_check_after_the_commit_does_not_say_nothing_changed() {
+        let mut db = Db::sqlite("after-commit").await;
+        let url = db.url();
+        let t = "sessions_lite_after_commit";
+        let old = keys(Layout::V1, 30, 86);
+        db.seed(t, &old, false).await;
+        let out = combkey(
+            &["doctor", "--url", &url, "--table", t, "--apply", "--json"],
+            &[("COMBKEY_DOCTOR_FAIL_DEFINITIONS_CHECK", "1")],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        assert!(stderr.contains("the keys are converted (the run's transaction committed)"), "{stderr}");
+        assert!(!stderr.contains("nothing changed"), "{stderr}");
+        let json: Value = serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
+        assert!(json["check_error"].as_str().unwrap().contains("COMBKEY_DOCTOR_FAIL_DEFINITIONS_CHECK"), "{json}");
+        assert_eq!(layouts(&json), [("v7".to_string(), 30)], "{json}");
+    }
+
     /// An earlier run's session still holds the table's run lock (its client was killed, its
     /// statement goes on): the next run names that session and how to end it, and changes
     /// nothing; once it is gone, the run goes on.
@@ -1394,7 +1416,8 @@ mod sessions {
             let pid = holder.texts(pid).await.remove(0);
             let (code, out) = exit_code(&["doctor", "--url", &url, "--table", t, "--apply", "--lock-timeout", "300ms"]);
             assert_eq!(code, Some(1), "{out}");
-            assert!(out.contains(&format!("session {pid} (")) && out.contains(end), "{out}");
+            let end = if end == "KILL" { format!("KILL {pid}") } else { format!("{end}({pid})") };
+            assert!(out.contains(&format!("session {pid} (")) && out.contains(&end), "{out}");
             assert_eq!(db.keys_by_seq(t).await, old, "nothing changed");
             drop(holder);
             let after = report(&url, t, &["--apply"]);
@@ -1410,10 +1433,15 @@ mod sessions {
         let mut db = Db::pg().await;
         let url = db.url();
         let t = "pub_pg_parent";
-        db.exec("DROP PUBLICATION IF EXISTS combkey_t_parent_only").await;
+        // The publications are made once per server and never dropped: a publication dropped
+        // while another test's audit reads the catalog fails that read.
+        for p in ["combkey_t_parent_only", "combkey_t_parts"] {
+            db.exec(&format!("DO $$ BEGIN CREATE PUBLICATION {p}; EXCEPTION WHEN duplicate_object THEN NULL; END $$"))
+                .await;
+        }
         let old = keys(Layout::V1, 20, 84);
         db.seed(t, &old, false).await;
-        db.exec(&format!("CREATE PUBLICATION combkey_t_parent_only FOR TABLE {t}")).await;
+        db.exec(&format!("ALTER PUBLICATION combkey_t_parent_only SET TABLE {t}")).await;
         let (code, out) = exit_code(&["doctor", "--url", &url, "--table", t, "--apply"]);
         assert_eq!(code, Some(1), "{out}");
         assert!(out.contains(&format!("{t}_items (not in publication combkey_t_parent_only)")), "{out}");
@@ -1421,7 +1449,26 @@ mod sessions {
         db.exec(&format!("ALTER PUBLICATION combkey_t_parent_only ADD TABLE {t}_items")).await;
         let after = report(&url, t, &["--apply"]);
         assert_eq!(layouts(&after), [("v7".to_string(), 20)], "{after}");
-        db.exec("DROP PUBLICATION combkey_t_parent_only").await;
+
+        // A partitioned referencing table is published through its partitions (or its root):
+        // published either way, it counts as published.
+        let t = "pub_pg_parts";
+        db.exec(&format!(
+            "DROP TABLE IF EXISTS {t}_kids; DROP TABLE IF EXISTS {t}; \
+             CREATE TABLE {t} (id uuid PRIMARY KEY, seq int NOT NULL); \
+             CREATE TABLE {t}_kids (n int NOT NULL, parent uuid NOT NULL REFERENCES {t} (id), PRIMARY KEY (n)) \
+               PARTITION BY RANGE (n); \
+             CREATE TABLE {t}_kids_1 PARTITION OF {t}_kids FOR VALUES FROM (0) TO (10); \
+             CREATE TABLE {t}_kids_2 PARTITION OF {t}_kids FOR VALUES FROM (10) TO (100); \
+             ALTER PUBLICATION combkey_t_parts SET TABLE {t}, {t}_kids"
+        ))
+        .await;
+        let values: Vec<String> =
+            keys(Layout::V1, 20, 87).iter().enumerate().map(|(i, k)| format!("('{k}', {i})")).collect();
+        db.exec(&format!("INSERT INTO {t} VALUES {}; INSERT INTO {t}_kids SELECT seq, id FROM {t}", values.join(", ")))
+            .await;
+        let audit = report(&url, t, &[]);
+        assert!(!audit["refusal"].to_string().contains("not in publication"), "{audit}");
     }
 
     /// `--max-lag` without `--replica-url` says what it cannot see: PostgreSQL's standbys of
@@ -1473,13 +1520,17 @@ mod sessions {
         let mut db = Db::pg().await;
         let url = db.url();
         for (t, online) in [("matview_pg_offline", false), ("matview_pg_online", true)] {
-            db.exec(&format!("DROP MATERIALIZED VIEW IF EXISTS {t}_mv; DROP MATERIALIZED VIEW IF EXISTS {t}_items_mv"))
-                .await;
+            db.exec(&format!(
+                "DROP MATERIALIZED VIEW IF EXISTS {t}_mv; DROP MATERIALIZED VIEW IF EXISTS {t}_items_mv; \
+                 DROP MATERIALIZED VIEW IF EXISTS {t}_empty_mv"
+            ))
+            .await;
             let old = keys(Layout::V1, 100, 81);
             db.seed(t, &old, false).await;
             db.exec(&format!(
                 "CREATE MATERIALIZED VIEW {t}_mv AS SELECT id, seq FROM {t}; \
-                 CREATE MATERIALIZED VIEW {t}_items_mv AS SELECT parent FROM {t}_items"
+                 CREATE MATERIALIZED VIEW {t}_items_mv AS SELECT parent FROM {t}_items; \
+                 CREATE MATERIALIZED VIEW {t}_empty_mv AS SELECT id FROM {t} WITH NO DATA"
             ))
             .await;
             let sql = ok(&combkey(&["doctor", "--url", &url, "--table", t, "--migration-sql"], &[]));
@@ -1503,7 +1554,14 @@ mod sessions {
             } else {
                 assert_eq!((joined, items), (vec!["100".to_string()], vec!["50".to_string()]), "{after}");
             }
-            db.exec(&format!("DROP MATERIALIZED VIEW {t}_mv; DROP MATERIALIZED VIEW {t}_items_mv")).await;
+            // A view made WITH NO DATA holds no key: it is left unpopulated.
+            let populated =
+                db.texts(&format!("SELECT relispopulated::text FROM pg_class WHERE relname = '{t}_empty_mv'")).await;
+            assert_eq!(populated, ["false"], "{after}");
+            db.exec(&format!(
+                "DROP MATERIALIZED VIEW {t}_mv; DROP MATERIALIZED VIEW {t}_items_mv; DROP MATERIALIZED VIEW {t}_empty_mv"
+            ))
+            .await;
         }
     }
 

@@ -451,6 +451,8 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dy
     let fail_after = fail_after();
     let total = plan.steps.len();
     let mut in_tx = false;
+    // Whether the run's one transaction committed (a failure after it changes nothing back).
+    let mut committed = false;
     // The journal's row exists from its step on.
     let journal_step = plan.steps.iter().position(|s| s.kind == StepKind::Journal);
     let mut journal_open = journal_step.is_some_and(|j| from > j);
@@ -540,6 +542,14 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dy
                         }
                     }
                     StepKind::CompareDefinitions => {
+                        // For tests: this check fails, as a definition another session changed
+                        // between the commit and the check once made it.
+                        if std::env::var_os("COMBKEY_DOCTOR_FAIL_DEFINITIONS_CHECK").is_some() {
+                            return Err(Error::new(
+                                ErrorKind::Verification,
+                                "the definitions differ (COMBKEY_DOCTOR_FAIL_DEFINITIONS_CHECK)",
+                            ));
+                        }
                         let mut retyped = Vec::new();
                         if plan.retypes() {
                             for r in &plan.rewrites {
@@ -574,7 +584,10 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dy
             }
             match step.kind {
                 StepKind::Begin => in_tx = true,
-                StepKind::Commit => in_tx = false,
+                StepKind::Commit => {
+                    in_tx = false;
+                    committed = true;
+                }
                 _ => {}
             }
             if step.kind == StepKind::Journal {
@@ -603,6 +616,15 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dy
         }
         if let Some((_, on)) = cat.fk_checks_off() {
             let _ = db.exec_all(&on).await;
+        }
+        if committed && !plan.journaled() {
+            return Err(Error::new(
+                ErrorKind::AfterCommit,
+                format!(
+                    "combkey doctor: the keys are converted (the run's transaction committed); a check after the \
+                     commit failed: {e}"
+                ),
+            ));
         }
         let hint = if plan.journaled() {
             "; the journal keeps the plan and the step reached: run the same command again to finish (other sessions' \

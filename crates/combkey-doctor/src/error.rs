@@ -24,6 +24,10 @@ pub enum ErrorKind {
     Verification,
     /// Writing the output (`--migration-sql`'s script) failed; nothing was changed.
     Output,
+    /// The change committed (every key is converted), and a check after the commit failed: a
+    /// table's definition that another session changed meanwhile, a lock the check waited for
+    /// too long. The message says which.
+    AfterCommit,
 }
 
 /// A doctor error: its kind and a message that says what was found and what to do. Never

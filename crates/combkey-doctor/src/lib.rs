@@ -185,9 +185,16 @@ impl Doctor {
                     Some(q) => self.db.query(q).await.ok().flatten(),
                     None => None,
                 };
+                // "session 31366 (...": its id, for the command that ends it.
+                let id = holder
+                    .as_deref()
+                    .and_then(|h| h.strip_prefix("session "))
+                    .and_then(|h| h.split_whitespace().next())
+                    .unwrap_or("<session>")
+                    .to_string();
                 let end = match self.backend() {
-                    Backend::Postgres => "SELECT pg_terminate_backend(<session>)",
-                    _ => "KILL <session>",
+                    Backend::Postgres => format!("SELECT pg_terminate_backend({id})"),
+                    _ => format!("KILL {id}"),
                 };
                 return Err(Error::new(
                     ErrorKind::Conflict,

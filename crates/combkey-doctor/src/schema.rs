@@ -332,7 +332,13 @@ impl Schema {
                 versioned.push(t.clone());
             }
             if let Some(q) = catalog.publications(t) {
-                let pubs = db.query(q).await?;
+                // A publication dropped while the catalog is read fails the read ("publication
+                // ... does not exist"): read again, once.
+                let again = crate::catalog::Query { sql: q.sql.clone(), params: q.params.clone(), parse: q.parse };
+                let pubs = match db.query(q).await {
+                    Err(e) if e.code() == Some("42704") => db.query(again).await?,
+                    other => other?,
+                };
                 if !pubs.is_empty() {
                     if let Some(q) = catalog.missing_replica_identity(t)
                         && db.query(q).await?

@@ -267,7 +267,13 @@ impl Catalog for Postgres {
 
     fn publications(&self, table: &Name) -> Option<Query<Vec<String>>> {
         Some(Query {
-            sql: "SELECT pubname::text FROM pg_publication_tables WHERE schemaname = $1 AND tablename = $2 ORDER BY 1"
+            // A partitioned table is published through its root or through its partitions
+            // (`publish_via_partition_root`): either counts.
+            sql: "SELECT DISTINCT pt.pubname::text FROM pg_publication_tables pt JOIN pg_namespace n ON \
+                  n.nspname = pt.schemaname JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = pt.tablename \
+                  WHERE c.oid = format('%I.%I', $1::text, $2::text)::regclass \
+                  OR c.oid IN (SELECT relid FROM pg_partition_tree(format('%I.%I', $1::text, $2::text)::regclass)) \
+                  ORDER BY 1"
                 .into(),
             params: params(table),
             parse: |rows| rows.iter().map(|r| text(r, 0)).collect(),
@@ -406,7 +412,8 @@ impl Catalog for Postgres {
                 "WITH col AS (SELECT attnum FROM pg_attribute WHERE attrelid = {OID} AND attname = $3), \
                  dep AS (SELECT classid, objid FROM pg_depend WHERE refclassid = 'pg_class'::regclass \
                    AND refobjid = {OID} AND refobjsubid = (SELECT attnum FROM col)) \
-                 SELECT DISTINCT CASE v.relkind WHEN 'm' THEN 'materialized view' ELSE 'view' END, \
+                 SELECT DISTINCT CASE WHEN v.relkind <> 'm' THEN 'view' WHEN v.relispopulated THEN 'materialized view' \
+                   ELSE 'unpopulated materialized view' END, \
                    quote_ident(vn.nspname) || '.' || quote_ident(v.relname) FROM dep d JOIN pg_rewrite r ON r.oid = d.objid \
                    JOIN pg_class v ON v.oid = r.ev_class JOIN pg_namespace vn ON vn.oid = v.relnamespace \
                    WHERE d.classid = 'pg_rewrite'::regclass AND v.oid <> {OID} \
