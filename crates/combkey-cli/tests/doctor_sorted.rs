@@ -1367,24 +1367,32 @@ mod rekey {
 mod sessions {
     use super::*;
 
+    /// `--apply --json` on a table of 30 v1 keys (seeded with `seed`) with the test hook `hook`
+    /// set: it must exit 0; the old keys, standard error and the JSON.
+    async fn applied_with(db: &mut Db, t: &str, seed: u64, hook: &str) -> (Vec<Comb>, String, Value) {
+        let url = db.url();
+        let old = keys(Layout::V1, 30, seed);
+        db.seed(t, &old, false).await;
+        let out = combkey(&["doctor", "--url", &url, "--table", t, "--apply", "--json"], &[(hook, "1")]);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        let json: Value = serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
+        (old, stderr, json)
+    }
+
     /// A check after the run's commit fails (a definition another session changed meanwhile):
     /// the run says the keys are converted, exits 0, and `--json` carries the check's error.
     #[tokio::test]
     async fn a_check_after_the_commit_does_not_say_nothing_changed() {
-        let mut db = Db::sqlite("after-commit").await;
-        let url = db.url();
-        let t = "sessions_lite_after_commit";
-        let old = keys(Layout::V1, 30, 86);
-        db.seed(t, &old, false).await;
-        let out = combkey(
-            &["doctor", "--url", &url, "--table", t, "--apply", "--json"],
-            &[("COMBKEY_DOCTOR_FAIL_DEFINITIONS_CHECK", "1")],
-        );
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        let (_, stderr, json) = applied_with(
+            &mut Db::sqlite("after-commit").await,
+            "sessions_lite_after_commit",
+            86,
+            "COMBKEY_DOCTOR_FAIL_DEFINITIONS_CHECK",
+        )
+        .await;
         assert!(stderr.contains("the keys are converted (the run's transaction committed)"), "{stderr}");
         assert!(!stderr.contains("nothing changed"), "{stderr}");
-        let json: Value = serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
         assert!(json["check_error"].as_str().unwrap().contains("COMBKEY_DOCTOR_FAIL_DEFINITIONS_CHECK"), "{json}");
         assert_eq!(layouts(&json), [("v7".to_string(), 30)], "{json}");
     }
@@ -1493,18 +1501,9 @@ mod sessions {
     #[tokio::test]
     async fn a_failed_audit_after_the_run_does_not_fail_the_run() {
         let mut db = Db::sqlite("audit-fails").await;
-        let url = db.url();
         let t = "sessions_lite_audit";
-        let old = keys(Layout::V1, 30, 82);
-        db.seed(t, &old, false).await;
-        let out = combkey(
-            &["doctor", "--url", &url, "--table", t, "--apply", "--json"],
-            &[("COMBKEY_DOCTOR_FAIL_AUDIT_AFTER_APPLY", "1")],
-        );
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        let (old, stderr, json) = applied_with(&mut db, t, 82, "COMBKEY_DOCTOR_FAIL_AUDIT_AFTER_APPLY").await;
         assert!(stderr.contains("are converted (the run finished); the audit after it failed"), "{stderr}");
-        let json: Value = serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
         assert_eq!(json["applied"], true, "{json}");
         assert!(json["audit_error"].as_str().unwrap().contains("COMBKEY_DOCTOR_FAIL_AUDIT_AFTER_APPLY"), "{json}");
         let m = combkey::layouts::KeyMigration::new(Layout::V1, Layout::V7).unwrap();
