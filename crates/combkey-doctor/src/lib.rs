@@ -63,7 +63,7 @@ mod throttle;
 
 use std::time::Instant;
 
-use crate::catalog::{Name, Query};
+use crate::catalog::Name;
 use combkey::Backend;
 
 pub use apply::{Progress, Quiet};
@@ -170,8 +170,7 @@ impl Doctor {
             let mut taken = true;
             if let Some(q) = cat.run_lock(table) {
                 loop {
-                    taken =
-                        self.db.query(Query { sql: q.sql.clone(), params: q.params.clone(), parse: q.parse }).await?;
+                    taken = self.db.query(q.clone()).await?;
                     if taken || Instant::now() >= deadline {
                         break;
                     }

@@ -334,7 +334,7 @@ impl Schema {
             if let Some(q) = catalog.publications(t) {
                 // A publication dropped while the catalog is read fails the read ("publication
                 // ... does not exist"): read again, once.
-                let again = crate::catalog::Query { sql: q.sql.clone(), params: q.params.clone(), parse: q.parse };
+                let again = q.clone();
                 let pubs = match db.query(q).await {
                     Err(e) if e.code() == Some("42704") => db.query(again).await?,
                     other => other?,

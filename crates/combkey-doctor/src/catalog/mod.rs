@@ -180,6 +180,13 @@ pub struct Query<T> {
     pub parse: fn(&Rows) -> Result<T, Error>,
 }
 
+// By hand: a derive would ask `T: Clone`, and the parser is a plain function whatever `T` is.
+impl<T> Clone for Query<T> {
+    fn clone(&self) -> Self {
+        Query { sql: self.sql.clone(), params: self.params.clone(), parse: self.parse }
+    }
+}
+
 impl<T> core::fmt::Debug for Query<T> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Query").field("sql", &self.sql).field("params", &self.params).finish_non_exhaustive()
