@@ -6,7 +6,8 @@
 # machine, nor touches its users, passwords or configuration files.
 #
 #   source scripts/servers.sh            # starts what is missing, exports the URLs below
-#   source scripts/servers.sh pg mysql   # only these (pg, mysql, galera, spider, pgrepl, myrepl)
+#   source scripts/servers.sh pg mysql   # only these (pg, mysql, galera, spider, pgrepl, myrepl,
+#                                        # pgbouncer: in front of pg, which it starts too)
 #
 # The servers go when the shell that started them ends, however it ends: its EXIT trap stops
 # them (a trap the script had before sourcing this still runs after, and one it sets later
@@ -32,6 +33,8 @@
 #                         separated (plus COMBKEY_PGREPL_DIR, which scripts/pgrepl.sh uses to
 #                         stop and start the standby)
 #   COMBKEY_MYREPL_URLS   a MariaDB primary (binary log, GTID) and its replica, comma separated
+#   COMBKEY_PGBOUNCER_URLS  PgBouncer in front of COMBKEY_PG_URL's database: the same database
+#                         pooled in transaction, statement and session mode, comma separated
 #
 # MariaDB's InnoDB reads its files past the OS cache (O_DIRECT): its buffer pool is all the
 # cache it has. The tests' small one (64M, redo log 48M) can be set for a benchmark:
@@ -48,7 +51,7 @@ source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/ports.sh"
 
 _combkey_servers() {
   local want=("$@")
-  [ ${#want[@]} -gt 0 ] || want=(pg mysql galera spider pgrepl myrepl)
+  [ ${#want[@]} -gt 0 ] || want=(pg mysql galera spider pgrepl myrepl pgbouncer)
   local root_dir="${COMBKEY_TEST_DIR:-}"
   if [ -z "$root_dir" ]; then
     root_dir=$(mktemp -d "${TMPDIR:-/tmp}/combkey-test.XXXXXX") || return 1
@@ -74,7 +77,11 @@ _combkey_servers() {
       spider) [ -n "${COMBKEY_SPIDER_URL:-}" ] || _combkey_spider_start || return 1 ;;
       pgrepl) [ -n "${COMBKEY_PGREPL_URLS:-}" ] || _combkey_pgrepl_start || return 1 ;;
       myrepl) [ -n "${COMBKEY_MYREPL_URLS:-}" ] || _combkey_myrepl_start || return 1 ;;
-      *) echo "servers.sh: unknown server $w (pg, mysql, galera, spider, pgrepl, myrepl)" >&2; return 2 ;;
+      pgbouncer)
+        [ -n "${COMBKEY_PG_URL:-}" ] || _combkey_pg_start || return 1
+        [ -n "${COMBKEY_PGBOUNCER_URLS:-}" ] || _combkey_pgbouncer_start || return 1
+        ;;
+      *) echo "servers.sh: unknown server $w (pg, mysql, galera, spider, pgrepl, myrepl, pgbouncer)" >&2; return 2 ;;
     esac
   done
 }
@@ -262,6 +269,66 @@ _combkey_myrepl_start() {
   echo "servers.sh: MariaDB primary and replica on 127.0.0.1:$p1, $p2 ($dir)" >&2
 }
 
+# PgBouncer (Debian's package; its own service is never used) in front of COMBKEY_PG_URL's
+# server and database, which it reaches as that URL's user: three pools of the same database,
+# test_tx (pool_mode = transaction), test_stmt (statement) and test_session (session).
+_combkey_pgbouncer_start() {
+  _combkey_need "PgBouncer" "command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ]" pgbouncer || return 1
+  local dir="$COMBKEY_TEST_DIR/pgbouncer" bin port attempt rest host pgport user db
+  bin=$(command -v pgbouncer || echo /usr/sbin/pgbouncer)
+  rest=${COMBKEY_PG_URL#*://}
+  user=${rest%%@*}; user=${user%%:*}
+  rest=${rest#*@}
+  host=${rest%%/*}; pgport=${host##*:}; host=${host%:*}
+  db=${rest#*/}; db=${db%%\?*}
+  mkdir -p "$dir" && chmod 755 "$dir"
+  printf '"%s" ""\n' "$user" >"$dir/users.txt"
+  for attempt in 1 2 3 4 5; do
+    port=$(_combkey_free_port) || return 1
+    cat >"$dir/pgbouncer.ini" <<INI
+[databases]
+test_tx = host=$host port=$pgport dbname=$db user=$user pool_mode=transaction
+test_stmt = host=$host port=$pgport dbname=$db user=$user pool_mode=statement
+test_session = host=$host port=$pgport dbname=$db user=$user pool_mode=session
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = $port
+unix_socket_dir =
+auth_type = trust
+auth_file = $dir/users.txt
+pool_mode = session
+default_pool_size = 5
+max_client_conn = 200
+ignore_startup_parameters = extra_float_digits
+logfile = $dir/pgbouncer.log
+pidfile = $dir/pgbouncer.pid
+INI
+    [ -z "$pg_user" ] || chown -R "$pg_user" "$dir"
+    rm -f "$dir/pgbouncer.log"
+    _combkey_as "$pg_user" "$bin" -d "$dir/pgbouncer.ini" >"$dir/console.log" 2>&1 || true
+    local ready=""
+    # Ready, or failed (its log says FATAL: the port taken, a bad setting): whichever first.
+    for _ in $(seq 1 600); do
+      if psql -h 127.0.0.1 -p "$port" -U "$user" -d test_session -qAtc "SELECT 1" >/dev/null 2>&1; then ready=1; break; fi
+      grep -qs FATAL "$dir/pgbouncer.log" "$dir/console.log" && break
+      sleep 0.2
+    done
+    if [ -n "$ready" ]; then
+      export COMBKEY_PGBOUNCER_URLS="postgres://$user@127.0.0.1:$port/test_tx,postgres://$user@127.0.0.1:$port/test_stmt,postgres://$user@127.0.0.1:$port/test_session"
+      echo "servers.sh: PgBouncer $("$bin" --version | head -n 1 | awk '{print $2}') on 127.0.0.1:$port ($dir)" >&2
+      return 0
+    fi
+    [ -f "$dir/pgbouncer.pid" ] && kill "$(cat "$dir/pgbouncer.pid")" 2>/dev/null
+    if grep -q "Address already in use" "$dir/pgbouncer.log" "$dir/console.log" 2>/dev/null && [ "$attempt" -lt 5 ]; then
+      echo "servers.sh: port $port was taken before PgBouncer could bind it; trying another" >&2
+      continue
+    fi
+    echo "servers.sh: PgBouncer on $port did not start; its log:" >&2
+    tail -n 30 "$dir/pgbouncer.log" "$dir/console.log" >&2
+    return 1
+  done
+}
+
 _combkey_galera_start() {
   local here attempt
   here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -305,7 +372,7 @@ combkey_servers_stop() {
       -D "$c/data" -m immediate -w stop >/dev/null 2>&1 || true
   done
   local pidfile pid
-  for pidfile in "$dir"/mysql/mysqld.pid "$dir"/myrepl/replica/mysqld.pid "$dir"/myrepl/primary/mysqld.pid; do
+  for pidfile in "$dir"/pgbouncer/pgbouncer.pid "$dir"/mysql/mysqld.pid "$dir"/myrepl/replica/mysqld.pid "$dir"/myrepl/primary/mysqld.pid; do
     [ -f "$pidfile" ] || continue
     pid=$(cat "$pidfile")
     kill "$pid" 2>/dev/null || true

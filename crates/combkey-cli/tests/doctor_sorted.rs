@@ -1564,6 +1564,63 @@ mod sessions {
         }
     }
 
+    /// PgBouncer in front of the server (`scripts/servers.sh pgbouncer`): in transaction and
+    /// statement mode the audit and the run are refused up front, naming the pooler and what to
+    /// use instead, with nothing changed and nothing left on the pooled server sessions the
+    /// application's transactions get next; in session mode the run converts every key and the
+    /// application's next session starts with the server's settings.
+    #[tokio::test]
+    async fn postgres_a_pooler_without_sessions_is_refused() {
+        let mut db = Db::pg().await;
+        let [tx, stmt, session]: [String; 3] = combkey_testutil::url("COMBKEY_PGBOUNCER_URLS")
+            .split(',')
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+            .try_into()
+            .expect("three PgBouncer URLs: transaction, statement, session mode");
+        let t = "pooler_pg";
+        let old = keys(Layout::V1, 40, 76);
+        db.seed(t, &old, false).await;
+        for (url, mode) in [(&tx, "pool_mode = transaction"), (&stmt, "pool_mode = statement")] {
+            for args in [&["--apply"][..], &["--apply", "--online"], &[]] {
+                let mut all = vec!["doctor", "--url", url.as_str(), "--table", t];
+                all.extend_from_slice(args);
+                let (code, out) = exit_code(&all);
+                assert_eq!(code, Some(1), "{args:?}: {out}");
+                assert!(out.contains("connection pooler that does not keep a session") && out.contains(mode), "{out}");
+                assert!(out.contains("pool_mode = session") && out.contains("connect to the server itself"), "{out}");
+                assert!(!out.contains("sqlx_s_"), "{out}");
+            }
+            // An application's statements through the same pool (each its own transaction,
+            // as statement mode allows): the server's settings, none of the tool's.
+            let mut app = PgConnection::connect(url).await.unwrap();
+            for _ in 0..5 {
+                for setting in ["lock_timeout", "statement_timeout"] {
+                    let v: (String,) = sqlx::query_as(AssertSqlSafe(format!("SHOW {setting}")))
+                        .persistent(false)
+                        .fetch_one(&mut app)
+                        .await
+                        .unwrap();
+                    assert_eq!(v.0, "0", "{setting}");
+                }
+            }
+        }
+        assert_eq!(db.keys_by_seq(t).await, old, "nothing changed");
+        // The run lock (a session lock) is free: no pooled server session kept it.
+        let lock = format!("hashtextextended('combkey_doctor:public.{t}', 0)");
+        let free = db.texts(&format!("SELECT pg_try_advisory_lock({lock})::text")).await;
+        assert_eq!(free, ["true"], "no session lock left");
+        db.exec(&format!("SELECT pg_advisory_unlock({lock})")).await;
+
+        // Session mode keeps a session: the run goes on, and the pool's next client starts
+        // with the server's settings.
+        let after = report(&session, t, &["--apply", "--lock-timeout", "7s"]);
+        assert_eq!(layouts(&after), [("v7".to_string(), 40)], "{after}");
+        let mut app = PgConnection::connect(&session).await.unwrap();
+        let v: (String,) = sqlx::query_as("SHOW lock_timeout").persistent(false).fetch_one(&mut app).await.unwrap();
+        assert_eq!(v.0, "0");
+    }
+
     #[tokio::test]
     async fn postgres_role_timeouts_do_not_stop_a_run() {
         let mut db = Db::pg().await;

@@ -99,8 +99,14 @@ fn own_session(backend: Backend) -> &'static [(&'static str, bool)] {
 }
 
 impl Db {
-    /// Connects. The URL's password never appears in an error.
+    /// Connects. The URL's password never appears in an error. A PostgreSQL URL that reaches
+    /// the server through a pooler that does not keep a session (PgBouncer in transaction or
+    /// statement mode) is refused before anything is set or read ([`Db::pooler_check`]).
     pub(crate) async fn connect(url: &str) -> Result<Db, Error> {
+        Db::open(url, true).await
+    }
+
+    async fn open(url: &str, check_pooler: bool) -> Result<Db, Error> {
         sqlx::any::install_default_drivers();
         let backend = backend_of(url)?;
         let (shown, secret) = redact(url);
@@ -121,6 +127,9 @@ impl Db {
             Error::usage(format!("connecting to {shown}: {message}"))
         })?;
         let mut db = Db { conn, backend, secret, url: url.to_string() };
+        if check_pooler && backend == Backend::Postgres {
+            db.pooler_check(&target, &shown).await?;
+        }
         // The session is the tool's own: what the server's or the role's defaults would impose
         // on it is set back (a statement timeout would kill a long rewrite or the audit after
         // a finished conversion; an idle timeout a session that waits through --sleep or a
@@ -146,9 +155,72 @@ impl Db {
         Ok(db)
     }
 
-    /// A second session to the same database.
+    /// A second session to the same database (whose URL [`Db::connect`] checked).
     pub(crate) async fn another(&self) -> Result<Db, Error> {
-        Db::connect(&self.url).await
+        Db::open(&self.url, false).await
+    }
+
+    /// This session's server process, by a plain (unprepared) statement: a pooler in
+    /// transaction mode does not carry a prepared statement from one server session to the next.
+    async fn backend_pid(conn: &mut AnyConnection) -> Result<i32, sqlx::Error> {
+        sqlx::raw_sql("SELECT pg_backend_pid()").fetch_one(conn).await?.try_get::<i32, _>(0)
+    }
+
+    /// Refuses a PostgreSQL URL whose sessions are not the server's: a pooler (PgBouncer's
+    /// `pool_mode = transaction` or `statement`, pgcat, Supavisor in transaction mode) gives
+    /// each transaction or statement of a client whichever server session is free, so the
+    /// tool's session settings (`lock_timeout`) would be left to application transactions,
+    /// its session lock would be held by someone else's session, and its prepared statements
+    /// would be missing (`prepared statement "sqlx_s_1" does not exist`).
+    ///
+    /// Told from the outside, with nothing set and nothing prepared: this session reads its
+    /// server process; a second client opens a transaction (a pooler hands it the server
+    /// session just given back, PgBouncer's default LIFO reuse) and reads its own; then this
+    /// session reads again while the second holds its transaction. A direct connection, or a
+    /// pooler in session mode, answers the same process for this session and another for the
+    /// second client, every time. PgBouncer in statement mode refuses the transaction itself.
+    async fn pooler_check(&mut self, target: &str, shown: &str) -> Result<(), Error> {
+        let refuse = |why: String| {
+            Error::refused(format!(
+                "{shown} reaches PostgreSQL through a connection pooler that does not keep a session ({why}): \
+                 doctor holds a lock and its settings across statements and transactions, which such a pooler \
+                 hands to other clients' transactions, so nothing was read or changed; connect to the server \
+                 itself (its own host and port), or through a pool in session mode (PgBouncer: pool_mode = \
+                 session for this database)"
+            ))
+        };
+        let fail = |db: &Db, e: sqlx::Error| db.error("checking for a connection pooler", &e);
+        let first = Db::backend_pid(&mut self.conn).await.map_err(|e| fail(self, e))?;
+        let mut other = AnyConnection::connect(target).await.map_err(|e| fail(self, e))?;
+        let began = sqlx::raw_sql("BEGIN").execute(&mut other).await;
+        let result = match began {
+            Err(e) if statement_pooling(&e) => {
+                Err(refuse("a transaction of two statements was refused: PgBouncer's pool_mode = statement".into()))
+            }
+            Err(e) => Err(fail(self, e)),
+            Ok(_) => match Db::backend_pid(&mut other).await {
+                Err(e) if statement_pooling(&e) => Err(refuse(
+                    "a transaction of two statements was refused: PgBouncer's pool_mode = statement".into(),
+                )),
+                Err(e) => Err(fail(self, e)),
+                Ok(second) if second == first => Err(refuse(format!(
+                    "a second connection was given this connection's server session, process {first}: \
+                     PgBouncer's pool_mode = transaction, or another pooler's transaction mode"
+                ))),
+                Ok(_) => match Db::backend_pid(&mut self.conn).await {
+                    Err(e) => Err(fail(self, e)),
+                    Ok(again) if again != first => Err(refuse(format!(
+                        "this connection's statements ran in server process {first}, then {again}: \
+                         PgBouncer's pool_mode = transaction, or another pooler's transaction mode"
+                    ))),
+                    Ok(_) => Ok(()),
+                },
+            },
+        };
+        // Given back with nothing left in it: the open transaction ends with the connection.
+        let _ = sqlx::raw_sql("ROLLBACK").execute(&mut other).await;
+        let _ = other.close().await;
+        result
     }
 
     pub(crate) fn backend(&self) -> Backend {
@@ -315,6 +387,13 @@ impl Db {
             .and_then(|v| v.parse().ok())
             .ok_or_else(|| Error::new(ErrorKind::Database, format!("{}: no number in its answer", short(sql))))
     }
+}
+
+/// PgBouncer's answer to a transaction in statement mode ("transaction blocks not allowed in
+/// statement pooling mode"; older releases: "... in statement mode").
+fn statement_pooling(e: &sqlx::Error) -> bool {
+    let m = e.to_string();
+    m.contains("not allowed in statement pooling mode") || m.contains("not allowed in statement mode")
 }
 
 /// Every value of a row as text.
