@@ -21,6 +21,7 @@ _combkey_missing() {
   [ -e /usr/lib/galera/libgalera_smm.so ] || missing+=(galera-4)
   command -v rsync >/dev/null 2>&1 || missing+=(rsync)
   command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)
+  command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] || missing+=(pgbouncer)
   { command -v mono >/dev/null 2>&1 && command -v mcs >/dev/null 2>&1; } || missing+=(mono-runtime mono-mcs libmono-system-data4.0-cil)
 }
 
