@@ -981,7 +981,7 @@ mod found {
 
     /// A composite foreign key `(tenant, parent)` with an index on exactly that: the rewrite
     /// finds a batch's rows by `parent` alone, which that index cannot probe. Online is refused
-    /// naming the column; offline builds a temporary index on it.
+    /// naming the column; offline builds an index on it first (and drops it after).
     #[tokio::test]
     async fn a_composite_key_needs_an_index_on_its_key_column() {
         let mut db = Db::pg().await;
@@ -1004,9 +1004,115 @@ mod found {
         assert_eq!(code, Some(1), "{out}");
         assert!(out.contains("ck_items(parent)"), "{out}");
         let sql = ok(&combkey(&["doctor", "--url", &url, "--table", "ck", "--migration-sql"], &[]));
-        assert!(sql.contains("(\"parent\")") && sql.contains("combkey_doctor_tmp_0"), "{sql}");
+        assert!(
+            sql.contains("(\"parent\")") && sql.contains("CREATE INDEX CONCURRENTLY \"combkey_doctor_fk_"),
+            "{sql}"
+        );
         let after = report(&url, "ck", &["--apply"]);
         assert_eq!(layouts(&after), [("v7".to_string(), 30)], "{after}");
+    }
+}
+
+/// A referencing column without an index (PostgreSQL): `--apply` builds one before its
+/// transaction with `CREATE INDEX CONCURRENTLY`, so an application's writes to the child table
+/// go on while it is built, and drops it after the commit; stopped after any step, the table is
+/// done or unchanged and the next run leaves no index of its own behind.
+mod unindexed {
+    use super::*;
+
+    /// The indexes the tool made on `t`'s child table that are still there.
+    async fn own_indexes(db: &mut Db, t: &str) -> Vec<String> {
+        db.texts(&format!(
+            "SELECT indexrelid::regclass::text FROM pg_index WHERE indrelid = '{t}_items'::regclass \
+             AND indexrelid::regclass::text LIKE 'combkey_doctor_fk_%'"
+        ))
+        .await
+    }
+
+    async fn seed_unindexed(db: &mut Db, t: &str, old: &[Comb]) {
+        db.seed(t, old, false).await;
+        db.exec(&format!("DROP INDEX {t}_items_parent")).await;
+    }
+
+    #[tokio::test]
+    async fn postgres_killed_after_every_step() {
+        let mut db = Db::pg().await;
+        let url = db.url();
+        let t = "unindexed_pg_kill";
+        let old = keys(Layout::V1, 60, 75);
+        seed_unindexed(&mut db, t, &old).await;
+        let sql = ok(&combkey(&["doctor", "--url", &url, "--table", t, "--migration-sql"], &[]));
+        let build = sql.find("CREATE INDEX CONCURRENTLY \"combkey_doctor_fk_").expect(&sql);
+        let begin = sql.find("\nBEGIN").expect(&sql);
+        let drop = sql.rfind("DROP INDEX CONCURRENTLY IF EXISTS").expect(&sql);
+        let commit = sql.find("\nCOMMIT").expect(&sql);
+        assert!(build < begin && commit < drop, "built before the transaction, dropped after: {sql}");
+        let steps = sql.lines().filter(|l| l.starts_with("-- step ")).count();
+        let m = combkey::layouts::KeyMigration::new(Layout::V1, Layout::V7).unwrap();
+        let want: Vec<Comb> = old.iter().map(|o| m.convert(o).unwrap()).collect();
+        for k in 0..steps {
+            seed_unindexed(&mut db, t, &old).await;
+            let out = combkey(
+                &["doctor", "--url", &url, "--table", t, "--apply"],
+                &[("COMBKEY_DOCTOR_FAIL_AFTER_STEP", &k.to_string())],
+            );
+            assert!(!out.status.success(), "stopped after step {k}");
+            done_or_unchanged(&mut db, t, &old, &want, k).await;
+            let after = report(&url, t, &["--apply"]);
+            assert_eq!(layouts(&after), [("v7".to_string(), 60)], "step {k}: {after}");
+            assert_eq!(db.keys_by_seq(t).await, want, "step {k}");
+            assert_eq!(own_indexes(&mut db, t).await, Vec::<String>::new(), "step {k}: no index of the tool left");
+        }
+    }
+
+    #[tokio::test]
+    async fn postgres_writers_go_on_while_the_index_is_built() {
+        let mut db = Db::pg().await;
+        let url = db.url();
+        let t = "unindexed_pg_writers";
+        let old = keys(Layout::V1, 60, 74);
+        seed_unindexed(&mut db, t, &old).await;
+        // An application transaction that wrote to the child table and stays open: the index
+        // build waits for it.
+        let mut holder = PgConnection::connect(&url).await.unwrap();
+        sqlx::raw_sql("BEGIN; UPDATE unindexed_pg_writers_items SET n = n WHERE n = 0")
+            .execute(&mut holder)
+            .await
+            .unwrap();
+        let run = Command::new(env!("CARGO_BIN_EXE_combkey"))
+            .args(["doctor", "--url", &url, "--table", t, "--apply", "--lock-timeout", "120s"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Until the run waits for the holder.
+        let waiting = loop {
+            let q = db
+                .texts(
+                    "SELECT query FROM pg_stat_activity WHERE application_name = 'combkey doctor' \
+                     AND wait_event_type = 'Lock' AND query LIKE '%unindexed_pg_writers_items%'",
+                )
+                .await;
+            if let Some(q) = q.into_iter().next() {
+                break q;
+            }
+            tokio::task::yield_now().await;
+        };
+        assert!(waiting.starts_with("CREATE INDEX CONCURRENTLY"), "{waiting}");
+        // Another writer of the child table meanwhile: not blocked by the build.
+        let mut writer = PgConnection::connect(&url).await.unwrap();
+        sqlx::raw_sql("SET lock_timeout = '5s'; UPDATE unindexed_pg_writers_items SET n = n WHERE n = 2")
+            .execute(&mut writer)
+            .await
+            .expect("a writer of the child table goes on while the index is built");
+        sqlx::raw_sql("COMMIT").execute(&mut holder).await.unwrap();
+        let out = run.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let m = combkey::layouts::KeyMigration::new(Layout::V1, Layout::V7).unwrap();
+        let want: Vec<Comb> = old.iter().map(|o| m.convert(o).unwrap()).collect();
+        assert_eq!(db.keys_by_seq(t).await, want);
+        assert_eq!(db.joined(t).await, (30, 30));
+        assert_eq!(own_indexes(&mut db, t).await, Vec::<String>::new(), "dropped after the commit");
     }
 }
 

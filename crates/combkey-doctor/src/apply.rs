@@ -614,6 +614,18 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dy
         if in_tx {
             let _ = db.exec("ROLLBACK").await;
         }
+        // The indexes built for the foreign key checks go too (a kill leaves them to the next
+        // run, which drops and builds them again): the last statement of each step that builds
+        // one drops it.
+        if !plan.journaled() {
+            for s in plan
+                .steps
+                .iter()
+                .filter(|s| s.kind == StepKind::TemporaryIndex && !s.in_transaction && s.sql.len() == 1)
+            {
+                let _ = db.exec_all(&s.sql).await;
+            }
+        }
         if let Some((_, on)) = cat.fk_checks_off() {
             let _ = db.exec_all(&on).await;
         }

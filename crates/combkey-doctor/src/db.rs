@@ -199,9 +199,9 @@ impl Db {
             }
             Err(e) => Err(fail(self, e)),
             Ok(_) => match Db::backend_pid(&mut other).await {
-                Err(e) if statement_pooling(&e) => Err(refuse(
-                    "a transaction of two statements was refused: PgBouncer's pool_mode = statement".into(),
-                )),
+                Err(e) if statement_pooling(&e) => {
+                    Err(refuse("a transaction of two statements was refused: PgBouncer's pool_mode = statement".into()))
+                }
                 Err(e) => Err(fail(self, e)),
                 Ok(second) if second == first => Err(refuse(format!(
                     "a second connection was given this connection's server session, process {first}: \

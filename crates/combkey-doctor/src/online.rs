@@ -241,15 +241,29 @@ fn check(plan: &Plan) -> Result<(), Error> {
     if !plan.unindexed.is_empty() {
         let names: Vec<String> =
             plan.unindexed.iter().map(|(t, c)| format!("{}({})", Name::from(t), c.join(", "))).collect();
-        let how = if backend == combkey::Backend::Postgres {
-            "CREATE INDEX CONCURRENTLY does not block writes"
-        } else {
-            "ALTER TABLE ... ADD INDEX (...), ALGORITHM=INPLACE, LOCK=NONE does not block writes"
-        };
+        let statements: Vec<String> = plan
+            .unindexed
+            .iter()
+            .map(|(t, c)| {
+                let t = Name::from(t);
+                let cols: Vec<String> = c.iter().map(|c| backend.quote(c)).collect();
+                if backend == combkey::Backend::Postgres {
+                    format!("CREATE INDEX CONCURRENTLY ON {} ({});", t.quoted(backend), cols.join(", "))
+                } else {
+                    format!(
+                        "ALTER TABLE {} ADD INDEX ({}), ALGORITHM=INPLACE, LOCK=NONE;",
+                        t.quoted(backend),
+                        cols.join(", ")
+                    )
+                }
+            })
+            .collect();
         return Err(Error::refused(format!(
             "referencing columns have no index, so each batch would read (and lock) their tables whole: {}; create one \
-             first ({how})",
-            names.join(", ")
+             first, which does not block writes: {} (or run without --online, which builds one for the run and \
+             drops it after)",
+            names.join(", "),
+            statements.join(" ")
         )));
     }
     Ok(())

@@ -33,6 +33,9 @@ pub struct Schema {
     /// Referencing columns that hold key values with no index that starts with them (each
     /// key change then scans the referencing table to find and check its rows).
     pub unindexed: Vec<(Name, Vec<String>)>,
+    /// Indexes a stopped run built for its foreign key checks and left (its last step drops
+    /// them; PostgreSQL): table, index name.
+    pub leftover_indexes: Vec<(Name, String)>,
     /// Each table's definition as the database writes it, before any change.
     pub definitions: BTreeMap<Name, String>,
     /// Generated columns computed from the key column or a referencing column: table, column,
@@ -359,6 +362,17 @@ impl Schema {
             Some(q) => db.query(q).await?,
             None => None,
         };
+        let mut leftover_indexes = Vec::new();
+        for fk in &references {
+            if leftover_indexes.iter().any(|(t, _): &(Name, String)| *t == fk.child) {
+                continue;
+            }
+            if let Some(q) = catalog.own_indexes(&fk.child) {
+                for index in db.query(q).await? {
+                    leftover_indexes.push((fk.child.clone(), index));
+                }
+            }
+        }
         let partitioned = match catalog.partitioned(&name) {
             Some(q) => db.query(q).await?,
             None => false,
@@ -374,6 +388,7 @@ impl Schema {
             inheritors,
             auto_update,
             unindexed,
+            leftover_indexes,
             definitions,
             computed,
             views,

@@ -595,10 +595,21 @@ pub(crate) trait Catalog: Sync {
     fn not_sixteen_bytes(&self, _table: &Name, _column: &str) -> Option<String> {
         None
     }
-    /// A temporary index, made and dropped inside a change's transaction where the database's
-    /// check of each updated key would otherwise scan the referencing table (PostgreSQL):
-    /// its create and drop statements.
-    fn temporary_index(&self, _table: &Name, _columns: &[String], _name: &str) -> Option<(String, String)> {
+    /// An index for the database's check of each updated key, which would otherwise scan the
+    /// referencing table for every key (PostgreSQL): built before the change's transaction
+    /// without blocking writers, and dropped after its commit. Its build statements (each run
+    /// alone, outside a transaction; a half-built one of an earlier run is dropped first) and
+    /// its drop statement.
+    fn concurrent_index(&self, _table: &Name, _columns: &[String], _name: &str) -> Option<(Vec<String>, String)> {
+        None
+    }
+    /// The indexes on `table` that a run built for its foreign key checks and did not drop
+    /// (it was stopped between its commit and its last step), by name.
+    fn own_indexes(&self, _table: &Name) -> Option<Query<Vec<String>>> {
+        None
+    }
+    /// The statement that drops index `name` of `table` without blocking its writers.
+    fn drop_own_index(&self, _table: &Name, _name: &str) -> Option<String> {
         None
     }
 }

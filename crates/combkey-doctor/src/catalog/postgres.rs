@@ -304,7 +304,7 @@ impl Catalog for Postgres {
         Query {
             sql: format!(
                 "SELECT (count(*) > 0)::text FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] \
-                 WHERE i.indrelid = {OID} AND a.attname = ANY($3::text[])"
+                 WHERE i.indrelid = {OID} AND a.attname = ANY($3::text[]) AND i.indisvalid AND {NOT_OWN_INDEX}"
             ),
             params: p,
             parse: |rows| rows.first().map_or(Ok(false), |r| flag(r, 0)),
@@ -323,7 +323,7 @@ impl Catalog for Postgres {
                    (SELECT string_agg('CONSTRAINT ' || conname || ' ' || pg_get_constraintdef(oid), E'\\n' ORDER BY conname) \
                     FROM pg_constraint WHERE conrelid = {OID}), \
                    (SELECT string_agg(pg_get_indexdef(indexrelid), E'\\n' ORDER BY indexrelid::regclass::text) \
-                    FROM pg_index WHERE indrelid = {OID}), \
+                    FROM pg_index WHERE indrelid = {OID} AND {NOT_OWN_INDEX}), \
                    (SELECT string_agg(pg_get_triggerdef(oid), E'\\n' ORDER BY tgname) \
                     FROM pg_trigger WHERE tgrelid = {OID} AND NOT tgisinternal), \
                    (SELECT 'COMMENT ' || description FROM pg_description WHERE objoid = {OID} AND objsubid = 0))"
@@ -850,20 +850,46 @@ impl Catalog for Postgres {
         None
     }
 
-    fn temporary_index(&self, table: &Name, columns: &[String], name: &str) -> Option<(String, String)> {
-        let cols: Vec<String> = columns.iter().map(|c| Backend::Postgres.quote(c)).collect();
-        let schema = table.schema.as_deref().map(|s| format!("{}.", Backend::Postgres.quote(s))).unwrap_or_default();
-        Some((
-            format!(
-                "CREATE INDEX {} ON {} ({})",
-                Backend::Postgres.quote(name),
-                table.quoted(Backend::Postgres),
-                cols.join(", ")
+    fn own_indexes(&self, table: &Name) -> Option<Query<Vec<String>>> {
+        Some(Query {
+            sql: format!(
+                "SELECT c.relname::text FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
+                 WHERE i.indrelid = {OID} AND NOT ({NOT_OWN_INDEX}) ORDER BY c.relname"
             ),
-            format!("DROP INDEX {schema}{}", Backend::Postgres.quote(name)),
+            params: params(table),
+            parse: |rows| rows.iter().map(|r| text(r, 0)).collect(),
+        })
+    }
+
+    fn drop_own_index(&self, table: &Name, name: &str) -> Option<String> {
+        let schema = table.schema.as_deref().map(|s| format!("{}.", Backend::Postgres.quote(s))).unwrap_or_default();
+        Some(format!("DROP INDEX CONCURRENTLY IF EXISTS {schema}{}", Backend::Postgres.quote(name)))
+    }
+
+    fn concurrent_index(&self, table: &Name, columns: &[String], name: &str) -> Option<(Vec<String>, String)> {
+        let cols: Vec<String> = columns.iter().map(|c| Backend::Postgres.quote(c)).collect();
+        let drop = self.drop_own_index(table, name)?;
+        Some((
+            vec![
+                // An earlier run's, stopped half-way (left INVALID by a kill or a lock timeout).
+                drop.clone(),
+                format!(
+                    "CREATE INDEX CONCURRENTLY {} ON {} ({})",
+                    Backend::Postgres.quote(name),
+                    table.quoted(Backend::Postgres),
+                    cols.join(", ")
+                ),
+            ],
+            drop,
         ))
     }
 }
+
+/// An index of `pg_index` that is not one a run builds for its foreign key checks
+/// (`combkey_doctor_fk_...`, dropped after the commit; one a killed run left is built again and
+/// dropped by the next): neither counted as the table's index nor compared as its definition.
+const NOT_OWN_INDEX: &str =
+    "(SELECT relname FROM pg_class WHERE oid = indexrelid) NOT LIKE 'combkey\\_doctor\\_fk\\_%'";
 
 /// One statement that rewrites every target from the mapping `combkey_doctor_map (old, new)`:
 /// the session's temporary table, or (`values`) a `VALUES` list of that name.

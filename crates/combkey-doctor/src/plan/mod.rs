@@ -693,7 +693,7 @@ impl Plan {
     /// # }
     /// ```
     pub fn is_empty(&self) -> bool {
-        self.converted.is_empty() && self.column_type == self.final_type && !self.sets_default
+        self.converted.is_empty() && self.column_type == self.final_type && !self.sets_default && self.steps.is_empty()
     }
 
     /// Whether the column's type changes.
@@ -1151,6 +1151,23 @@ pub(crate) fn build(backend: Backend, schema: &Schema, audit: &Audit, options: &
         sets_default,
     };
     if plan.is_empty() {
+        // Nothing to convert, but a run stopped after its commit left the index it built for
+        // its foreign key checks: dropping it is all there is to do.
+        let drops = steps::leftover_drops(cat, schema);
+        if !drops.is_empty() {
+            let names: Vec<&str> = schema.leftover_indexes.iter().map(|(_, n)| n.as_str()).collect();
+            plan.notes.push(format!(
+                "a stopped run left the index it built for its foreign key checks ({}): --apply drops it",
+                names.join(", ")
+            ));
+            let session = cat.session(options.lock_timeout_ms);
+            plan.steps.push(Step::new(
+                StepKind::Session,
+                format!("session: waits for locks end after {} ms", options.lock_timeout_ms),
+                session,
+            ));
+            plan.steps.extend(drops);
+        }
         return Ok(plan);
     }
 
@@ -1213,6 +1230,7 @@ mod tests {
             inheritors: Vec::new(),
             auto_update: BTreeMap::new(),
             unindexed: vec![(child, vec!["parent_id".into(), "tenant".into()])],
+            leftover_indexes: Vec::new(),
             definitions,
             computed: Vec::new(),
             views: Vec::new(),
@@ -1275,17 +1293,24 @@ mod tests {
             kinds_of(&plan),
             [
                 StepKind::Session,
+                StepKind::TemporaryIndex,
                 StepKind::Begin,
                 StepKind::Map,
                 StepKind::NewKeysFree,
-                StepKind::TemporaryIndex,
                 StepKind::Rewrite,
-                StepKind::TemporaryIndex,
                 StepKind::Verify,
                 StepKind::Commit,
+                StepKind::TemporaryIndex,
                 StepKind::CompareDefinitions
             ]
         );
+        // The index for the unindexed referencing column: built before the transaction
+        // without blocking writers, dropped after the commit.
+        assert!(!plan.steps[1].in_transaction && !plan.steps[8].in_transaction);
+        assert!(plan.steps[1].sql[0].starts_with("DROP INDEX CONCURRENTLY IF EXISTS \"other\".\"combkey_doctor_fk_"));
+        assert!(plan.steps[1].sql[1].starts_with("CREATE INDEX CONCURRENTLY \"combkey_doctor_fk_"));
+        assert!(plan.steps[1].sql[1].ends_with("ON \"other\".\"lines\" (\"parent_id\", \"tenant\")"));
+        assert_eq!(plan.steps[8].sql, plan.steps[1].sql[..1]);
         assert!(plan.steps.iter().all(|s| s.drops.is_none()), "nothing dropped");
         let rewrite = &plan.steps[5].sql;
         assert_eq!(plan.steps[5].kind, StepKind::Rewrite);

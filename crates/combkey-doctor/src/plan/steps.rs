@@ -195,6 +195,30 @@ pub(crate) fn steps(
         if !key_map_inside {
             steps.extend(key_map_step.clone());
         }
+        // A referencing column without an index: the database's check of each changed key
+        // would read its table whole, for every key, while the transaction holds the rows. The
+        // index is built before the transaction, without blocking writers (PostgreSQL's
+        // `CREATE INDEX CONCURRENTLY`; one built inside the transaction could not be used by
+        // it, `indcheckxmin`), and dropped after the commit.
+        let indexes: Vec<(Name, Vec<String>, String)> = if retype_needed {
+            Vec::new()
+        } else {
+            schema
+                .unindexed
+                .iter()
+                .filter_map(|(t, cols)| {
+                    let (build, drop) = cat.concurrent_index(t, cols, &concurrent_index_name(t, cols))?;
+                    Some((t.clone(), build, drop))
+                })
+                .collect()
+        };
+        for (t, build, _) in &indexes {
+            steps.push(Step::new(
+                StepKind::TemporaryIndex,
+                format!("an index on {t} for the foreign key checks, built without blocking writes (dropped after the commit)"),
+                build.clone(),
+            ));
+        }
         steps.push(Step::new(StepKind::Begin, "begin", vec![cat.begin()]));
         if key_map_inside {
             steps.extend(key_map_step);
@@ -227,29 +251,7 @@ pub(crate) fn steps(
             let adds: Vec<Step> = schema.references.iter().filter_map(add_fk).map(Step::inside).collect();
             steps.extend(adds);
         } else {
-            let mut temp = Vec::new();
-            for (n, (t, cols)) in schema.unindexed.iter().enumerate() {
-                if let Some(pair) = cat.temporary_index(t, cols, &format!("combkey_doctor_tmp_{n}")) {
-                    temp.push((t.clone(), pair));
-                }
-            }
-            for (t, (create, _)) in &temp {
-                steps.push(
-                    Step::new(
-                        StepKind::TemporaryIndex,
-                        format!("a temporary index on {t}, dropped before commit"),
-                        vec![create.clone()],
-                    )
-                    .inside(),
-                );
-            }
             steps.push(rewrite_step);
-            for (t, (_, drop)) in &temp {
-                steps.push(
-                    Step::new(StepKind::TemporaryIndex, format!("drop the temporary index on {t}"), vec![drop.clone()])
-                        .inside(),
-                );
-            }
             // Materialized views that hold the keys keep the old ones until refreshed: in the
             // same transaction, so they hold the new keys when it commits (each locked against
             // its readers while it is computed again).
@@ -280,9 +282,46 @@ pub(crate) fn steps(
         if !set_default_inside {
             steps.extend(set_default);
         }
+        for (t, _, drop) in &indexes {
+            steps.push(Step::new(
+                StepKind::TemporaryIndex,
+                format!("drop the index built on {t} for the foreign key checks"),
+                vec![drop.clone()],
+            ));
+        }
+        let built: Vec<String> = indexes.iter().map(|(_, _, drop)| drop.clone()).collect();
+        steps.extend(leftover_drops(cat, schema).into_iter().filter(|s| !built.contains(&s.sql[0])));
         steps.push(Step::new(StepKind::CompareDefinitions, "check: every definition as it was", Vec::new()));
     }
     steps
+}
+
+/// Steps that drop the indexes an earlier run built for its foreign key checks and left (it
+/// was stopped after its commit): outside any transaction, without blocking writers.
+pub(crate) fn leftover_drops(cat: &dyn Catalog, schema: &Schema) -> Vec<Step> {
+    schema
+        .leftover_indexes
+        .iter()
+        .filter_map(|(t, name)| {
+            let drop = cat.drop_own_index(t, name)?;
+            Some(Step::new(
+                StepKind::TemporaryIndex,
+                format!("drop the index {name} on {t} that a stopped run built for its foreign key checks"),
+                vec![drop],
+            ))
+        })
+        .collect()
+}
+
+/// The name of the index a run builds on referencing columns `cols` of `t` (the same for
+/// every run, so a run finds one an earlier run left): `combkey_doctor_fk_` and a hash of the
+/// table and columns.
+pub(crate) fn concurrent_index_name(t: &Name, cols: &[String]) -> String {
+    let mut h: u32 = 2_166_136_261;
+    for b in format!("{t}({})", cols.join(",")).bytes() {
+        h = (h ^ u32::from(b)).wrapping_mul(16_777_619);
+    }
+    format!("combkey_doctor_fk_{h:08x}")
 }
 
 pub(crate) fn guard_tag(plan: &Plan) -> String {
