@@ -319,10 +319,16 @@ mod postgres {
             } else {
                 assert_eq!(layouts(&now), [("v7".to_string(), 300)], "after a stop at step {k}: done or unchanged");
             }
-            assert_eq!(objects(&mut c, &["doctor_steps", "doctor_steps_items"]).await, defs, "step {k}: objects");
+            // The index a run builds for its foreign key checks before its transaction (the
+            // child's column has none) may be left by a stop between its build and its drop:
+            // the only object that may differ, and the next run drops it.
+            let mut now_objects = objects(&mut c, &["doctor_steps", "doctor_steps_items"]).await;
+            now_objects.retain(|o| !o.starts_with("CREATE INDEX combkey_doctor_fk_"));
+            assert_eq!(now_objects, defs, "step {k}: objects");
             assert_eq!(joined(&mut c, "doctor_steps").await, (150, 150), "step {k}");
             let after = report(&url, "doctor_steps", &["--apply"]);
             assert_eq!(layouts(&after), [("v7".to_string(), 300)], "{after}");
+            assert_eq!(objects(&mut c, &["doctor_steps", "doctor_steps_items"]).await, defs, "step {k}: after the next run");
         }
         assert!(unchanged >= n - 3, "every step before the commit left everything unchanged ({unchanged} of {n})");
     }
