@@ -328,7 +328,11 @@ mod postgres {
             assert_eq!(joined(&mut c, "doctor_steps").await, (150, 150), "step {k}");
             let after = report(&url, "doctor_steps", &["--apply"]);
             assert_eq!(layouts(&after), [("v7".to_string(), 300)], "{after}");
-            assert_eq!(objects(&mut c, &["doctor_steps", "doctor_steps_items"]).await, defs, "step {k}: after the next run");
+            assert_eq!(
+                objects(&mut c, &["doctor_steps", "doctor_steps_items"]).await,
+                defs,
+                "step {k}: after the next run"
+            );
         }
         assert!(unchanged >= n - 3, "every step before the commit left everything unchanged ({unchanged} of {n})");
     }

@@ -1065,6 +1065,48 @@ mod unindexed {
         }
     }
 
+    /// A partitioned referencing table without an index (an index cannot be built on it
+    /// `CONCURRENTLY`): each partition, which carries its own clone of the foreign key, gets
+    /// its own index, and the run converts every key.
+    #[tokio::test]
+    async fn postgres_a_partitioned_child_gets_its_partitions_indexed() {
+        let mut db = Db::pg().await;
+        let url = db.url();
+        let t = "unindexed_pg_parts";
+        db.exec(&format!(
+            "DROP TABLE IF EXISTS {t}_kids; DROP TABLE IF EXISTS {t}; DROP TABLE IF EXISTS combkey_keymap_{t}; \
+             CREATE TABLE {t} (id uuid PRIMARY KEY, seq int NOT NULL); \
+             CREATE TABLE {t}_kids (n int NOT NULL, parent uuid NOT NULL REFERENCES {t} (id), PRIMARY KEY (n)) \
+               PARTITION BY RANGE (n); \
+             CREATE TABLE {t}_kids_1 PARTITION OF {t}_kids FOR VALUES FROM (0) TO (10); \
+             CREATE TABLE {t}_kids_2 PARTITION OF {t}_kids FOR VALUES FROM (10) TO (100)"
+        ))
+        .await;
+        let old = keys(Layout::V1, 30, 73);
+        let values: Vec<String> = old.iter().enumerate().map(|(i, k)| format!("('{k}', {i})")).collect();
+        db.exec(&format!("INSERT INTO {t} VALUES {}; INSERT INTO {t}_kids SELECT seq, id FROM {t}", values.join(", ")))
+            .await;
+        let sql = ok(&combkey(&["doctor", "--url", &url, "--table", t, "--migration-sql"], &[]));
+        assert!(sql.contains("CONCURRENTLY \"combkey_doctor_fk_"), "{sql}");
+        assert!(!sql.contains(&format!("ON \"public\".\"{t}_kids\" (")), "none on the partitioned table: {sql}");
+        for p in ["1", "2"] {
+            assert!(sql.contains(&format!("ON \"public\".\"{t}_kids_{p}\" (\"parent\")")), "{sql}");
+        }
+        let after = report(&url, t, &["--apply"]);
+        assert_eq!(layouts(&after), [("v7".to_string(), 30)], "{after}");
+        let n = db.int_text("count(*)");
+        let joined = db.texts(&format!("SELECT {n} FROM {t}_kids k JOIN {t} p ON p.id = k.parent")).await;
+        assert_eq!(joined, ["30"]);
+        let left = db
+            .texts(&format!(
+                "SELECT {n} FROM pg_class WHERE relname LIKE 'combkey\\_doctor\\_fk\\_%' AND relkind = 'i' \
+                 AND oid IN (SELECT indexrelid FROM pg_index WHERE indrelid IN \
+                   (SELECT relid FROM pg_partition_tree('{t}_kids')))"
+            ))
+            .await;
+        assert_eq!(left, ["0"], "dropped after the commit");
+    }
+
     #[tokio::test]
     async fn postgres_writers_go_on_while_the_index_is_built() {
         let mut db = Db::pg().await;

@@ -295,7 +295,14 @@ impl Schema {
                 Some(c) => vec![c.to_string()],
                 None => fk.child_columns.clone(),
             };
-            if !db.query(catalog.has_index_on(&fk.child, &holding)).await?
+            // A partitioned referencing table holds no rows itself: each partition carries a
+            // clone of its foreign key (listed among the references too) and gets its own index.
+            let child_partitioned = match catalog.partitioned(&fk.child) {
+                Some(q) => db.query(q).await?,
+                None => false,
+            };
+            if !child_partitioned
+                && !db.query(catalog.has_index_on(&fk.child, &holding)).await?
                 && !unindexed.iter().any(|(t, c)| *t == fk.child && *c == holding)
             {
                 unindexed.push((fk.child.clone(), holding));
