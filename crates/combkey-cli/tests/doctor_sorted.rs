@@ -1798,6 +1798,69 @@ mod sessions {
         assert_eq!(layouts(&after), [("v7".to_string(), 200)], "{after}");
     }
 
+    /// MariaDB sessions that start with `autocommit = 0` (here through `init_connect`, for the
+    /// test's user only, so the other tests' sessions keep theirs): the online scanner still sees
+    /// the keys an application writes during the run (it would otherwise read one snapshot for
+    /// the whole run, and leave them old), and every key is converted.
+    #[tokio::test]
+    async fn mariadb_autocommit_off_does_not_freeze_the_scanner() {
+        let mut db = Db::mysql().await;
+        db.exec("DROP USER IF EXISTS 'combkey_t_autocommit'@'%'").await;
+        db.exec("CREATE USER 'combkey_t_autocommit'@'%'").await;
+        // No SUPER: `init_connect` runs for this user's sessions.
+        db.exec("GRANT ALL ON test.* TO 'combkey_t_autocommit'@'%'").await;
+        db.exec("GRANT PROCESS ON *.* TO 'combkey_t_autocommit'@'%'").await;
+        db.exec(
+            "SET GLOBAL init_connect = 'SET autocommit = IF(CURRENT_USER() LIKE ''combkey\\_t\\_autocommit@%'', 0, @@autocommit)'",
+        )
+        .await;
+        let url = db.url().replacen("://root@", "://combkey_t_autocommit@", 1);
+        assert_ne!(url, db.url(), "the test's URL names its user");
+        let mut probe = MySqlConnection::connect(&url).await.unwrap();
+        let ac: (i64,) = sqlx::query_as("SELECT @@autocommit").fetch_one(&mut probe).await.unwrap();
+        assert_eq!(ac.0, 0, "the user's sessions start with autocommit off");
+        drop(probe);
+        let t = "sessions_my_autocommit";
+        let old = keys(Layout::V1, 200, 72);
+        db.seed(t, &old, false).await;
+        let run = Command::new(env!("CARGO_BIN_EXE_combkey"))
+            .args([
+                "doctor",
+                "--url",
+                &url,
+                "--table",
+                t,
+                "--apply",
+                "--online",
+                "--batch-size",
+                "20",
+                "--sleep",
+                "200ms",
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Once the first batch is in, the application writes 40 more rows with old keys.
+        let map = format!("combkey_keymap_{t}");
+        let n = db.int_text("count(*)");
+        loop {
+            if map_exists(&mut db, &map).await && db.texts(&format!("SELECT {n} FROM {map}")).await[0] != "0" {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        let late = keys(Layout::V1, 40, 71);
+        let values: Vec<String> =
+            late.iter().enumerate().map(|(i, k)| format!("({}, {})", db.literal(*k), 1000 + i)).collect();
+        db.exec(&format!("INSERT INTO {t} (id, seq) VALUES {}", values.join(", "))).await;
+        let out = run.wait_with_output().unwrap();
+        db.exec("SET GLOBAL init_connect = ''").await;
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let after = report(&db.url(), t, &[]);
+        assert_eq!(layouts(&after), [("v7".to_string(), 240)], "{after}");
+    }
+
     #[tokio::test]
     async fn mariadb_max_statement_time_does_not_stop_a_run() {
         let mut db = Db::mysql().await;
