@@ -1859,6 +1859,56 @@ mod sessions {
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let after = report(&db.url(), t, &[]);
         assert_eq!(layouts(&after), [("v7".to_string(), 240)], "{after}");
+
+        // The same user on a read-only server (a replica, say), which it may not write to:
+        // refused up front, saying why. (Here, after the run above: the other tests' users
+        // may write despite `read_only`.)
+        let t = "sessions_my_read_only";
+        db.seed(t, &old, false).await;
+        db.exec("SET GLOBAL read_only = 1").await;
+        let (code, out) = exit_code(&["doctor", "--url", &url, "--table", t, "--apply"]);
+        let (code_online, out_online) = exit_code(&["doctor", "--url", &url, "--table", t, "--apply", "--online"]);
+        db.exec("SET GLOBAL read_only = 0").await;
+        for (code, out) in [(code, out), (code_online, out_online)] {
+            assert_eq!(code, Some(1), "{out}");
+            assert!(
+                out.contains("the server is read-only (read_only = ON") && out.contains("nothing was changed"),
+                "{out}"
+            );
+        }
+        assert_eq!(db.keys_by_seq(t).await, old, "nothing changed");
+    }
+
+    /// A role whose sessions start read-only (`default_transaction_read_only`): `--apply` is
+    /// refused before anything changes, saying so, instead of failing at its first write; the
+    /// audit, which only reads, goes on.
+    #[tokio::test]
+    async fn postgres_a_read_only_role_is_refused_up_front() {
+        let mut db = Db::pg().await;
+        db.exec("SELECT pg_advisory_lock(4244)").await;
+        db.exec(
+            "DO $$ BEGIN CREATE ROLE combkey_t_read_only LOGIN SUPERUSER; \
+             EXCEPTION WHEN duplicate_object THEN NULL; END $$",
+        )
+        .await;
+        db.exec("ALTER ROLE combkey_t_read_only SET default_transaction_read_only = on").await;
+        db.exec("SELECT pg_advisory_unlock(4244)").await;
+        let url = db.url().replacen("://postgres@", "://combkey_t_read_only@", 1);
+        assert_ne!(url, db.url(), "the test's URL names its user");
+        let t = "sessions_pg_read_only";
+        let old = keys(Layout::V1, 20, 70);
+        db.seed(t, &old, false).await;
+        for args in [&["--apply"][..], &["--apply", "--online"]] {
+            let mut all = vec!["doctor", "--url", url.as_str(), "--table", t];
+            all.extend_from_slice(args);
+            let (code, out) = exit_code(&all);
+            assert_eq!(code, Some(1), "{out}");
+            assert!(out.contains("this session starts read-only (default_transaction_read_only = on"), "{out}");
+            assert!(!out.contains("cannot execute"), "refused before the first write: {out}");
+        }
+        assert_eq!(db.keys_by_seq(t).await, old, "nothing changed");
+        let audit = report(&url, t, &[]);
+        assert_eq!(layouts(&audit), [("v1".to_string(), 20)], "{audit}");
     }
 
     #[tokio::test]

@@ -150,6 +150,18 @@ impl Doctor {
     /// told and changes nothing.
     /// A lock still held is waited for up to `wait_ms` (the lock timeout): a doctor that was
     /// just killed holds its locks until the server has noticed its connection is gone.
+    /// Refuses, before anything changes, a session that cannot write (a standby, a read-only
+    /// role or server), saying why, instead of failing at the first write.
+    async fn writable(&mut self) -> Result<(), Error> {
+        let cat = self.db.catalog()?;
+        if let Some(q) = cat.read_only()
+            && let Some(why) = self.db.query(q).await?
+        {
+            return Err(Error::refused(format!("nothing was changed: {why}")));
+        }
+        Ok(())
+    }
+
     async fn lock(&mut self, tables: &[Name], wait_ms: u64) -> Result<(), Error> {
         let deadline = Instant::now() + std::time::Duration::from_millis(wait_ms);
         let cat = self.db.catalog()?;
@@ -448,6 +460,7 @@ impl Doctor {
     /// ```
     pub async fn apply(&mut self, plan: &Plan, progress: &mut dyn Progress) -> Result<(), Error> {
         let table: Name = (&plan.table).into();
+        self.writable().await?;
         self.lock(&plan_tables(plan), plan.options.lock_timeout_ms).await?;
         let from = match self.unfinished(&table, &plan.column).await? {
             Some((journaled, step)) if journaled == *plan => usize::try_from(step + 1).unwrap_or(0),
@@ -511,6 +524,7 @@ impl Doctor {
         online: &Online,
         progress: &mut dyn Progress,
     ) -> Result<OnlineOutcome, Error> {
+        self.writable().await?;
         self.lock(&plan_tables(plan), plan.options.lock_timeout_ms).await?;
         online::run(&mut self.db, plan, online, progress).await
     }

@@ -391,6 +391,12 @@ pub(crate) trait Catalog: Sync {
         let _ = (table, only);
         None
     }
+    /// Why this session cannot write, where it cannot (`None` where it can, or where the
+    /// database does not tell): a standby, a session that starts read-only (a role's
+    /// `default_transaction_read_only`), a read-only server the user may not write to.
+    fn read_only(&self) -> Option<Query<Option<String>>> {
+        None
+    }
     /// The session that holds [`run_lock`](Self::run_lock)'s lock of `table`, as a message
     /// shows it (its id, state, how long, its statement), where the database tells.
     fn run_lock_holder(&self, table: &Name) -> Option<Query<Option<String>>> {

@@ -403,6 +403,21 @@ impl Catalog for MySql {
         })
     }
 
+    fn read_only(&self) -> Option<Query<Option<String>>> {
+        // `read_only` stops the users without SUPER (MySQL, MariaDB before 10.11) or READ_ONLY
+        // ADMIN (MariaDB 10.11 and later).
+        Some(Query {
+            sql: "SELECT CASE WHEN @@global.read_only = 1 AND NOT EXISTS (SELECT 1 FROM information_schema.USER_PRIVILEGES \
+                  WHERE GRANTEE = CONCAT('''', SUBSTRING_INDEX(CURRENT_USER(), '@', 1), '''@''', \
+                  SUBSTRING_INDEX(CURRENT_USER(), '@', -1), '''') AND PRIVILEGE_TYPE IN ('SUPER', 'READ_ONLY ADMIN')) \
+                  THEN 'the server is read-only (read_only = ON: a replica, or a primary taken out of service) and this \
+                  user may not write to it: connect to the primary' END"
+                .into(),
+            params: Vec::new(),
+            parse: |rows| Ok(rows.first().and_then(|r| r.first().cloned().flatten())),
+        })
+    }
+
     fn run_lock_holder(&self, table: &Name) -> Option<Query<Option<String>>> {
         Some(Query {
             sql: format!(

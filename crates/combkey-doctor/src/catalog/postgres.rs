@@ -442,6 +442,19 @@ impl Catalog for Postgres {
         })
     }
 
+    fn read_only(&self) -> Option<Query<Option<String>>> {
+        Some(Query {
+            sql: "SELECT CASE WHEN pg_is_in_recovery() THEN 'the server is a standby (in recovery), which takes no \
+                  writes: connect to its primary' \
+                  WHEN current_setting('transaction_read_only') = 'on' THEN 'this session starts read-only \
+                  (default_transaction_read_only = on, set for the role, the database or the server): connect as a \
+                  role that may write (doctor does not turn off a read-only default someone set on purpose)' END"
+                .into(),
+            params: Vec::new(),
+            parse: |rows| Ok(rows.first().and_then(|r| r.first().cloned().flatten())),
+        })
+    }
+
     fn run_lock_holder(&self, table: &Name) -> Option<Query<Option<String>>> {
         // The advisory lock of `run_lock` (a bigint key: its high and low halves in pg_locks).
         Some(Query {
