@@ -74,10 +74,15 @@
 //! # Versions
 //!
 //! Minimum Rust version: 1.88. Public dependencies (their types are in this crate's API):
-//! mysql_common 0.37 (its `Value`, `FromValue` and `ToValue`, which mysql_async 0.37 and mysql
-//! 28 use) and `combkey` (an exact version: this crate uses its adapter-only items).
-//! mysql_common 0.38 is supported in a new release of this crate that bumps its own version
-//! (0.x: the minor).
+//! mysql_common, any release from 0.35 to 0.37 (its `Value`, `FromValue` and `ToValue`, the
+//! same in all of them: mysql_async 0.36 and mysql 26 use 0.35, mysql 27 0.36, mysql_async
+//! 0.37 and mysql 28 0.37; both ends are tested in CI with both drivers) and `combkey` (an
+//! exact version: this crate uses its adapter-only items). Your build must hold one
+//! mysql_common: if `cargo tree -d` shows two (cargo resolved this crate to the newest while
+//! your driver holds an older one), `cargo update -p mysql_common@0.37.3 --precise 0.35.5`
+//! (with your versions) makes them one. A host's previous major line stays supported for at
+//! least 12 months after its next one is released, and dropping one is a new release of this
+//! crate that bumps its own version (0.x: the minor).
 
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]

@@ -45,10 +45,13 @@
 //!
 //! # Versions
 //!
-//! Minimum Rust version: 1.88. Public dependencies (their types are in this crate's API):
-//! rusqlite 0.39 (its `ToSql` and `FromSql`) and `combkey` (an exact version: this crate uses
-//! its adapter-only items). rusqlite 0.40 is supported in a new release of this crate that
-//! bumps its own version (0.x: the minor).
+//! Minimum Rust version: 1.88 (rusqlite 0.43 itself needs 1.89). Public dependencies (their
+//! types are in this crate's API): rusqlite, any release from 0.37 to 0.43 (its `ToSql` and
+//! `FromSql`, the same in all of them; the ends and 0.39 are tested in CI), and `combkey` (an
+//! exact version: this crate uses its adapter-only items). No feature selects the rusqlite
+//! version: cargo takes the one your build has. A host's previous major line stays supported
+//! for at least 12 months after its next one is released, and dropping one is a new release of
+//! this crate that bumps its own version (0.x: the minor).
 
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]

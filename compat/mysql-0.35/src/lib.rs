@@ -1,0 +1,1 @@
+//! Empty: the tests are combkey-mysql's own (tests/mariadb.rs).

@@ -1,0 +1,1 @@
+//! Empty: the tests are combkey-rusqlite's own (tests/sqlite.rs).
