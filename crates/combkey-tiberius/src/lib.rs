@@ -128,9 +128,12 @@
 //! # Versions
 //!
 //! Minimum Rust version: 1.88. Public dependencies (their types are in this crate's API):
-//! tiberius 0.13 (its `ToSql`, `FromSql` and `IntoSql` are implemented here) and `combkey` (an
-//! exact version: this crate uses its adapter-only items). tiberius 0.14 is supported in a new
-//! release of this crate that bumps its own version (0.x: the minor).
+//! tiberius 0.12 or 0.13 (its `ToSql`, `FromSql` and `IntoSql` are implemented here, the same
+//! traits in both; both are tested in CI) and `combkey` (an exact version: this crate uses its
+//! adapter-only items). Your build must hold one tiberius: if `cargo tree -d` shows two,
+//! `cargo update -p tiberius@0.13.0 --precise 0.12.3` makes them one. A host's previous major
+//! line stays supported for at least 12 months after its next one is released, and dropping
+//! one is a new release of this crate that bumps its own version (0.x: the minor).
 
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]

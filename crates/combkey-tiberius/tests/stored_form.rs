@@ -603,12 +603,15 @@ fn partition_boundaries_in_sql_servers_order() {
     }
 }
 
-/// COLMETADATA for one nullable, updateable `uniqueidentifier` column named `id`: what SQL
-/// Server answers to the `SELECT TOP 0 id FROM t` tiberius sends before a bulk insert.
+/// COLMETADATA for one nullable `uniqueidentifier` column named `id` that may be written: what
+/// SQL Server answers to the `SELECT TOP 0 ... FROM t` tiberius sends before a bulk insert,
+/// which loads the columns it may write. Its `usUpdateable` field (MS-TDS 2.2.7.4, bits 2 and
+/// 3) is 2, "unknown" (bit 3): tiberius 0.13 reads the field as the specification does, 0.12
+/// reads bit 3 alone as "updateable", and both load such a column.
 fn guid_column_metadata() -> Vec<u8> {
     let mut t = vec![0x81, 1, 0]; // COLMETADATA, one column
     t.extend_from_slice(&0u32.to_le_bytes()); // user type
-    t.extend_from_slice(&0x0005u16.to_le_bytes()); // nullable | updateable
+    t.extend_from_slice(&0x0009u16.to_le_bytes()); // nullable | usUpdateable = 2
     t.extend_from_slice(&[0x24, 0x10]); // GUIDN, 16 bytes
     t.push(2); // column name: 2 UTF-16 characters
     t.extend("id".encode_utf16().flat_map(u16::to_le_bytes));
@@ -628,7 +631,8 @@ async fn bulk_insert_rows_carry_the_stored_form() {
     ])
     .await;
     let ids: Vec<Comb> = (0..3).map(|_| Comb::new()).collect();
-    let mut bulk = client.bulk_insert_columns("t", &["id"]).await.expect("column metadata from the fake peer");
+    // `bulk_insert`: in tiberius 0.12 and 0.13 alike (0.13 added `bulk_insert_columns`).
+    let mut bulk = client.bulk_insert("t").await.expect("column metadata from the fake peer");
     for id in &ids {
         bulk.send(tiberius::IntoRow::into_row(*id)).await.expect("a row");
     }
@@ -636,10 +640,14 @@ async fn bulk_insert_rows_carry_the_stored_form() {
 
     let written = peer.lock().unwrap().written.clone();
     let utf16 = |s: &str| -> Vec<u8> { s.encode_utf16().flat_map(u16::to_le_bytes).collect() };
-    let statement = utf16("INSERT BULK t ([id] uniqueidentifier)");
+    // tiberius 0.13 quotes the column's name, 0.12 does not.
+    let statements = [utf16("INSERT BULK t ([id] uniqueidentifier)"), utf16("INSERT BULK t (id uniqueidentifier)")];
     let ascii: String =
         written.iter().map(|b| if b.is_ascii_graphic() || *b == b' ' { *b as char } else { '.' }).collect();
-    assert!(written.windows(statement.len()).any(|w| w == statement.as_slice()), "the INSERT BULK statement: {ascii}");
+    assert!(
+        statements.iter().any(|s| written.windows(s.len()).any(|w| w == s.as_slice())),
+        "the INSERT BULK statement: {ascii}"
+    );
     // A bulk load packet (type 0x07) whose ROW tokens (0xD1) each hold a 16-byte GUIDN value.
     let load = written.iter().position(|b| *b == 0x07).expect("a bulk load packet");
     // The rows follow one another: ROW token, length 16, the value.
