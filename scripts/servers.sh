@@ -34,7 +34,9 @@
 #                         stop and start the standby)
 #   COMBKEY_MYREPL_URLS   a MariaDB primary (binary log, GTID) and its replica, comma separated
 #   COMBKEY_PGBOUNCER_URLS  PgBouncer in front of COMBKEY_PG_URL's database: the same database
-#                         pooled in transaction, statement and session mode, comma separated
+#                         pooled in transaction, statement and session mode, and in
+#                         transaction mode by a pool of two handed out in turn
+#                         (server_round_robin), comma separated
 #
 # MariaDB's InnoDB reads its files past the OS cache (O_DIRECT): its buffer pool is all the
 # cache it has. The tests' small one (64M, redo log 48M) can be set for a benchmark:
@@ -271,25 +273,41 @@ _combkey_myrepl_start() {
 
 # PgBouncer (Debian's package; its own service is never used) in front of COMBKEY_PG_URL's
 # server and database, which it reaches as that URL's user: three pools of the same database,
-# test_tx (pool_mode = transaction), test_stmt (statement) and test_session (session).
+# test_tx (pool_mode = transaction), test_stmt (statement) and test_session (session); and a
+# second PgBouncer with one transaction pool of two server sessions handed out in turn
+# (server_round_robin = 1), test_tx_rr.
 _combkey_pgbouncer_start() {
   _combkey_need "PgBouncer" "command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ]" pgbouncer || return 1
-  local dir="$COMBKEY_TEST_DIR/pgbouncer" bin port attempt rest host pgport user db
-  bin=$(command -v pgbouncer || echo /usr/sbin/pgbouncer)
+  local rest host pgport user db main rr
   rest=${COMBKEY_PG_URL#*://}
   user=${rest%%@*}; user=${user%%:*}
   rest=${rest#*@}
   host=${rest%%/*}; pgport=${host##*:}; host=${host%:*}
   db=${rest#*/}; db=${db%%\?*}
+  _combkey_pgbouncer "$COMBKEY_TEST_DIR/pgbouncer" test_session "test_tx = host=$host port=$pgport dbname=$db user=$user pool_mode=transaction
+test_stmt = host=$host port=$pgport dbname=$db user=$user pool_mode=statement
+test_session = host=$host port=$pgport dbname=$db user=$user pool_mode=session" "default_pool_size = 5" || return 1
+  main=$_combkey_port
+  _combkey_pgbouncer "$COMBKEY_TEST_DIR/pgbouncer-rr" test_tx_rr \
+    "test_tx_rr = host=$host port=$pgport dbname=$db user=$user pool_mode=transaction" \
+    "default_pool_size = 2
+server_round_robin = 1" || return 1
+  rr=$_combkey_port
+  export COMBKEY_PGBOUNCER_URLS="postgres://$user@127.0.0.1:$main/test_tx,postgres://$user@127.0.0.1:$main/test_stmt,postgres://$user@127.0.0.1:$main/test_session,postgres://$user@127.0.0.1:$rr/test_tx_rr"
+}
+
+# One PgBouncer in $1 (its databases $3, extra settings $4; ready once $2 answers), on a free
+# port left in $_combkey_port.
+_combkey_pgbouncer() {
+  local dir=$1 probe=$2 databases=$3 extra=$4 bin port attempt
+  bin=$(command -v pgbouncer || echo /usr/sbin/pgbouncer)
   mkdir -p "$dir" && chmod 755 "$dir"
   printf '"%s" ""\n' "$user" >"$dir/users.txt"
   for attempt in 1 2 3 4 5; do
     port=$(_combkey_free_port) || return 1
     cat >"$dir/pgbouncer.ini" <<INI
 [databases]
-test_tx = host=$host port=$pgport dbname=$db user=$user pool_mode=transaction
-test_stmt = host=$host port=$pgport dbname=$db user=$user pool_mode=statement
-test_session = host=$host port=$pgport dbname=$db user=$user pool_mode=session
+$databases
 [pgbouncer]
 listen_addr = 127.0.0.1
 listen_port = $port
@@ -297,11 +315,11 @@ unix_socket_dir =
 auth_type = trust
 auth_file = $dir/users.txt
 pool_mode = session
-default_pool_size = 5
 max_client_conn = 200
 ignore_startup_parameters = extra_float_digits
 logfile = $dir/pgbouncer.log
 pidfile = $dir/pgbouncer.pid
+$extra
 INI
     [ -z "$pg_user" ] || chown -R "$pg_user" "$dir"
     rm -f "$dir/pgbouncer.log"
@@ -309,12 +327,12 @@ INI
     local ready=""
     # Ready, or failed (its log says FATAL: the port taken, a bad setting): whichever first.
     for _ in $(seq 1 600); do
-      if psql -h 127.0.0.1 -p "$port" -U "$user" -d test_session -qAtc "SELECT 1" >/dev/null 2>&1; then ready=1; break; fi
+      if psql -h 127.0.0.1 -p "$port" -U "$user" -d "$probe" -qAtc "SELECT 1" >/dev/null 2>&1; then ready=1; break; fi
       grep -qs FATAL "$dir/pgbouncer.log" "$dir/console.log" && break
       sleep 0.2
     done
     if [ -n "$ready" ]; then
-      export COMBKEY_PGBOUNCER_URLS="postgres://$user@127.0.0.1:$port/test_tx,postgres://$user@127.0.0.1:$port/test_stmt,postgres://$user@127.0.0.1:$port/test_session"
+      _combkey_port=$port
       echo "servers.sh: PgBouncer $("$bin" --version | head -n 1 | awk '{print $2}') on 127.0.0.1:$port ($dir)" >&2
       return 0
     fi
@@ -372,7 +390,7 @@ combkey_servers_stop() {
       -D "$c/data" -m immediate -w stop >/dev/null 2>&1 || true
   done
   local pidfile pid
-  for pidfile in "$dir"/pgbouncer/pgbouncer.pid "$dir"/mysql/mysqld.pid "$dir"/myrepl/replica/mysqld.pid "$dir"/myrepl/primary/mysqld.pid; do
+  for pidfile in "$dir"/pgbouncer/pgbouncer.pid "$dir"/pgbouncer-rr/pgbouncer.pid "$dir"/mysql/mysqld.pid "$dir"/myrepl/replica/mysqld.pid "$dir"/myrepl/primary/mysqld.pid; do
     [ -f "$pidfile" ] || continue
     pid=$(cat "$pidfile")
     kill "$pid" 2>/dev/null || true

@@ -1717,15 +1717,16 @@ mod sessions {
     /// use instead, with nothing changed and nothing left on the pooled server sessions the
     /// application's transactions get next; in session mode the run converts every key and the
     /// application's next session starts with the server's settings.
-    #[tokio::test]
+    // Two worker threads: the application's traffic goes on while the test waits for the tool.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn postgres_a_pooler_without_sessions_is_refused() {
         let mut db = Db::pg().await;
-        let [tx, stmt, session]: [String; 3] = combkey_testutil::url("COMBKEY_PGBOUNCER_URLS")
+        let [tx, stmt, session, round_robin]: [String; 4] = combkey_testutil::url("COMBKEY_PGBOUNCER_URLS")
             .split(',')
             .map(str::to_string)
             .collect::<Vec<_>>()
             .try_into()
-            .expect("three PgBouncer URLs: transaction, statement, session mode");
+            .expect("four PgBouncer URLs: transaction, statement, session mode, transaction mode in turn");
         let t = "pooler_pg";
         let old = keys(Layout::V1, 40, 76);
         db.seed(t, &old, false).await;
@@ -1754,6 +1755,54 @@ mod sessions {
             }
         }
         assert_eq!(db.keys_by_seq(t).await, old, "nothing changed");
+        // A transaction pool of two server sessions handed out in turn (`server_round_robin`),
+        // both open (three clients at once asked for them): found every time, though the
+        // tool's connection gets its own server session back while another client holds the
+        // other one.
+        let warm: Vec<_> = (0..3)
+            .map(|_| {
+                let url = round_robin.clone();
+                tokio::spawn(async move {
+                    let mut c = PgConnection::connect(&url).await.unwrap();
+                    sqlx::raw_sql("SELECT pg_sleep(0.2)").execute(&mut c).await.unwrap();
+                })
+            })
+            .collect();
+        for w in warm {
+            w.await.unwrap();
+        }
+        for args in [&["--apply"][..], &[], &[], &["--apply", "--online"], &[]] {
+            let mut all = vec!["doctor", "--url", round_robin.as_str(), "--table", t];
+            all.extend_from_slice(args);
+            let (code, out) = exit_code(&all);
+            assert_eq!(code, Some(1), "{args:?}: {out}");
+            assert!(out.contains("connection pooler that does not keep a session"), "{out}");
+        }
+        // Application traffic through the transaction pool (eight clients, five server
+        // sessions) while the tool starts: found every time.
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let traffic: Vec<_> = (0..8)
+            .map(|_| {
+                let (url, stop) = (tx.clone(), Arc::clone(&stop));
+                tokio::spawn(async move {
+                    let mut c = PgConnection::connect(&url).await.unwrap();
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        sqlx::raw_sql("SELECT 1").execute(&mut c).await.unwrap();
+                    }
+                })
+            })
+            .collect();
+        for args in [&["--apply"][..], &[], &[], &[], &[], &["--apply"], &[], &[], &[], &[]] {
+            let mut all = vec!["doctor", "--url", tx.as_str(), "--table", t];
+            all.extend_from_slice(args);
+            let (code, out) = exit_code(&all);
+            assert_eq!(code, Some(1), "{args:?}: {out}");
+            assert!(out.contains("connection pooler that does not keep a session"), "{out}");
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for t in traffic {
+            t.await.unwrap();
+        }
         // The run lock (a session lock) is free: no pooled server session kept it.
         let lock = format!("hashtextextended('combkey_doctor:public.{t}', 0)");
         let free = db.texts(&format!("SELECT pg_try_advisory_lock({lock})::text")).await;

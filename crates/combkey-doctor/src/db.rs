@@ -18,6 +18,9 @@ pub(crate) struct Db {
     secret: Option<String>,
     /// The URL connected to, for a second session ([`Db::another`]); never shown.
     url: String,
+    /// The server process of this session (PostgreSQL, once [`Db::pooler_check`] found the
+    /// session is the server's own), checked again by [`Db::same_session`].
+    session_pid: Option<i32>,
 }
 
 /// `url` with its password replaced by `***`, and the password: the one in the user info
@@ -126,7 +129,7 @@ impl Db {
             }
             Error::usage(format!("connecting to {shown}: {message}"))
         })?;
-        let mut db = Db { conn, backend, secret, url: url.to_string() };
+        let mut db = Db { conn, backend, secret, url: url.to_string(), session_pid: None };
         if check_pooler && backend == Backend::Postgres {
             db.pooler_check(&target, &shown).await?;
         }
@@ -145,6 +148,7 @@ impl Db {
                 Err(e) => return Err(e),
             }
         }
+        db.same_session().await?;
         if backend == Backend::Sqlite {
             // The mapping table and the sorts of a big table's `GROUP BY` in temporary files
             // (in `SQLITE_TMPDIR` or `TMPDIR`), not in memory, whatever default the SQLite
@@ -173,54 +177,88 @@ impl Db {
     /// its session lock would be held by someone else's session, and its prepared statements
     /// would be missing (`prepared statement "sqlx_s_1" does not exist`).
     ///
-    /// Told from the outside, with nothing set and nothing prepared: this session reads its
-    /// server process; a second client opens a transaction (a pooler hands it the server
-    /// session just given back, PgBouncer's default LIFO reuse) and reads its own; then this
-    /// session reads again while the second holds its transaction. A direct connection, or a
-    /// pooler in session mode, answers the same process for this session and another for the
-    /// second client, every time. PgBouncer in statement mode refuses the transaction itself.
+    /// Told from the outside, with nothing set and nothing prepared, in rounds: a second
+    /// client opens a transaction and reads its server process (a pooler hands it a free
+    /// server session: the one this connection just gave back, by PgBouncer's default LIFO
+    /// reuse, or the next in turn with `server_round_robin`), then this connection reads its
+    /// own while the second holds its transaction, and the second commits. A direct
+    /// connection, or a pooler in session mode, answers the same process for this connection
+    /// every time and never gives it to the second client. PgBouncer in statement mode refuses
+    /// the transaction itself. The process is kept: [`Db::same_session`] checks it again
+    /// after the session's settings and its lock.
     async fn pooler_check(&mut self, target: &str, shown: &str) -> Result<(), Error> {
-        let refuse = |why: String| {
-            Error::refused(format!(
-                "{shown} reaches PostgreSQL through a connection pooler that does not keep a session ({why}): \
-                 doctor holds a lock and its settings across statements and transactions, which such a pooler \
-                 hands to other clients' transactions, so nothing was read or changed; connect to the server \
-                 itself (its own host and port), or through a pool in session mode (PgBouncer: pool_mode = \
-                 session for this database)"
-            ))
+        let fail = |db: &Db, e: sqlx::Error| {
+            let mut err = db.error("checking for a connection pooler", &e);
+            err = err.with_hint(
+                "; the check opens a second session beside this one (doctor's --apply uses two at once: a role or a \
+                 pool that allows one session only cannot run it)",
+            );
+            err
         };
-        let fail = |db: &Db, e: sqlx::Error| db.error("checking for a connection pooler", &e);
         let first = Db::backend_pid(&mut self.conn).await.map_err(|e| fail(self, e))?;
         let mut other = AnyConnection::connect(target).await.map_err(|e| fail(self, e))?;
-        let began = sqlx::raw_sql("BEGIN").execute(&mut other).await;
-        let result = match began {
-            Err(e) if statement_pooling(&e) => {
-                Err(refuse("a transaction of two statements was refused: PgBouncer's pool_mode = statement".into()))
+        let mut result = Ok(());
+        for _ in 0..POOLER_ROUNDS {
+            let round = async {
+                sqlx::raw_sql("BEGIN").execute(&mut other).await?;
+                let second = Db::backend_pid(&mut other).await?;
+                let again = Db::backend_pid(&mut self.conn).await?;
+                sqlx::raw_sql("COMMIT").execute(&mut other).await?;
+                Ok::<_, sqlx::Error>((second, again))
             }
-            Err(e) => Err(fail(self, e)),
-            Ok(_) => match Db::backend_pid(&mut other).await {
+            .await;
+            result = match round {
                 Err(e) if statement_pooling(&e) => {
-                    Err(refuse("a transaction of two statements was refused: PgBouncer's pool_mode = statement".into()))
+                    Err(pooler(shown, "a transaction of two statements was refused: PgBouncer's pool_mode = statement"))
                 }
                 Err(e) => Err(fail(self, e)),
-                Ok(second) if second == first => Err(refuse(format!(
-                    "a second connection was given this connection's server session, process {first}: \
-                     PgBouncer's pool_mode = transaction, or another pooler's transaction mode"
-                ))),
-                Ok(_) => match Db::backend_pid(&mut self.conn).await {
-                    Err(e) => Err(fail(self, e)),
-                    Ok(again) if again != first => Err(refuse(format!(
-                        "this connection's statements ran in server process {first}, then {again}: \
+                Ok((second, _)) if second == first => Err(pooler(
+                    shown,
+                    &format!(
+                        "a second connection was given this connection's server session, process {first}: \
                          PgBouncer's pool_mode = transaction, or another pooler's transaction mode"
-                    ))),
-                    Ok(_) => Ok(()),
-                },
-            },
-        };
-        // Given back with nothing left in it: the open transaction ends with the connection.
+                    ),
+                )),
+                Ok((_, again)) if again != first => Err(pooler(
+                    shown,
+                    &format!(
+                        "this connection's statements ran in server process {first}, then {again}: PgBouncer's \
+                         pool_mode = transaction, or another pooler's transaction mode"
+                    ),
+                )),
+                Ok(_) => Ok(()),
+            };
+            if result.is_err() {
+                break;
+            }
+        }
+        // Given back with nothing left in it: a transaction still open ends with the connection.
         let _ = sqlx::raw_sql("ROLLBACK").execute(&mut other).await;
         let _ = other.close().await;
-        result
+        result?;
+        self.session_pid = Some(first);
+        Ok(())
+    }
+
+    /// Whether this connection still runs in the server process [`Db::pooler_check`] found
+    /// (PostgreSQL; elsewhere, and for a second session, nothing to check): a pooler that
+    /// slipped past the check (another client took the server session in between) is caught
+    /// here, after the session's settings and after its lock, before any change.
+    pub(crate) async fn same_session(&mut self) -> Result<(), Error> {
+        let Some(first) = self.session_pid else { return Ok(()) };
+        let now = Db::backend_pid(&mut self.conn).await.map_err(|e| self.error("checking the session", &e))?;
+        if now != first {
+            let shown = redact(&self.url).0;
+            return Err(pooler(
+                &shown,
+                &format!(
+                    "this connection's statements ran in server process {first}, then {now}: PgBouncer's pool_mode \
+                     = transaction, or another pooler's transaction mode. Its settings (lock_timeout) and lock may \
+                     be left on a pooled server session until the pooler closes it"
+                ),
+            ));
+        }
+        Ok(())
     }
 
     pub(crate) fn backend(&self) -> Backend {
@@ -387,6 +425,20 @@ impl Db {
             .and_then(|v| v.parse().ok())
             .ok_or_else(|| Error::new(ErrorKind::Database, format!("{}: no number in its answer", short(sql))))
     }
+}
+
+/// How many rounds [`Db::pooler_check`] plays: a pool of up to this many server sessions in
+/// round-robin is found for certain; a LIFO pool almost always in the first round.
+const POOLER_ROUNDS: usize = 8;
+
+/// The refusal of a URL that goes through a pooler without sessions, and why it was told.
+fn pooler(shown: &str, why: &str) -> Error {
+    Error::refused(format!(
+        "{shown} reaches PostgreSQL through a connection pooler that does not keep a session ({why}): doctor holds \
+         a lock and its settings across statements and transactions, which such a pooler hands to other clients' \
+         transactions, so nothing was changed; connect to the server itself (its own host and port), or through a \
+         pool in session mode (PgBouncer: pool_mode = session for this database)"
+    ))
 }
 
 /// PgBouncer's answer to a transaction in statement mode ("transaction blocks not allowed in

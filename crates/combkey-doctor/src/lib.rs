@@ -221,6 +221,17 @@ impl Doctor {
             }
             self.locked.push(table.clone());
         }
+        // The lock is a session's: still this one's (a pooler that slipped past the check at
+        // connect would have given it to another client's session). If not, it is let go where
+        // it can be, and nothing changes.
+        if let Err(e) = self.db.same_session().await {
+            for previous in std::mem::take(&mut self.locked) {
+                if let Some(q) = cat.run_unlock(&previous) {
+                    let _ = self.db.query(q).await;
+                }
+            }
+            return Err(e);
+        }
         Ok(())
     }
 
