@@ -255,7 +255,7 @@ impl Reporter {
         #[allow(clippy::cast_precision_loss)]
         let left = if rate > 0.0 { (total.saturating_sub(done)) as f64 / rate } else { 0.0 };
         let converted = converted.map(|c| format!(", {c} converted")).unwrap_or_default();
-        eprintln!(
+        say!(
             "combkey doctor: {done} of about {total} keys {what}{converted}, {rate:.0} keys/s, about {left:.0} s left"
         );
     }
@@ -270,7 +270,7 @@ impl Reporter {
 impl Progress for Reporter {
     fn step(&mut self, index: usize, of: usize, what: &str) {
         if self.lines || self.bar.is_some() {
-            eprintln!("combkey doctor: step {index} of {of}: {what}");
+            say!("combkey doctor: step {index} of {of}: {what}");
         }
     }
 
@@ -300,7 +300,7 @@ impl Progress for Reporter {
             format!("combkey doctor: waiting before the next batch ({:.0} s so far): {why}", so_far.as_secs_f64());
         match &self.bar {
             Some(bar) => bar.println(line),
-            None => eprintln!("{line}"),
+            None => say!("{line}"),
         }
     }
 }
@@ -326,7 +326,7 @@ pub(crate) fn run(args: DoctorArgs, out: &mut impl Write) -> Result<bool, String
         Err(Failure::Doctor(e)) if e.kind() == ErrorKind::Usage => Err(e.to_string()),
         Err(Failure::Doctor(e)) => {
             let _ = out.flush();
-            eprintln!("combkey: {e}");
+            say!("combkey: {e}");
             Ok(false)
         }
     }
@@ -403,8 +403,17 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, Failure
             "\n--   --online: in batches, each one short transaction that commits whole (parents and their children \
              together); the journal keeps the position, so a stopped run goes on from it",
         );
-    } else {
+    } else if plan.steps.iter().any(|s| s.kind == combkey_doctor::StepKind::Begin) {
         header.push_str("\n--   one transaction: it commits whole, or nothing changes");
+    }
+    // PostgreSQL's index for an unindexed referencing column: built and dropped outside the
+    // transaction, which a script run as one transaction (`psql -1`) cannot do.
+    if plan.steps.iter().any(|s| s.kind == combkey_doctor::StepKind::TemporaryIndex && !s.in_transaction) {
+        header.push_str(
+            "\n--   CREATE INDEX CONCURRENTLY and DROP INDEX CONCURRENTLY run outside the transaction: run this \
+             script statement by statement, stopping at the first error (psql -v ON_ERROR_STOP=1 -f), never as \
+             one transaction (psql -1)",
+        );
     }
     for note in &plan.notes {
         header.push_str(&format!("\n--   note: {note}"));
@@ -425,9 +434,9 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, Failure
         return Ok(true);
     }
     if let Some(step) = doctor.resumes(&plan).await? {
-        eprintln!("combkey doctor: resuming the journaled run of {table} at step {} of {}", step + 1, plan.steps.len());
+        say!("combkey doctor: resuming the journaled run of {table} at step {} of {}", step + 1, plan.steps.len());
     } else {
-        eprintln!("{header}");
+        say!("{header}");
     }
     let mut progress = Reporter::new(args.progress);
     // What the online run did, for --json.
@@ -436,7 +445,7 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, Failure
     let mut check_error = None;
     if args.online && args.max_lag.is_some() && args.replica_url.is_empty() {
         // What --max-lag alone can see, said before the run.
-        eprintln!(
+        say!(
             "{}",
             if doctor.backend() == combkey::Backend::Postgres {
                 "combkey doctor: --max-lag without --replica-url reads the lag this primary sees (pg_stat_replication, \
@@ -459,9 +468,9 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, Failure
         progress.finish();
         let done = done?;
         if done.resumed {
-            eprintln!("combkey doctor: went on from where an earlier run of {table} stopped (its journal)");
+            say!("combkey doctor: went on from where an earlier run of {table} stopped (its journal)");
         }
-        eprintln!(
+        say!(
             "combkey doctor: {} keys converted in {} batches over {} passes ({} keys read, {} batches retried, {:.1} s paused), {:.1} s",
             done.converted,
             done.batches,
@@ -488,7 +497,7 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, Failure
             // Committed: the keys are converted, and a check after the commit failed (a
             // definition another session changed meanwhile): said, and the run goes on.
             Err(e) if e.kind() == ErrorKind::AfterCommit => {
-                eprintln!("{e}");
+                say!("{e}");
                 check_error = Some(serde_json::Value::String(e.to_string()));
             }
             other => other?,
@@ -500,7 +509,7 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, Failure
         match doctor.rebuild_index(&args.table).await {
             Ok(r) => Some(r),
             Err(e) => {
-                eprintln!("combkey doctor: the keys of {table} are converted; the rebuild of its primary key failed:");
+                say!("combkey doctor: the keys of {table} are converted; the rebuild of its primary key failed:");
                 return Err(e.into());
             }
         }
@@ -517,7 +526,7 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, Failure
     let after = match audited {
         Ok(after) => after,
         Err(e) => {
-            eprintln!(
+            say!(
                 "combkey doctor: the keys of {table} are converted (the run finished); the audit after it failed: {e}"
             );
             if args.json {

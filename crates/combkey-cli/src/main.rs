@@ -28,6 +28,16 @@ use combkey::sql::{Interval, Partitioning, Sharding};
 use combkey::{Backend, Comb, Expected, ShortPrefix, ShortPrefixGenerator, Timestamp, V7Generator, Validator};
 
 #[cfg(feature = "doctor")]
+/// A line on standard error, like `eprintln!`, that does not panic when standard error is
+/// closed (`combkey doctor ... 2>&1 | head`): a progress line that cannot be shown is dropped,
+/// and the run goes on to its end and its exit status.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod doctor;
 mod forms;
 
@@ -373,7 +383,7 @@ fn main() -> ExitCode {
         Err(message) if message == STDOUT_CLOSED => ExitCode::SUCCESS,
         Err(message) => {
             let _ = out.flush();
-            eprintln!("combkey: {message}");
+            say!("combkey: {message}");
             ExitCode::from(2)
         }
     }
@@ -467,7 +477,7 @@ fn run(command: Command, out: &mut impl Write) -> Result<bool, String> {
                     Ok(face) => writeln!(out, "{face}").map_err(io_error)?,
                     Err(e) => {
                         all_ok = false;
-                        eprintln!("combkey: {text}: {e}");
+                        say!("combkey: {text}: {e}");
                     }
                 }
             }
@@ -481,7 +491,7 @@ fn run(command: Command, out: &mut impl Write) -> Result<bool, String> {
                     Ok(id) => writeln!(out, "{id}").map_err(io_error)?,
                     Err(e) => {
                         all_ok = false;
-                        eprintln!("combkey: {text}: {e}");
+                        say!("combkey: {text}: {e}");
                     }
                 }
             }
@@ -494,7 +504,7 @@ fn run(command: Command, out: &mut impl Write) -> Result<bool, String> {
                     Ok(converted) => writeln!(out, "{converted}").map_err(io_error)?,
                     Err(e) => {
                         all_ok = false;
-                        eprintln!("combkey: {text}: {e}");
+                        say!("combkey: {text}: {e}");
                     }
                 }
             }
@@ -509,7 +519,7 @@ fn run(command: Command, out: &mut impl Write) -> Result<bool, String> {
                     Ok(fields) => print_fields(out, &fields, json).map_err(io_error)?,
                     Err(e) => {
                         all_ok = false;
-                        eprintln!("combkey: {text}: {e}");
+                        say!("combkey: {text}: {e}");
                     }
                 }
             }

@@ -1047,9 +1047,11 @@ mod unindexed {
         let drop = sql.rfind("DROP INDEX CONCURRENTLY IF EXISTS").expect(&sql);
         let commit = sql.find("\nCOMMIT").expect(&sql);
         assert!(build < begin && commit < drop, "built before the transaction, dropped after: {sql}");
+        assert!(sql.contains("never as one transaction (psql -1)"), "{sql}");
         let steps = sql.lines().filter(|l| l.starts_with("-- step ")).count();
         let m = combkey::layouts::KeyMigration::new(Layout::V1, Layout::V7).unwrap();
         let want: Vec<Comb> = old.iter().map(|o| m.convert(o).unwrap()).collect();
+        let mut left_seen = false;
         for k in 0..steps {
             seed_unindexed(&mut db, t, &old).await;
             let out = combkey(
@@ -1058,11 +1060,67 @@ mod unindexed {
             );
             assert!(!out.status.success(), "stopped after step {k}");
             done_or_unchanged(&mut db, t, &old, &want, k).await;
+            if db.keys_by_seq(t).await == want && !own_indexes(&mut db, t).await.is_empty() {
+                // Stopped between the commit and the drop: the audit says what is left.
+                let audit = report(&url, t, &[]);
+                let says = audit["recommendation"].as_str().unwrap();
+                assert!(says.starts_with("Nothing to convert, but a stopped run left the index"), "step {k}: {says}");
+                left_seen = true;
+            }
             let after = report(&url, t, &["--apply"]);
             assert_eq!(layouts(&after), [("v7".to_string(), 60)], "step {k}: {after}");
             assert_eq!(db.keys_by_seq(t).await, want, "step {k}");
             assert_eq!(own_indexes(&mut db, t).await, Vec::<String>::new(), "step {k}: no index of the tool left");
         }
+        assert!(left_seen, "a stop between the commit and the drop left the index");
+    }
+
+    /// A transaction that holds a snapshot, on another table, makes the index build wait past
+    /// the lock timeout: the run fails before its transaction, naming that session, and says
+    /// its half-built index is still there (its drop waits for the same transaction); once the
+    /// transaction ends, the next run finishes and leaves no index.
+    #[tokio::test]
+    async fn postgres_an_old_transaction_elsewhere_is_named() {
+        let mut db = Db::pg().await;
+        let url = db.url();
+        let t = "unindexed_pg_old_tx";
+        let old = keys(Layout::V1, 30, 68);
+        seed_unindexed(&mut db, t, &old).await;
+        let mut holder = PgConnection::connect(&url).await.unwrap();
+        let pid: (i32,) = sqlx::query_as("SELECT pg_backend_pid()").fetch_one(&mut holder).await.unwrap();
+        sqlx::raw_sql("BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM pg_class")
+            .execute(&mut holder)
+            .await
+            .unwrap();
+        let (code, out) = exit_code(&["doctor", "--url", &url, "--table", t, "--apply", "--lock-timeout", "1s"]);
+        assert_eq!(code, Some(1), "{out}");
+        assert!(out.contains("CREATE INDEX CONCURRENTLY waits for every transaction"), "{out}");
+        assert!(out.contains(&format!("session {} (", pid.0)), "{out}");
+        assert!(out.contains("before its transaction began: no key changed"), "{out}");
+        assert_eq!(db.keys_by_seq(t).await, old, "nothing changed");
+        // The half-built index was dropped on the way out (a snapshot does not hold up a drop).
+        assert_eq!(own_indexes(&mut db, t).await, Vec::<String>::new(), "{out}");
+        sqlx::raw_sql("COMMIT").execute(&mut holder).await.unwrap();
+
+        // A transaction that wrote to the child table holds up the build and its drop alike:
+        // the index is left, and the message says so and how to drop it.
+        sqlx::raw_sql(AssertSqlSafe(format!("BEGIN; UPDATE {t}_items SET n = n WHERE n = 0")))
+            .execute(&mut holder)
+            .await
+            .unwrap();
+        let (code, out) = exit_code(&["doctor", "--url", &url, "--table", t, "--apply", "--lock-timeout", "1s"]);
+        assert_eq!(code, Some(1), "{out}");
+        assert!(out.contains(&format!("session {} (", pid.0)), "{out}");
+        assert!(
+            out.contains("is still there (its drop failed too)") && out.contains("DROP INDEX CONCURRENTLY"),
+            "{out}"
+        );
+        assert_eq!(own_indexes(&mut db, t).await.len(), 1, "{out}");
+        assert_eq!(db.keys_by_seq(t).await, old, "nothing changed");
+        sqlx::raw_sql("COMMIT").execute(&mut holder).await.unwrap();
+        let after = report(&url, t, &["--apply"]);
+        assert_eq!(layouts(&after), [("v7".to_string(), 30)], "{after}");
+        assert_eq!(own_indexes(&mut db, t).await, Vec::<String>::new(), "no index of the tool left");
     }
 
     /// A partitioned referencing table without an index (an index cannot be built on it
@@ -1526,6 +1584,30 @@ mod sessions {
         assert_eq!(out.status.code(), Some(0), "{stderr}");
         let json: Value = serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
         (old, stderr, json)
+    }
+
+    /// Standard error closed by its reader (`combkey doctor ... 2>&1 | head -3`): the run does
+    /// not stop at its first progress line that cannot be written; it converts every key and
+    /// exits 0.
+    #[tokio::test]
+    async fn a_closed_standard_error_does_not_stop_a_run() {
+        let mut db = Db::sqlite("closed-stderr").await;
+        let t = "sessions_lite_closed_stderr";
+        let old = keys(Layout::V1, 30, 69);
+        db.seed(t, &old, false).await;
+        let mut run = Command::new(env!("CARGO_BIN_EXE_combkey"))
+            .args(["doctor", "--url", &db.url(), "--table", t, "--apply"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader goes before the tool writes its first line.
+        drop(run.stderr.take());
+        let status = run.wait().unwrap();
+        assert_eq!(status.code(), Some(0), "{status}");
+        let m = combkey::layouts::KeyMigration::new(Layout::V1, Layout::V7).unwrap();
+        let want: Vec<Comb> = old.iter().map(|o| m.convert(o).unwrap()).collect();
+        assert_eq!(db.keys_by_seq(t).await, want);
     }
 
     /// A check after the run's commit fails (a definition another session changed meanwhile):

@@ -465,8 +465,13 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dy
             db.exec_all(&s.sql).await?;
         }
     }
+    // The step under way (for the message of a failure).
+    let mut current: Option<&crate::plan::Step> = None;
+    let mut began = false;
     let result: Result<(), Error> = async {
         for (i, step) in plan.steps.iter().enumerate().skip(from) {
+            current = Some(step);
+            began |= step.kind == StepKind::Begin;
             progress.step(i + 1, total, &step.what);
             let skip = match &step.skip {
                 Some(s) => skipped(db, s).await?,
@@ -616,15 +621,37 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dy
         }
         // The indexes built for the foreign key checks go too (a kill leaves them to the next
         // run, which drops and builds them again): the last statement of each step that builds
-        // one drops it.
+        // one drops it. One whose drop fails too (it waits for the same transactions its build
+        // waited for) is named.
+        let mut left = String::new();
         if !plan.journaled() {
             for s in plan
                 .steps
                 .iter()
                 .filter(|s| s.kind == StepKind::TemporaryIndex && !s.in_transaction && s.sql.len() == 1)
             {
-                let _ = db.exec_all(&s.sql).await;
+                if db.exec_all(&s.sql).await.is_err() {
+                    left.push_str(&format!(
+                        "; this run's index for the foreign key checks is still there (its drop failed too): the next \
+                         run drops it, or run {}",
+                        s.sql[0]
+                    ));
+                }
             }
+        }
+        // A concurrent index build waits for every transaction older than it, on any table.
+        let mut waited = String::new();
+        if let Some(step) = current
+            && step.kind == StepKind::TemporaryIndex
+            && e.kind() == ErrorKind::LockTimeout
+            && let Some(q) = cat.oldest_transactions()
+            && let Ok(Some(oldest)) = db.query(q).await
+        {
+            waited = format!(
+                "; CREATE INDEX CONCURRENTLY waits for every transaction that began before it, on any table of the \
+                 database, and these were still open: {oldest}. Run again once they end, or with a longer \
+                 --lock-timeout"
+            );
         }
         if let Some((_, on)) = cat.fk_checks_off() {
             let _ = db.exec_all(&on).await;
@@ -641,11 +668,18 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dy
         let hint = if plan.journaled() {
             "; the journal keeps the plan and the step reached: run the same command again to finish (other sessions' \
              writes to these tables are refused until then)"
-        } else {
+        } else if began {
             "; it was one transaction, rolled back: nothing changed"
+        } else {
+            "; before its transaction began: no key changed"
         };
         let collision = crate::rekey::collision_hint(&plan.options, &e);
-        return Err(e.context("combkey doctor").with_hint(collision).with_hint(hint));
+        return Err(e
+            .context("combkey doctor")
+            .with_hint(collision)
+            .with_hint(&waited)
+            .with_hint(hint)
+            .with_hint(&left));
     }
     Ok(())
 }

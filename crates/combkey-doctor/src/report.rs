@@ -855,6 +855,16 @@ impl Report {
                 Name::from(m).quoted(self.backend)
             )
         });
+        if pairs.is_empty() && !plan.sets_default && plan.column_type == plan.final_type {
+            // Nothing to convert: a stopped run's index is all there is (the plan's note).
+            return format!(
+                "Nothing to convert, but {}.",
+                plan.notes
+                    .iter()
+                    .find(|n| n.contains("a stopped run left the index"))
+                    .map_or("nothing else to do either", String::as_str)
+            );
+        }
         let what = if pairs.is_empty() && plan.sets_default {
             // Nothing to convert: the run only makes the default combkey's generator.
             format!("Make the default of {column} combkey's generator")

@@ -614,6 +614,11 @@ pub(crate) trait Catalog: Sync {
     fn own_indexes(&self, _table: &Name) -> Option<Query<Vec<String>>> {
         None
     }
+    /// The oldest transactions open now, besides this session's, as a message names them
+    /// (PostgreSQL: what a concurrent index build waits for).
+    fn oldest_transactions(&self) -> Option<Query<Option<String>>> {
+        None
+    }
     /// The statement that drops index `name` of `table` without blocking its writers.
     fn drop_own_index(&self, _table: &Name, _name: &str) -> Option<String> {
         None

@@ -874,6 +874,19 @@ impl Catalog for Postgres {
         })
     }
 
+    fn oldest_transactions(&self) -> Option<Query<Option<String>>> {
+        Some(Query {
+            sql: "SELECT string_agg('session ' || pid::text || ' (' || coalesce(nullif(application_name, ''), usename::text, '?') \
+                  || ', ' || coalesce(state, '?') || ', its transaction open for ' || \
+                  round(extract(epoch FROM now() - xact_start))::text || ' s)', '; ' ORDER BY xact_start) \
+                  FROM (SELECT * FROM pg_stat_activity WHERE xact_start IS NOT NULL AND pid <> pg_backend_pid() \
+                  AND (backend_xid IS NOT NULL OR backend_xmin IS NOT NULL) ORDER BY xact_start LIMIT 3) a"
+                .into(),
+            params: Vec::new(),
+            parse: |rows| Ok(rows.first().and_then(|r| r.first().cloned().flatten())),
+        })
+    }
+
     fn drop_own_index(&self, table: &Name, name: &str) -> Option<String> {
         let schema = table.schema.as_deref().map(|s| format!("{}.", Backend::Postgres.quote(s))).unwrap_or_default();
         Some(format!("DROP INDEX CONCURRENTLY IF EXISTS {schema}{}", Backend::Postgres.quote(name)))
