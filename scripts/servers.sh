@@ -319,6 +319,8 @@ max_client_conn = 200
 ignore_startup_parameters = extra_float_digits
 logfile = $dir/pgbouncer.log
 pidfile = $dir/pgbouncer.pid
+# Idle server sessions go after a few seconds (they keep the name of the last client).
+server_idle_timeout = 5
 $extra
 INI
     [ -z "$pg_user" ] || chown -R "$pg_user" "$dir"

@@ -239,10 +239,16 @@ mod postgres {
             format!("SELECT coalesce(sum(seq_scan), 0)::bigint FROM pg_stat_user_tables WHERE relname = '{table}'")
         };
         // The statistics a session has not sent yet are sent when it ends: wait for the
-        // doctor's sessions to be gone before reading them.
+        // doctor's sessions to be gone before reading them. Only this test's: those begun since
+        // it began (a pooler's idle server sessions keep the name of the client that last used
+        // them, for minutes).
+        let since = count(&mut c, "SELECT (extract(epoch FROM now()) * 1000000)::bigint").await;
         let settled = async |c: &mut PgConnection| {
-            while count(c, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'combkey doctor'").await > 0
-            {
+            let sql = format!(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'combkey doctor' \
+                 AND backend_start >= to_timestamp({since} / 1000000.0)"
+            );
+            while count(c, &sql).await > 0 {
                 tokio::time::sleep(std::time::Duration::from_millis(10)).await;
             }
         };
