@@ -1573,6 +1573,24 @@ mod rekey {
 mod sessions {
     use super::*;
 
+    /// A superuser role `name` whose sessions start with `settings` (`ALTER ROLE ... SET`), and
+    /// the test server's URL as that role. Made once per server and kept (it owns the key maps
+    /// its runs make); made under a lock, as two tests may make roles at once.
+    async fn pg_role(db: &mut Db, name: &str, settings: &[&str]) -> String {
+        db.exec("SELECT pg_advisory_lock(4243)").await;
+        db.exec(&format!(
+            "DO $$ BEGIN CREATE ROLE {name} LOGIN SUPERUSER; EXCEPTION WHEN duplicate_object THEN NULL; END $$"
+        ))
+        .await;
+        for setting in settings {
+            db.exec(&format!("ALTER ROLE {name} SET {setting}")).await;
+        }
+        db.exec("SELECT pg_advisory_unlock(4243)").await;
+        let url = db.url().replacen("://postgres@", &format!("://{name}@"), 1);
+        assert_ne!(url, db.url(), "the test's URL names its user");
+        url
+    }
+
     /// `--apply --json` on a table of 30 v1 keys (seeded with `seed`) with the test hook `hook`
     /// set: it must exit 0; the old keys, standard error and the JSON.
     async fn applied_with(db: &mut Db, t: &str, seed: u64, hook: &str) -> (Vec<Comb>, String, Value) {
@@ -1903,18 +1921,9 @@ mod sessions {
     #[tokio::test]
     async fn postgres_role_timeouts_do_not_stop_a_run() {
         let mut db = Db::pg().await;
-        db.exec("SELECT pg_advisory_lock(4243)").await;
-        // Made once per server (it owns the key maps its runs make, so it is kept).
-        db.exec(
-            "DO $$ BEGIN CREATE ROLE combkey_t_timeouts LOGIN SUPERUSER; \
-             EXCEPTION WHEN duplicate_object THEN NULL; END $$",
-        )
-        .await;
-        db.exec("ALTER ROLE combkey_t_timeouts SET statement_timeout = '1ms'").await;
-        db.exec("ALTER ROLE combkey_t_timeouts SET idle_session_timeout = '200ms'").await;
-        db.exec("SELECT pg_advisory_unlock(4243)").await;
-        let url = db.url().replacen("://postgres@", "://combkey_t_timeouts@", 1);
-        assert_ne!(url, db.url(), "the test's URL names its user");
+        let url =
+            pg_role(&mut db, "combkey_t_timeouts", &["statement_timeout = '1ms'", "idle_session_timeout = '200ms'"])
+                .await;
         let t = "sessions_pg_timeouts";
         let (old, new) = v4_keys(&db, 300, 77);
         db.seed_timed(t, &old, "timestamptz").await;
@@ -2016,16 +2025,7 @@ mod sessions {
     #[tokio::test]
     async fn postgres_a_read_only_role_is_refused_up_front() {
         let mut db = Db::pg().await;
-        db.exec("SELECT pg_advisory_lock(4244)").await;
-        db.exec(
-            "DO $$ BEGIN CREATE ROLE combkey_t_read_only LOGIN SUPERUSER; \
-             EXCEPTION WHEN duplicate_object THEN NULL; END $$",
-        )
-        .await;
-        db.exec("ALTER ROLE combkey_t_read_only SET default_transaction_read_only = on").await;
-        db.exec("SELECT pg_advisory_unlock(4244)").await;
-        let url = db.url().replacen("://postgres@", "://combkey_t_read_only@", 1);
-        assert_ne!(url, db.url(), "the test's URL names its user");
+        let url = pg_role(&mut db, "combkey_t_read_only", &["default_transaction_read_only = on"]).await;
         let t = "sessions_pg_read_only";
         let old = keys(Layout::V1, 20, 70);
         db.seed(t, &old, false).await;
