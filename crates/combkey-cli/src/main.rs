@@ -27,7 +27,6 @@ use combkey::layouts::{DotNetFields, KeyMigration, Layout, LocalityFields};
 use combkey::sql::{Interval, Partitioning, Sharding};
 use combkey::{Backend, Comb, Expected, ShortPrefix, ShortPrefixGenerator, Timestamp, V7Generator, Validator};
 
-#[cfg(feature = "doctor")]
 /// A line on standard error, like `eprintln!`, that does not panic when standard error is
 /// closed (`combkey doctor ... 2>&1 | head`): a progress line that cannot be shown is dropped,
 /// and the run goes on to its end and its exit status.
@@ -38,6 +37,7 @@ macro_rules! say {
     }};
 }
 
+#[cfg(feature = "doctor")]
 mod doctor;
 mod forms;
 
