@@ -198,6 +198,12 @@ pub(crate) fn cell(row: &[Option<String>], i: usize) -> Result<Option<String>, E
     row.get(i).cloned().ok_or_else(|| Error::config("catalog row", format!("{} values", row.len()), "more columns"))
 }
 
+/// The first value of the first row, where there is one and it is not `NULL` (a catalog
+/// query that answers one message or nothing).
+pub(crate) fn first_text(rows: &[Vec<Option<String>>]) -> Result<Option<String>, Error> {
+    Ok(rows.first().and_then(|r| r.first().cloned().flatten()))
+}
+
 /// The text in column `i` of a row; `NULL` is an error.
 pub(crate) fn text(row: &[Option<String>], i: usize) -> Result<String, Error> {
     cell(row, i)?.ok_or_else(|| Error::config("catalog value", "NULL", "text"))

@@ -2,8 +2,8 @@
 //! value as text. A table's schema is its database.
 
 use super::{
-    Catalog, Check, Column, ForeignKey, Name, Query, ReplicaLag, Retype, Rewrite, Rows, Stored, Trigger, cell, flag,
-    hex, string_literal, text, unhex,
+    Catalog, Check, Column, ForeignKey, Name, Query, ReplicaLag, Retype, Rewrite, Rows, Stored, Trigger, cell,
+    first_text, flag, hex, string_literal, text, unhex,
 };
 use crate::error::Error;
 use combkey::Backend;
@@ -414,7 +414,7 @@ impl Catalog for MySql {
                   user may not write to it: connect to the primary' END"
                 .into(),
             params: Vec::new(),
-            parse: |rows| Ok(rows.first().and_then(|r| r.first().cloned().flatten())),
+            parse: first_text,
         })
     }
 
@@ -426,7 +426,7 @@ impl Catalog for MySql {
                  WHERE ID = IS_USED_LOCK(CONCAT('combkey_doctor:', SHA1(CONCAT({SCHEMA}, '.', ?))))"
             ),
             params: params(table),
-            parse: |rows| Ok(rows.first().and_then(|r| r.first().cloned().flatten())),
+            parse: first_text,
         })
     }
 

@@ -2,8 +2,8 @@
 //! `pg_inherits`, `pg_index`), read with every value cast to text.
 
 use super::{
-    Catalog, Check, Column, ForeignKey, Name, Query, ReplicaLag, Retype, Rewrite, Rows, Stored, Trigger, cell, flag,
-    hex, string_literal, text, unhex,
+    Catalog, Check, Column, ForeignKey, Name, Query, ReplicaLag, Retype, Rewrite, Rows, Stored, Trigger, cell,
+    first_text, flag, hex, string_literal, text, unhex,
 };
 use crate::error::Error;
 use combkey::Backend;
@@ -451,7 +451,7 @@ impl Catalog for Postgres {
                   role that may write (doctor does not turn off a read-only default someone set on purpose)' END"
                 .into(),
             params: Vec::new(),
-            parse: |rows| Ok(rows.first().and_then(|r| r.first().cloned().flatten())),
+            parse: first_text,
         })
     }
 
@@ -468,7 +468,7 @@ impl Catalog for Postgres {
                   AND l.classid = ((k.key >> 32) & 4294967295)::oid AND l.objid = (k.key & 4294967295)::oid LIMIT 1"
                 .into(),
             params: params(table),
-            parse: |rows| Ok(rows.first().and_then(|r| r.first().cloned().flatten())),
+            parse: first_text,
         })
     }
 
@@ -883,7 +883,7 @@ impl Catalog for Postgres {
                   AND (backend_xid IS NOT NULL OR backend_xmin IS NOT NULL) ORDER BY xact_start LIMIT 3) a"
                 .into(),
             params: Vec::new(),
-            parse: |rows| Ok(rows.first().and_then(|r| r.first().cloned().flatten())),
+            parse: first_text,
         })
     }
 

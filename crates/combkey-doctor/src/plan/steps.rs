@@ -317,25 +317,18 @@ pub(crate) fn leftover_drops(cat: &dyn Catalog, schema: &Schema) -> Vec<Step> {
 /// every run, so a run finds one an earlier run left): `combkey_doctor_fk_` and a hash of the
 /// table and columns.
 pub(crate) fn concurrent_index_name(t: &Name, cols: &[String]) -> String {
-    let mut h: u32 = 2_166_136_261;
-    for b in format!("{t}({})", cols.join(",")).bytes() {
-        h = (h ^ u32::from(b)).wrapping_mul(16_777_619);
-    }
-    format!("combkey_doctor_fk_{h:08x}")
+    format!("combkey_doctor_fk_{:08x}", fnv1a(&format!("{t}({})", cols.join(","))))
 }
 
 pub(crate) fn guard_tag(plan: &Plan) -> String {
-    let mut h: u32 = 2_166_136_261;
-    for b in plan.target().bytes() {
-        h = (h ^ u32::from(b)).wrapping_mul(16_777_619);
-    }
-    format!("{h:08x}")
+    format!("{:08x}", fnv1a(&plan.target()))
 }
 
 fn guard_name(tag: &str, t: &Name) -> String {
-    let mut h: u32 = 2_166_136_261;
-    for b in t.to_string().bytes() {
-        h = (h ^ u32::from(b)).wrapping_mul(16_777_619);
-    }
-    format!("{tag}_{h:08x}")
+    format!("{tag}_{:08x}", fnv1a(&t.to_string()))
+}
+
+/// The 32-bit FNV-1a hash of `text`: short, stable names for the objects a plan makes.
+fn fnv1a(text: &str) -> u32 {
+    text.bytes().fold(2_166_136_261, |h, b| (h ^ u32::from(b)).wrapping_mul(16_777_619))
 }
