@@ -92,9 +92,13 @@
 //! # Versions
 //!
 //! Minimum Rust version: 1.88. Public dependencies (their types are in this crate's API):
-//! diesel 2 (its `ToSql`, `FromSql` and `AsExpression` are implemented here) and `combkey` (an
-//! exact version: this crate uses its adapter-only items). diesel 3 is supported in a new
-//! release of this crate that bumps its own version (0.x: the minor).
+//! diesel, any release from 2.2.8 to 2.3 (its `ToSql`, `FromSql` and `AsExpression` are
+//! implemented here, the same in all of them; `diesel = ">=2.2.8, <2.4"`), and `combkey` (an
+//! exact version: this crate uses its adapter-only items). No feature selects the diesel
+//! version: add this crate beside the diesel you have (diesel-async 0.5 and 0.6 pin 2.2, 0.7 and
+//! later 2.3). CI runs this crate's tests on diesel 2.2.8 with diesel-async 0.6 and on diesel
+//! 2.3 with diesel-async 0.9. diesel 3 is supported in a new release of this crate that bumps
+//! its own version (0.x: the minor).
 
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
