@@ -25,6 +25,8 @@
 //! # Features
 //!
 //! - `postgres`, `mysql`, `sqlite`: the backends, forwarded to sqlx's features of those names.
+//! - `sqlx-0-9` (default) or `sqlx-0-8`: the sqlx line the column types implement their traits
+//!   for (see [Versions](#versions)).
 //! - `serde`: `Serialize`/`Deserialize` as the core type does.
 //! - `schemars`, `utoipa`: API schemas for the column types (`schemars::JsonSchema`,
 //!   `utoipa::ToSchema`: a string, format `uuid`, with an example).
@@ -178,9 +180,37 @@
 //! # Versions
 //!
 //! Minimum Rust version: 1.94. Public dependencies (their types are in this crate's API):
-//! sqlx 0.9 (its `Type`, `Encode` and `Decode` traits are implemented here) and `combkey` (an
+//! sqlx (its `Type`, `Encode` and `Decode` traits are implemented here) and `combkey` (an
 //! exact version: this crate uses its adapter-only items). sqlx 0.10 is supported in a new
 //! release of this crate that bumps its own version (0.x: the minor).
+//!
+//! | sqlx | features | backends |
+//! | --- | --- | --- |
+//! | 0.9 | `sqlx-0-9` (a default feature) | PostgreSQL, MySQL / MariaDB, SQLite |
+//! | 0.8.6 and later 0.8 | `sqlx-0-8`, with `default-features = false` | PostgreSQL, MySQL / MariaDB |
+//!
+//! An app on sqlx 0.8 adds this crate without upgrading sqlx first:
+//!
+//! ```toml
+//! combkey-sqlx = { version = "0.1", default-features = false, features = ["sqlx-0-8", "postgres"] }
+//! ```
+//!
+//! (on sqlx 0.8.0 to 0.8.5, `cargo update -p sqlx` moves it to 0.8.6 within 0.8). The types,
+//! their stored forms and their errors are the same on both lines. What sqlx 0.8 cannot carry:
+//!
+//! - `sqlx.toml`: it is new in sqlx 0.9, so on 0.8 the `query!` macros need the per-query
+//!   override, `SELECT id AS "id: Comb"` and `id as Comb` for a parameter (shown above).
+//! - SQLite: sqlx 0.8's SQLite driver links libsqlite3-sys 0.30 and sqlx 0.9's links 0.37; one
+//!   build links one SQLite library, so this crate (whose own tests build with sqlx 0.9's
+//!   SQLite) cannot carry both. `sqlx-0-8` with `sqlite` is refused at compile time with that
+//!   reason. On sqlx 0.8 with SQLite, bind the bytes and read them back through the core type:
+//!   `.bind(id.as_bytes().to_vec())` (a `BLOB`, the same stored form), and
+//!   `combkey::Comb::from_slice(&row.try_get::<Vec<u8>, _>("id")?)?`.
+//! - `combkey-idempotent` and `combkey doctor` stay on sqlx 0.9.
+//!
+//! A host's previous major line stays supported for at least 12 months after its next one is
+//! released, and dropping one is a new release of this crate that bumps its own version (0.x:
+//! the minor).
 
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -192,8 +222,23 @@ pub mod copy;
 mod mysql;
 #[cfg(feature = "postgres")]
 mod postgres;
-#[cfg(feature = "sqlite")]
+#[cfg(all(feature = "sqlite", feature = "sqlx-0-9"))]
 mod sqlite;
+
+#[cfg(all(feature = "sqlite", feature = "sqlx-0-8", not(feature = "sqlx-0-9")))]
+compile_error!(
+    "combkey-sqlx: feature `sqlite` is not available with `sqlx-0-8`: sqlx 0.8's SQLite driver links a \
+     different SQLite library (libsqlite3-sys 0.30) than the one this crate is built and tested with; \
+     bind `id.as_bytes().to_vec()` and read with `combkey::Comb::from_slice` instead (see this crate's docs, Versions)"
+);
+
+#[cfg(all(
+    any(feature = "postgres", feature = "mysql", feature = "sqlite"),
+    not(any(feature = "sqlx-0-9", feature = "sqlx-0-8"))
+))]
+compile_error!(
+    "combkey-sqlx: a backend feature without a sqlx line: add feature `sqlx-0-9` (the default) or `sqlx-0-8`"
+);
 
 combkey::adapter::column_newtype! {
     /// A [`combkey::Comb`] as a sqlx column type.

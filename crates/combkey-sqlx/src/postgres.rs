@@ -1,88 +1,148 @@
 //! PostgreSQL: native `uuid`, binary and text wire formats, `uuid[]`; text columns through
 //! `CombText`.
+//!
+//! The same impls for each sqlx line this crate supports (features `sqlx-0-9` and `sqlx-0-8`):
+//! written once, for the crate the macro is given; the trait surface used here is the same in
+//! both lines.
 
-use sqlx::encode::IsNull;
-use sqlx::error::BoxDynError;
-use sqlx::postgres::{PgArgumentBuffer, PgHasArrayType, PgTypeInfo, PgValueFormat, PgValueRef, Postgres};
-use sqlx::{Decode, Encode, Type, ValueRef};
+macro_rules! impls {
+    ($sqlx:ident) => {
+        use $sqlx::encode::IsNull;
+        use $sqlx::error::BoxDynError;
+        use $sqlx::postgres::{PgArgumentBuffer, PgHasArrayType, PgTypeInfo, PgValueFormat, PgValueRef, Postgres};
+        use $sqlx::{Decode, Encode, Type, ValueRef};
 
-use combkey::adapter::ColumnKind;
+        use combkey::adapter::ColumnKind;
 
-use crate::{Comb, CombText};
+        use crate::{Comb, CombText};
 
-impl Type<Postgres> for Comb {
-    fn type_info() -> PgTypeInfo {
+        impl Type<Postgres> for Comb {
+            fn type_info() -> PgTypeInfo {
+                super::uuid_type_info()
+            }
+
+            fn compatible(ty: &PgTypeInfo) -> bool {
+                super::uuid_compatible(ty)
+            }
+        }
+
+        impl PgHasArrayType for Comb {
+            fn array_type_info() -> PgTypeInfo {
+                super::uuid_array_type_info()
+            }
+        }
+
+        impl Encode<'_, Postgres> for Comb {
+            fn encode_by_ref(&self, buf: &mut PgArgumentBuffer) -> Result<IsNull, BoxDynError> {
+                buf.extend_from_slice(self.to_comb().as_bytes());
+                Ok(IsNull::No)
+            }
+
+            fn size_hint(&self) -> usize {
+                16
+            }
+        }
+
+        impl Decode<'_, Postgres> for Comb {
+            fn decode(value: PgValueRef<'_>) -> Result<Self, BoxDynError> {
+                if value.is_null() {
+                    return Err(combkey::adapter::unexpected_null().into());
+                }
+                let id = match value.format() {
+                    PgValueFormat::Binary => combkey::Comb::from_slice(value.as_bytes()?)?,
+                    PgValueFormat::Text => value.as_str()?.parse()?,
+                };
+                Ok(id.into())
+            }
+        }
+
+        impl Type<Postgres> for CombText {
+            fn type_info() -> PgTypeInfo {
+                <String as Type<Postgres>>::type_info()
+            }
+
+            /// `text`, `varchar`, `char(n)`, `name`, `citext`.
+            fn compatible(ty: &PgTypeInfo) -> bool {
+                <String as Type<Postgres>>::compatible(ty)
+            }
+        }
+
+        impl PgHasArrayType for CombText {
+            fn array_type_info() -> PgTypeInfo {
+                <String as PgHasArrayType>::array_type_info()
+            }
+        }
+
+        impl Encode<'_, Postgres> for CombText {
+            fn encode_by_ref(&self, buf: &mut PgArgumentBuffer) -> Result<IsNull, BoxDynError> {
+                <String as Encode<Postgres>>::encode(self.to_comb().to_string(), buf)
+            }
+
+            fn size_hint(&self) -> usize {
+                36
+            }
+        }
+
+        impl Decode<'_, Postgres> for CombText {
+            fn decode(value: PgValueRef<'_>) -> Result<Self, BoxDynError> {
+                if value.is_null() {
+                    return Err(combkey::adapter::unexpected_null().into());
+                }
+                // Text arrives as its UTF-8 bytes in both wire formats.
+                Ok(combkey::adapter::from_column(value.as_bytes()?, ColumnKind::Text)?.into())
+            }
+        }
+    };
+}
+
+#[cfg(feature = "sqlx-0-9")]
+mod sqlx_0_9 {
+    use sqlx::postgres::{PgHasArrayType, PgTypeInfo, Postgres};
+    use sqlx::Type;
+
+    mod impls {
+        impls!(sqlx);
+    }
+
+    // The column type is sqlx's own for `uuid::Uuid`.
+    fn uuid_type_info() -> PgTypeInfo {
         <sqlx::types::Uuid as Type<Postgres>>::type_info()
     }
 
-    fn compatible(ty: &PgTypeInfo) -> bool {
+    fn uuid_compatible(ty: &PgTypeInfo) -> bool {
         <sqlx::types::Uuid as Type<Postgres>>::compatible(ty)
     }
-}
 
-impl PgHasArrayType for Comb {
-    fn array_type_info() -> PgTypeInfo {
+    fn uuid_array_type_info() -> PgTypeInfo {
         <sqlx::types::Uuid as PgHasArrayType>::array_type_info()
     }
 }
 
-impl Encode<'_, Postgres> for Comb {
-    fn encode_by_ref(&self, buf: &mut PgArgumentBuffer) -> Result<IsNull, BoxDynError> {
-        buf.extend_from_slice(self.to_comb().as_bytes());
-        Ok(IsNull::No)
+#[cfg(feature = "sqlx-0-8")]
+mod sqlx_0_8 {
+    use sqlx08::postgres::PgTypeInfo;
+    use sqlx08::postgres::types::Oid;
+
+    mod impls {
+        impls!(sqlx08);
     }
 
-    fn size_hint(&self) -> usize {
-        16
-    }
-}
+    // sqlx 0.8's `uuid` feature is left off: it names SQLite's driver too (`sqlx-sqlite?/uuid`),
+    // and cargo then puts sqlx 0.8's libsqlite3-sys in every lockfile that holds this crate,
+    // where it conflicts with sqlx 0.9's. So the type is named by its fixed OID (`uuid` is 2950
+    // and `uuid[]` 2951 in PostgreSQL's catalog, pg_type.dat), which sqlx compares by OID.
+    const UUID: Oid = Oid(2950);
+    const UUID_ARRAY: Oid = Oid(2951);
 
-impl Decode<'_, Postgres> for Comb {
-    fn decode(value: PgValueRef<'_>) -> Result<Self, BoxDynError> {
-        if value.is_null() {
-            return Err(combkey::adapter::unexpected_null().into());
-        }
-        let id = match value.format() {
-            PgValueFormat::Binary => combkey::Comb::from_slice(value.as_bytes()?)?,
-            PgValueFormat::Text => value.as_str()?.parse()?,
-        };
-        Ok(id.into())
-    }
-}
-
-impl Type<Postgres> for CombText {
-    fn type_info() -> PgTypeInfo {
-        <String as Type<Postgres>>::type_info()
+    fn uuid_type_info() -> PgTypeInfo {
+        PgTypeInfo::with_oid(UUID)
     }
 
-    /// `text`, `varchar`, `char(n)`, `name`, `citext`.
-    fn compatible(ty: &PgTypeInfo) -> bool {
-        <String as Type<Postgres>>::compatible(ty)
-    }
-}
-
-impl PgHasArrayType for CombText {
-    fn array_type_info() -> PgTypeInfo {
-        <String as PgHasArrayType>::array_type_info()
-    }
-}
-
-impl Encode<'_, Postgres> for CombText {
-    fn encode_by_ref(&self, buf: &mut PgArgumentBuffer) -> Result<IsNull, BoxDynError> {
-        <String as Encode<Postgres>>::encode(self.to_comb().to_string(), buf)
+    fn uuid_compatible(ty: &PgTypeInfo) -> bool {
+        *ty == PgTypeInfo::with_oid(UUID)
     }
 
-    fn size_hint(&self) -> usize {
-        36
-    }
-}
-
-impl Decode<'_, Postgres> for CombText {
-    fn decode(value: PgValueRef<'_>) -> Result<Self, BoxDynError> {
-        if value.is_null() {
-            return Err(combkey::adapter::unexpected_null().into());
-        }
-        // Text arrives as its UTF-8 bytes in both wire formats.
-        Ok(combkey::adapter::from_column(value.as_bytes()?, ColumnKind::Text)?.into())
+    fn uuid_array_type_info() -> PgTypeInfo {
+        PgTypeInfo::with_oid(UUID_ARRAY)
     }
 }

@@ -5,7 +5,8 @@ mod common;
 use combkey::Backend;
 use combkey_sqlx::{Comb, CombText};
 use sqlx::mysql::{MySql, MySqlRow};
-use sqlx::{AssertSqlSafe, Connection, Decode, Encode, Executor, MySqlConnection, Row, Type};
+use common::AssertSqlSafe;
+use sqlx::{Connection, Decode, Encode, Executor, MySqlConnection, Row, Type};
 
 async fn connect() -> MySqlConnection {
     let url = common::mysql_url();

@@ -5,7 +5,8 @@ mod common;
 use combkey::Backend;
 use combkey_sqlx::{Comb, CombText};
 use sqlx::postgres::{PgRow, Postgres};
-use sqlx::{AssertSqlSafe, Connection, Decode, Encode, Executor, PgConnection, Row, Type};
+use common::AssertSqlSafe;
+use sqlx::{Connection, Decode, Encode, Executor, PgConnection, Row, Type};
 
 async fn connect() -> PgConnection {
     let url = common::pg_url();
