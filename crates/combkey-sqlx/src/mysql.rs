@@ -46,7 +46,11 @@ macro_rules! impls {
                     let info = value.type_info();
                     let name = info.name();
                     // MariaDB's UUID type arrives flagged binary, as 36 characters of text.
-                    if name.contains("BINARY") || name.contains("BLOB") { ColumnKind::BinaryOrText } else { ColumnKind::Text }
+                    if name.contains("BINARY") || name.contains("BLOB") {
+                        ColumnKind::BinaryOrText
+                    } else {
+                        ColumnKind::Text
+                    }
                 };
                 let bytes = <&[u8] as Decode<MySql>>::decode(value)?;
                 Ok(combkey::adapter::from_column(bytes, column)?.into())

@@ -97,8 +97,8 @@ macro_rules! impls {
 
 #[cfg(feature = "sqlx-0-9")]
 mod sqlx_0_9 {
-    use sqlx::postgres::{PgHasArrayType, PgTypeInfo, Postgres};
     use sqlx::Type;
+    use sqlx::postgres::{PgHasArrayType, PgTypeInfo, Postgres};
 
     mod impls {
         impls!(sqlx);

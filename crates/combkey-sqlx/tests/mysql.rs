@@ -4,8 +4,8 @@ mod common;
 
 use combkey::Backend;
 use combkey_sqlx::{Comb, CombText};
-use sqlx::mysql::{MySql, MySqlRow};
 use common::AssertSqlSafe;
+use sqlx::mysql::{MySql, MySqlRow};
 use sqlx::{Connection, Decode, Encode, Executor, MySqlConnection, Row, Type};
 
 async fn connect() -> MySqlConnection {

@@ -4,8 +4,8 @@ mod common;
 
 use combkey::Backend;
 use combkey_sqlx::{Comb, CombText};
-use sqlx::postgres::{PgRow, Postgres};
 use common::AssertSqlSafe;
+use sqlx::postgres::{PgRow, Postgres};
 use sqlx::{Connection, Decode, Encode, Executor, PgConnection, Row, Type};
 
 async fn connect() -> PgConnection {
