@@ -49,7 +49,10 @@ pub async fn store_token(
 }
 
 /// `get_subscriber_id_from_token`.
-pub async fn get_subscriber_id_from_token(pool: &PgPool, subscription_token: &str) -> Result<Option<Uuid>, sqlx::Error> {
+pub async fn get_subscriber_id_from_token(
+    pool: &PgPool,
+    subscription_token: &str,
+) -> Result<Option<Uuid>, sqlx::Error> {
     let result = sqlx::query!(
         // was: "SELECT subscriber_id FROM subscription_tokens WHERE subscription_token = $1"
         r#"SELECT subscriber_id AS "subscriber_id: Uuid" FROM subscription_tokens WHERE subscription_token = $1"#,

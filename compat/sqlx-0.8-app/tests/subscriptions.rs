@@ -68,10 +68,13 @@ async fn rows_written_before_the_swap_read_and_confirm() {
     .execute(&pool)
     .await
     .unwrap();
-    sqlx::query!(r#"INSERT INTO subscription_tokens (subscription_token, subscriber_id) VALUES ('old-token', $1)"#, old)
-        .execute(&pool)
-        .await
-        .unwrap();
+    sqlx::query!(
+        r#"INSERT INTO subscription_tokens (subscription_token, subscriber_id) VALUES ('old-token', $1)"#,
+        old
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
     let found = get_subscriber_id_from_token(&pool, "old-token").await.unwrap().expect("the old row");
     assert_eq!(found, Uuid::from(old));
     confirm_subscriber(&pool, found).await.unwrap();
