@@ -24,9 +24,10 @@
 //!
 //! # Features
 //!
-//! - `postgres`, `mysql`, `sqlite`: the backends, forwarded to sqlx's features of those names.
-//! - `sqlx-0-9` (default) or `sqlx-0-8`: the sqlx line the column types implement their traits
-//!   for (see [Versions](#versions)).
+//! - `postgres`, `mysql`, `sqlite`: the backends on sqlx 0.9, forwarded to sqlx's features of
+//!   those names.
+//! - `sqlx-0-8-postgres`, `sqlx-0-8-mysql`, `sqlx-0-8-sqlite`: the same on sqlx 0.8 (see
+//!   [Versions](#versions)).
 //! - `serde`: `Serialize`/`Deserialize` as the core type does.
 //! - `schemars`, `utoipa`: API schemas for the column types (`schemars::JsonSchema`,
 //!   `utoipa::ToSchema`: a string, format `uuid`, with an example).
@@ -184,29 +185,24 @@
 //! exact version: this crate uses its adapter-only items). sqlx 0.10 is supported in a new
 //! release of this crate that bumps its own version (0.x: the minor).
 //!
-//! | sqlx | features | backends |
-//! | --- | --- | --- |
-//! | 0.9 | `sqlx-0-9` (a default feature) | PostgreSQL, MySQL / MariaDB, SQLite |
-//! | 0.8.6 and later 0.8 | `sqlx-0-8`, with `default-features = false` | PostgreSQL, MySQL / MariaDB |
+//! | sqlx | features |
+//! | --- | --- |
+//! | 0.9 | `postgres`, `mysql`, `sqlite` |
+//! | 0.8.6 and later 0.8 | `sqlx-0-8-postgres`, `sqlx-0-8-mysql`, `sqlx-0-8-sqlite` |
 //!
 //! An app on sqlx 0.8 adds this crate without upgrading sqlx first:
 //!
 //! ```toml
-//! combkey-sqlx = { version = "0.1", default-features = false, features = ["sqlx-0-8", "postgres"] }
+//! combkey-sqlx = { version = "0.1", features = ["sqlx-0-8-postgres"] }
 //! ```
 //!
 //! (on sqlx 0.8.0 to 0.8.5, `cargo update -p sqlx` moves it to 0.8.6 within 0.8). The types,
-//! their stored forms and their errors are the same on both lines. What sqlx 0.8 cannot carry:
-//!
-//! - `sqlx.toml`: it is new in sqlx 0.9, so on 0.8 the `query!` macros need the per-query
-//!   override, `SELECT id AS "id: Comb"` and `id as Comb` for a parameter (shown above).
-//! - SQLite: sqlx 0.8's SQLite driver links libsqlite3-sys 0.30 and sqlx 0.9's links 0.37; one
-//!   build links one SQLite library, so this crate (whose own tests build with sqlx 0.9's
-//!   SQLite) cannot carry both. `sqlx-0-8` with `sqlite` is refused at compile time with that
-//!   reason. On sqlx 0.8 with SQLite, bind the bytes and read them back through the core type:
-//!   `.bind(id.as_bytes().to_vec())` (a `BLOB`, the same stored form), and
-//!   `combkey::Comb::from_slice(&row.try_get::<Vec<u8>, _>("id")?)?`.
-//! - `combkey-idempotent` and `combkey doctor` stay on sqlx 0.9.
+//! their stored forms and their errors are the same on both lines, and so is the code that
+//! implements them. What sqlx 0.8 cannot carry: `sqlx.toml`, new in sqlx 0.9, so on 0.8 the
+//! `query!` macros need the per-query override, `SELECT id AS "id: Comb"` and `id as Comb` for
+//! a parameter (shown above). `combkey-idempotent` and `combkey doctor` stay on sqlx 0.9.
+//! sqlx 0.8's SQLite driver links libsqlite3-sys 0.30: an app with it links that SQLite for
+//! everything (rusqlite 0.32 is the release on it), as without this crate.
 //!
 //! A host's previous major line stays supported for at least 12 months after its next one is
 //! released, and dropping one is a new release of this crate that bumps its own version (0.x:
@@ -215,30 +211,15 @@
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-#[cfg(feature = "postgres")]
+#[cfg(any(feature = "postgres", feature = "sqlx-0-8-postgres"))]
 pub mod copy;
 
-#[cfg(feature = "mysql")]
+#[cfg(any(feature = "mysql", feature = "sqlx-0-8-mysql"))]
 mod mysql;
-#[cfg(feature = "postgres")]
+#[cfg(any(feature = "postgres", feature = "sqlx-0-8-postgres"))]
 mod postgres;
-#[cfg(all(feature = "sqlite", feature = "sqlx-0-9"))]
+#[cfg(any(feature = "sqlite", feature = "sqlx-0-8-sqlite"))]
 mod sqlite;
-
-#[cfg(all(feature = "sqlite", feature = "sqlx-0-8", not(feature = "sqlx-0-9")))]
-compile_error!(
-    "combkey-sqlx: feature `sqlite` is not available with `sqlx-0-8`: sqlx 0.8's SQLite driver links a \
-     different SQLite library (libsqlite3-sys 0.30) than the one this crate is built and tested with; \
-     bind `id.as_bytes().to_vec()` and read with `combkey::Comb::from_slice` instead (see this crate's docs, Versions)"
-);
-
-#[cfg(all(
-    any(feature = "postgres", feature = "mysql", feature = "sqlite"),
-    not(any(feature = "sqlx-0-9", feature = "sqlx-0-8"))
-))]
-compile_error!(
-    "combkey-sqlx: a backend feature without a sqlx line: add feature `sqlx-0-9` (the default) or `sqlx-0-8`"
-);
 
 combkey::adapter::column_newtype! {
     /// A [`combkey::Comb`] as a sqlx column type.

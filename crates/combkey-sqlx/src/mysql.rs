@@ -1,9 +1,9 @@
 //! MySQL and MariaDB: `BINARY(16)`; also reads MariaDB's `UUID` type and `CHAR(36)` text;
 //! `CHAR(36)` written through `CombText`.
 //!
-//! The same impls for each sqlx line this crate supports (features `sqlx-0-9` and `sqlx-0-8`):
-//! written once, for the crate the macro is given; the trait surface used here is the same in
-//! both lines.
+//! The same impls for each sqlx line this crate supports (features `mysql` and
+//! `sqlx-0-8-mysql`): written once, for the crate the macro is given; the trait surface used
+//! here is the same in both lines.
 
 macro_rules! impls {
     ($sqlx:ident) => {
@@ -17,6 +17,7 @@ macro_rules! impls {
         use crate::{Comb, CombText};
 
         impl Type<MySql> for Comb {
+            // As sqlx's own for `uuid::Uuid` (the same in both lines).
             fn type_info() -> MySqlTypeInfo {
                 <&[u8] as Type<MySql>>::type_info()
             }
@@ -90,12 +91,12 @@ macro_rules! impls {
     };
 }
 
-#[cfg(feature = "sqlx-0-9")]
+#[cfg(feature = "mysql")]
 mod sqlx_0_9 {
     impls!(sqlx);
 }
 
-#[cfg(feature = "sqlx-0-8")]
+#[cfg(feature = "sqlx-0-8-mysql")]
 mod sqlx_0_8 {
     impls!(sqlx08);
 }

@@ -1,9 +1,9 @@
 //! PostgreSQL: native `uuid`, binary and text wire formats, `uuid[]`; text columns through
 //! `CombText`.
 //!
-//! The same impls for each sqlx line this crate supports (features `sqlx-0-9` and `sqlx-0-8`):
-//! written once, for the crate the macro is given; the trait surface used here is the same in
-//! both lines.
+//! The same impls for each sqlx line this crate supports (features `postgres` and
+//! `sqlx-0-8-postgres`): written once, for the crate the macro is given; the trait surface used
+//! here is the same in both lines.
 
 macro_rules! impls {
     ($sqlx:ident) => {
@@ -18,17 +18,17 @@ macro_rules! impls {
 
         impl Type<Postgres> for Comb {
             fn type_info() -> PgTypeInfo {
-                super::uuid_type_info()
+                <$sqlx::types::Uuid as Type<Postgres>>::type_info()
             }
 
             fn compatible(ty: &PgTypeInfo) -> bool {
-                super::uuid_compatible(ty)
+                <$sqlx::types::Uuid as Type<Postgres>>::compatible(ty)
             }
         }
 
         impl PgHasArrayType for Comb {
             fn array_type_info() -> PgTypeInfo {
-                super::uuid_array_type_info()
+                <$sqlx::types::Uuid as PgHasArrayType>::array_type_info()
             }
         }
 
@@ -95,54 +95,12 @@ macro_rules! impls {
     };
 }
 
-#[cfg(feature = "sqlx-0-9")]
+#[cfg(feature = "postgres")]
 mod sqlx_0_9 {
-    use sqlx::Type;
-    use sqlx::postgres::{PgHasArrayType, PgTypeInfo, Postgres};
-
-    mod impls {
-        impls!(sqlx);
-    }
-
-    // The column type is sqlx's own for `uuid::Uuid`.
-    fn uuid_type_info() -> PgTypeInfo {
-        <sqlx::types::Uuid as Type<Postgres>>::type_info()
-    }
-
-    fn uuid_compatible(ty: &PgTypeInfo) -> bool {
-        <sqlx::types::Uuid as Type<Postgres>>::compatible(ty)
-    }
-
-    fn uuid_array_type_info() -> PgTypeInfo {
-        <sqlx::types::Uuid as PgHasArrayType>::array_type_info()
-    }
+    impls!(sqlx);
 }
 
-#[cfg(feature = "sqlx-0-8")]
+#[cfg(feature = "sqlx-0-8-postgres")]
 mod sqlx_0_8 {
-    use sqlx08::postgres::PgTypeInfo;
-    use sqlx08::postgres::types::Oid;
-
-    mod impls {
-        impls!(sqlx08);
-    }
-
-    // sqlx 0.8's `uuid` feature is left off: it names SQLite's driver too (`sqlx-sqlite?/uuid`),
-    // and cargo then puts sqlx 0.8's libsqlite3-sys in every lockfile that holds this crate,
-    // where it conflicts with sqlx 0.9's. So the type is named by its fixed OID (`uuid` is 2950
-    // and `uuid[]` 2951 in PostgreSQL's catalog, pg_type.dat), which sqlx compares by OID.
-    const UUID: Oid = Oid(2950);
-    const UUID_ARRAY: Oid = Oid(2951);
-
-    fn uuid_type_info() -> PgTypeInfo {
-        PgTypeInfo::with_oid(UUID)
-    }
-
-    fn uuid_compatible(ty: &PgTypeInfo) -> bool {
-        *ty == PgTypeInfo::with_oid(UUID)
-    }
-
-    fn uuid_array_type_info() -> PgTypeInfo {
-        PgTypeInfo::with_oid(UUID_ARRAY)
-    }
+    impls!(sqlx08);
 }

@@ -4,8 +4,9 @@ mod common;
 
 use combkey::Backend;
 use combkey_sqlx::{Comb, CombText};
+use common::AssertSqlSafe;
 use sqlx::sqlite::{Sqlite, SqliteRow};
-use sqlx::{AssertSqlSafe, Connection, Decode, Encode, Executor, Row, SqliteConnection, Type};
+use sqlx::{Connection, Decode, Encode, Executor, Row, SqliteConnection, Type};
 
 async fn connect() -> SqliteConnection {
     SqliteConnection::connect("sqlite::memory:").await.expect("in-memory SQLite")

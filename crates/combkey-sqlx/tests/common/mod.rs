@@ -108,5 +108,4 @@ macro_rules! harness {
 
 harness!(sqlx::Postgres, sqlx::PgConnection, bool, pg_url(), "$1");
 harness!(sqlx::MySql, sqlx::MySqlConnection, i64, mysql_url(), "?");
-#[cfg(not(combkey_sqlx_0_8))] // sqlx 0.8 is tested here without SQLite (combkey-sqlx's docs, Versions)
 harness!(sqlx::Sqlite, sqlx::SqliteConnection, bool, String::from("sqlite::memory:"), "?");
