@@ -196,13 +196,22 @@
 //! combkey-sqlx = { version = "0.1", features = ["sqlx-0-8-postgres"] }
 //! ```
 //!
-//! (on sqlx 0.8.0 to 0.8.5, `cargo update -p sqlx` moves it to 0.8.6 within 0.8). The types,
-//! their stored forms and their errors are the same on both lines, and so is the code that
-//! implements them. What sqlx 0.8 cannot carry: `sqlx.toml`, new in sqlx 0.9, so on 0.8 the
-//! `query!` macros need the per-query override, `SELECT id AS "id: Comb"` and `id as Comb` for
-//! a parameter (shown above). `combkey-idempotent` and `combkey doctor` stay on sqlx 0.9.
-//! sqlx 0.8's SQLite driver links libsqlite3-sys 0.30: an app with it links that SQLite for
-//! everything (rusqlite 0.32 is the release on it), as without this crate.
+//! (on sqlx 0.8.0 to 0.8.5, cargo moves it to 0.8.6 by itself when this crate is added; an
+//! exact pin is raised by hand). The types, their stored forms and their errors are the same on
+//! both lines, and so is the code that implements them. What sqlx 0.8 cannot carry: `sqlx.toml`, new in sqlx 0.9, so on 0.8 the
+//! `query!` macros need the per-query override, `SELECT id AS "id: Comb"`, and `id as Comb` for
+//! a parameter on PostgreSQL and MySQL (shown above). On SQLite, sqlx 0.8's `query!` fails on
+//! any `expr as Type` parameter ("temporary value dropped while borrowed", with `uuid::Uuid`
+//! too) and does not check a parameter's type: bind the variable as it is. SQL built at run
+//! time goes to `sqlx::raw_sql(&sql)` or `sqlx::query(&sql)` on 0.8 (`AssertSqlSafe`, used in
+//! the Migrations example, is sqlx 0.9's). `combkey-idempotent` and `combkey doctor` stay on
+//! sqlx 0.9.
+//!
+//! One SQLite library per program: sqlx 0.8 with its default features (`macros`, `migrate`)
+//! puts its SQLite driver and libsqlite3-sys 0.30 in the app's lockfile even for PostgreSQL
+//! alone, so such an app can add rusqlite 0.32 at most (sqlx 0.8's own limit, with or without
+//! this crate); with `default-features = false` it locks no SQLite library, and neither does
+//! `sqlx-0-8-postgres`.
 //!
 //! A host's previous major line stays supported for at least 12 months after its next one is
 //! released, and dropping one is a new release of this crate that bumps its own version (0.x:
