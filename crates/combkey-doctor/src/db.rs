@@ -122,16 +122,32 @@ impl Db {
             target.push(if target.contains('?') { '&' } else { '?' });
             target.push_str("application_name=combkey%20doctor");
         }
-        let conn = AnyConnection::connect(&target).await.map_err(|e| {
+        let connect_error = |e: sqlx::Error| {
             let mut message = e.to_string();
             if let Some(s) = &secret {
                 message = message.replace(s.as_str(), "***");
             }
             Error::usage(format!("connecting to {shown}: {message}"))
-        })?;
-        let mut db = Db { conn, backend, secret, url: url.to_string(), session_pid: None };
-        if check_pooler && backend == Backend::Postgres {
-            db.pooler_check(&target, &shown).await?;
+        };
+        let pooler = check_pooler && backend == Backend::Postgres;
+        // The pooler check's second session is opened together with this one, so neither
+        // waits idle for the other's connection (a role's `idle_session_timeout` counts from
+        // the end of the handshake, before the tool can set it back).
+        let (conn, other) = tokio::join!(AnyConnection::connect(&target), async {
+            if pooler { Some(AnyConnection::connect(&target).await) } else { None }
+        });
+        let conn = conn.map_err(connect_error)?;
+        let mut db = Db { conn, backend, secret: secret.clone(), url: url.to_string(), session_pid: None };
+        if let Some(other) = other {
+            let other = match other {
+                Ok(other) => other,
+                Err(e) => {
+                    let mut err = db.error("checking for a connection pooler", &e);
+                    err = err.with_hint(POOLER_SECOND_SESSION);
+                    return Err(err);
+                }
+            };
+            db.pooler_check(other, &shown).await?;
         }
         // The session is the tool's own: what the server's or the role's defaults would impose
         // on it is set back (a statement timeout would kill a long rewrite or the audit after
@@ -140,7 +156,16 @@ impl Db {
         // snapshot). Settings a server does not have (PostgreSQL before 14, MySQL's names on
         // MariaDB and the other way) are skipped.
         for &(sql, optional) in own_session(backend) {
-            match db.exec(sql).await {
+            let mut tries = 0;
+            let done = loop {
+                match db.exec(sql).await {
+                    // Cancelled by the very statement timeout this sets back (a role's
+                    // `statement_timeout = '1ms'` can cancel a SET on a loaded server): again.
+                    Err(e) if e.code() == Some(QUERY_CANCELED) && tries < CANCELED_RETRIES => tries += 1,
+                    done => break done,
+                }
+            };
+            match done {
                 Ok(_) => {}
                 Err(e)
                     if optional && (e.code() == Some("42704") || e.to_string().contains("Unknown system variable")) => {
@@ -166,6 +191,29 @@ impl Db {
 
     /// This session's server process, by a plain (unprepared) statement: a pooler in
     /// transaction mode does not carry a prepared statement from one server session to the next.
+    /// [`Db::backend_pid`] of a session whose settings are still the role's (before the
+    /// pooler check ends): read in a transaction that first lifts the statement timeout, and
+    /// read again if that timeout cancelled it first. Nothing stays set after it.
+    async fn check_pid(conn: &mut AnyConnection) -> Result<i32, sqlx::Error> {
+        let mut tries = 0;
+        loop {
+            let read = async {
+                sqlx::raw_sql("BEGIN; SET LOCAL statement_timeout = 0").execute(&mut *conn).await?;
+                let pid = Db::backend_pid(&mut *conn).await?;
+                sqlx::raw_sql("COMMIT").execute(&mut *conn).await?;
+                Ok(pid)
+            }
+            .await;
+            match read {
+                Err(e) if canceled(&e) && tries < CANCELED_RETRIES => {
+                    tries += 1;
+                    let _ = sqlx::raw_sql("ROLLBACK").execute(&mut *conn).await;
+                }
+                read => return read,
+            }
+        }
+    }
+
     async fn backend_pid(conn: &mut AnyConnection) -> Result<i32, sqlx::Error> {
         sqlx::raw_sql("SELECT pg_backend_pid()").fetch_one(conn).await?.try_get::<i32, _>(0)
     }
@@ -186,30 +234,43 @@ impl Db {
     /// every time and never gives it to the second client. PgBouncer in statement mode refuses
     /// the transaction itself. The process is kept: [`Db::same_session`] checks it again
     /// after the session's settings and its lock.
-    async fn pooler_check(&mut self, target: &str, shown: &str) -> Result<(), Error> {
-        let fail = |db: &Db, e: sqlx::Error| {
-            let mut err = db.error("checking for a connection pooler", &e);
-            err = err.with_hint(
-                "; the check opens a second session beside this one (doctor's --apply uses two at once: a role or a \
-                 pool that allows one session only cannot run it)",
-            );
-            err
+    async fn pooler_check(&mut self, mut other: AnyConnection, shown: &str) -> Result<(), Error> {
+        let fail =
+            |db: &Db, e: sqlx::Error| db.error("checking for a connection pooler", &e).with_hint(POOLER_SECOND_SESSION);
+        let first = match Db::check_pid(&mut self.conn).await {
+            Ok(first) => first,
+            Err(e) if statement_pooling(&e) => {
+                return Err(pooler(shown, "a transaction was refused: PgBouncer's pool_mode = statement"));
+            }
+            Err(e) => return Err(fail(self, e)),
         };
-        let first = Db::backend_pid(&mut self.conn).await.map_err(|e| fail(self, e))?;
-        let mut other = AnyConnection::connect(target).await.map_err(|e| fail(self, e))?;
         let mut result = Ok(());
-        for _ in 0..POOLER_ROUNDS {
-            let round = async {
-                sqlx::raw_sql("BEGIN").execute(&mut other).await?;
+        let mut replayed = 0;
+        let mut round = 0;
+        while round < POOLER_ROUNDS {
+            let played = async {
+                // Each read in a transaction of its own whose first act is to lift a role's
+                // statement timeout, which nothing has set back yet (the session's own
+                // settings come after this check): a SET outside a transaction would be left
+                // to whichever client a pooler gives this server session next.
+                sqlx::raw_sql("BEGIN; SET LOCAL statement_timeout = 0").execute(&mut other).await?;
                 let second = Db::backend_pid(&mut other).await?;
-                let again = Db::backend_pid(&mut self.conn).await?;
+                let again = Db::check_pid(&mut self.conn).await?;
                 sqlx::raw_sql("COMMIT").execute(&mut other).await?;
                 Ok::<_, sqlx::Error>((second, again))
             }
             .await;
-            result = match round {
+            result = match played {
                 Err(e) if statement_pooling(&e) => {
                     Err(pooler(shown, "a transaction of two statements was refused: PgBouncer's pool_mode = statement"))
+                }
+                // Cancelled by the role's statement timeout before it was lifted (a BEGIN or
+                // a SET can outlast `statement_timeout = '1ms'` on a loaded server): the round
+                // is played again, a few times.
+                Err(e) if canceled(&e) && replayed < CANCELED_RETRIES => {
+                    replayed += 1;
+                    let _ = sqlx::raw_sql("ROLLBACK").execute(&mut other).await;
+                    continue;
                 }
                 Err(e) => Err(fail(self, e)),
                 Ok((second, _)) if second == first => Err(pooler(
@@ -231,6 +292,7 @@ impl Db {
             if result.is_err() {
                 break;
             }
+            round += 1;
         }
         // Given back with nothing left in it: a transaction still open ends with the connection.
         let _ = sqlx::raw_sql("ROLLBACK").execute(&mut other).await;
@@ -443,6 +505,21 @@ fn pooler(shown: &str, why: &str) -> Error {
 
 /// PgBouncer's answer to a transaction in statement mode ("transaction blocks not allowed in
 /// statement pooling mode"; older releases: "... in statement mode").
+/// PostgreSQL's SQLSTATE for a statement cancelled (by `statement_timeout`, among others).
+const QUERY_CANCELED: &str = "57014";
+
+/// How many times a statement cancelled by a role's statement timeout, before the tool's
+/// session has set it back, is tried again.
+const CANCELED_RETRIES: u32 = 20;
+
+/// Told of the pooler check's second session when it cannot be opened or used.
+const POOLER_SECOND_SESSION: &str = "; the check opens a second session beside this one (doctor's --apply uses two at \
+                                     once: a role or a pool that allows one session only cannot run it)";
+
+fn canceled(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(d) if d.code().as_deref() == Some(QUERY_CANCELED))
+}
+
 fn statement_pooling(e: &sqlx::Error) -> bool {
     let m = e.to_string();
     m.contains("not allowed in statement pooling mode") || m.contains("not allowed in statement mode")
