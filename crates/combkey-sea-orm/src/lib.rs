@@ -81,6 +81,11 @@
 //!   `postgres` also gives `Vec<CombUuid>` fields and array binds (sea-orm's
 //!   `postgres-array`).
 //! - `migration`: the `migration` module's helpers (sea-orm-migration).
+//! - `sea-orm-2` (default): sea-orm 2.0 with no backend (a mock or proxy connection); the four
+//!   above turn it on.
+//! - `sea-orm-1-1-postgres`, `sea-orm-1-1-mysql`, `sea-orm-1-1-sqlite`,
+//!   `sea-orm-1-1-migration` (and `sea-orm-1-1` alone): the same on sea-orm 1.1, for an app that
+//!   has not moved to 2.0, with the default features off. See Versions.
 //! - `serde`: `Serialize`/`Deserialize` as the core type does.
 //! - `schemars`, `utoipa`: API schemas for the column types (`schemars::JsonSchema`,
 //!   `utoipa::ToSchema`: a string, format `uuid`, with an example).
@@ -88,30 +93,45 @@
 //! # Versions
 //!
 //! Minimum Rust version: 1.94. Public dependencies (their types are in this crate's API):
-//! sea-orm 2 (its `ValueType`, `TryGetable` and `Nullable` are implemented here),
-//! sea-orm-migration 2 with the `migration` feature, and `combkey` (an exact version: this
-//! crate uses its adapter-only items). sea-orm 3 is supported in a new release of this crate
-//! that bumps its own version (0.x: the minor).
+//! sea-orm (its `ValueType`, `TryGetable` and `Nullable` are implemented here), 2.0 or 1.1,
+//! sea-orm-migration of the same line with the migration feature, and `combkey` (an exact
+//! version: this crate uses its adapter-only items).
+//!
+//! | sea-orm | features | tested in CI |
+//! | --- | --- | --- |
+//! | 2.0 | `postgres`, `mysql`, `sqlite`, `migration` | this crate's tests |
+//! | 1.1.20 and later 1.1 | `sea-orm-1-1-postgres`, `sea-orm-1-1-mysql`, `sea-orm-1-1-sqlite`, `sea-orm-1-1-migration`, default features off | this crate's tests on sea-orm 1.1, and an app's entities swapped from `uuid::Uuid` |
+//!
+//! An app on sea-orm 1.1 writes
+//! `combkey-sea-orm = { version = "0.1", default-features = false, features = ["sea-orm-1-1-postgres"] }`
+//! and finds the same items at the same paths (the crate root's are sea-orm 1.1's when sea-orm
+//! 2.0 is off; with both on, 1.1's are in `combkey_sea_orm::sea_orm_1_1`). A host's previous major line stays
+//! supported for at least 12 months after its next one is released; dropping one, or taking
+//! sea-orm 3, is a new release of this crate that bumps its own version (0.x: the minor).
 
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-mod behavior;
-mod condition;
-mod schema;
-mod sqlx_impls;
-mod value;
+// The sea-orm integration is written once (src/line/) and compiled for each sea-orm line a
+// feature turns on: sea-orm 2.0 (`sea-orm-2`, in the default features) in `orm2`, whose items
+// are the crate root's, and sea-orm 1.1 (`sea-orm-1-1`) in `sea_orm_1_1`.
+#[cfg(feature = "sea-orm-2")]
+mod orm2;
+#[cfg(feature = "sea-orm-1-1")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sea-orm-1-1")))]
+pub mod sea_orm_1_1;
 mod wrappers;
 
-#[cfg(feature = "migration")]
-pub mod migration;
-#[cfg(feature = "postgres")]
-mod postgres;
+#[cfg(all(feature = "migration", feature = "sea-orm-2"))]
+pub use orm2::migration;
+#[cfg(feature = "sea-orm-2")]
+pub use orm2::{CreatedIn, before_save, create_table_from_entity, try_create_table_from_entity};
 
-pub use behavior::before_save;
-
-pub use condition::CreatedIn;
-pub use schema::{create_table_from_entity, try_create_table_from_entity};
+// An application on sea-orm 1.1 alone (default features off) finds the same names at the root.
+#[cfg(all(feature = "sea-orm-1-1-migration", not(feature = "sea-orm-2")))]
+pub use sea_orm_1_1::migration;
+#[cfg(all(feature = "sea-orm-1-1", not(feature = "sea-orm-2")))]
+pub use sea_orm_1_1::{CreatedIn, before_save, create_table_from_entity, try_create_table_from_entity};
 
 combkey::adapter::column_newtype! {
     /// A [`combkey::Comb`] as a sea-orm column type, usable as a plain field, an `Option`

@@ -83,9 +83,9 @@ async fn other_drivers_decode_with_the_same_rules() {
     let db = MockDatabase::new(DatabaseBackend::MySql)
         .append_query_results([
             vec![row(Value::from(uuid::Uuid::from(id.to_comb())))],
-            vec![row(Value::Bytes(Some(id.to_comb().as_bytes().to_vec())))],
+            vec![row(Value::from(id.to_comb().as_bytes().to_vec()))],
             vec![row(Value::from(id.to_string().to_uppercase()))],
-            vec![row(Value::Bytes(Some(vec![0; 15])))],
+            vec![row(Value::from(vec![0u8; 15]))],
             vec![row(Value::from("garbage"))],
         ])
         .into_connection();

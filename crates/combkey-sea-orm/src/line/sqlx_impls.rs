@@ -1,9 +1,9 @@
-//! The sqlx traits, delegated to combkey-sqlx's (sea-orm sits on sqlx 0.9): a sea-orm user
-//! binds and reads the same type in raw sqlx queries.
+//! The sqlx traits, delegated to combkey-sqlx's (sea-orm 2.0 sits on sqlx 0.9, sea-orm 1.1 on sqlx 0.8): a
+//! sea-orm user binds and reads the same type in raw sqlx queries.
 
-use sqlx::encode::IsNull;
-use sqlx::error::BoxDynError;
-use sqlx::{Database, Decode, Encode, Type};
+use super::orm_sqlx::encode::IsNull;
+use super::orm_sqlx::error::BoxDynError;
+use super::orm_sqlx::{Database, Decode, Encode, Type};
 
 use crate::{CombTextUuid, CombUuid};
 
@@ -24,7 +24,7 @@ impl<'q, DB: Database> Encode<'q, DB> for CombUuid
 where
     combkey_sqlx::Comb: Encode<'q, DB>,
 {
-    fn encode_by_ref(&self, buf: &mut DB::ArgumentBuffer) -> Result<IsNull, BoxDynError> {
+    fn encode_by_ref(&self, buf: &mut super::argument_buffer!(DB, 'q)) -> Result<IsNull, BoxDynError> {
         combkey_sqlx::Comb::from(*self).encode_by_ref(buf)
     }
 }
@@ -55,7 +55,7 @@ impl<'q, DB: Database> Encode<'q, DB> for CombTextUuid
 where
     combkey_sqlx::CombText: Encode<'q, DB>,
 {
-    fn encode_by_ref(&self, buf: &mut DB::ArgumentBuffer) -> Result<IsNull, BoxDynError> {
+    fn encode_by_ref(&self, buf: &mut super::argument_buffer!(DB, 'q)) -> Result<IsNull, BoxDynError> {
         combkey_sqlx::CombText::from(self.to_comb()).encode_by_ref(buf)
     }
 }

@@ -1,8 +1,8 @@
 //! sea-orm-migration helpers: COMB columns per backend, and a migration that installs the
 //! database-side functions from the workspace's one SQL source ([`combkey::sql`]).
 
-use sea_orm::DatabaseBackend;
-use sea_orm_migration::prelude::*;
+use super::orm::DatabaseBackend;
+use super::orm_migration::prelude::*;
 
 use combkey::Backend;
 
@@ -70,7 +70,7 @@ impl MigrationName for InstallCombkeyFunctions {
     }
 }
 
-#[sea_orm_migration::async_trait::async_trait]
+#[super::orm_migration::async_trait::async_trait]
 impl MigrationTrait for InstallCombkeyFunctions {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         if let Some(d) = dialect(manager.get_database_backend()) {

@@ -2,9 +2,8 @@
 //! (`Column::eq_any`, `Vec<CombUuid>` as one `uuid[]` value), as sea-orm's `DeriveValueType`
 //! gives a wrapper of `Uuid` under its `postgres-array` feature.
 
-use sea_orm::sea_query::postgres_array::NotU8;
-use sea_orm::{ColIdx, QueryResult, TryGetError, TryGetable, TryGetableArray};
-
+use super::orm::{ColIdx, QueryResult, TryGetError, TryGetable, TryGetableArray};
+use super::{NotU8, orm_sqlx, query_error};
 use crate::CombUuid;
 
 /// `Vec<CombUuid>` converts to one array value (`uuid[]`), not to bytes.
@@ -13,14 +12,12 @@ impl NotU8 for CombUuid {}
 impl TryGetableArray for CombUuid {
     fn try_get_by<I: ColIdx>(res: &QueryResult, idx: I) -> Result<Vec<Self>, TryGetError> {
         if let Some(row) = res.try_as_pg_row() {
-            let decoded: Result<Option<Vec<combkey_sqlx::Comb>>, sqlx::Error> =
-                sqlx::Row::try_get(row, idx.as_sqlx_postgres_index());
+            let decoded: Result<Option<Vec<combkey_sqlx::Comb>>, orm_sqlx::Error> =
+                orm_sqlx::Row::try_get(row, idx.as_sqlx_postgres_index());
             return match decoded {
                 Ok(Some(ids)) => Ok(ids.into_iter().map(CombUuid::from).collect()),
                 Ok(None) => Err(TryGetError::Null(format!("{idx:?}"))),
-                Err(e) => Err(TryGetError::DbErr(sea_orm::DbErr::Query(sea_orm::RuntimeErr::SqlxError(
-                    std::sync::Arc::new(e),
-                )))),
+                Err(e) => Err(TryGetError::DbErr(query_error(e))),
             };
         }
         // Another driver (mock, proxy): sea-orm's own reading of a uuid[].

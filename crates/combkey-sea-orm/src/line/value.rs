@@ -1,34 +1,42 @@
-//! sea-orm's value traits: what the column binds and how it reads back.
-
-use std::sync::Arc;
+//! sea-orm's value traits: what the column binds and how it reads back. Compiled once per
+//! sea-orm line (`super` names its crates and the few calls whose forms differ).
 
 use combkey::adapter::ColumnKind;
-use sea_orm::sea_query::{ArrayType, ColumnType, Nullable, Value, ValueType, ValueTypeErr};
-use sea_orm::{ActiveValue, ColIdx, DbErr, IntoActiveValue, QueryResult, TryFromU64, TryGetError, TryGetable};
 
+use super::orm::sea_query::{ArrayType, ColumnType, Nullable, Value, ValueType, ValueTypeErr};
+use super::orm::{ActiveValue, ColIdx, DbErr, IntoActiveValue, QueryResult, TryFromU64, TryGetError, TryGetable};
+use super::{conversion_error, held, string_value, uuid_value};
 use crate::{CombTextUuid, CombUuid};
+
+/// What a sea-query value holds, of the kinds a COMB id is read from.
+pub(crate) enum Held {
+    Uuid(uuid::Uuid),
+    Bytes(Vec<u8>),
+    String(String),
+    Other,
+}
 
 /// Bound as a UUID value, which sqlx sends as the public bytes on every backend
 /// (`uuid` on PostgreSQL, 16 bytes for `BINARY(16)` and `BLOB`).
 impl From<CombUuid> for Value {
     fn from(id: CombUuid) -> Value {
-        Value::Uuid(Some(uuid::Uuid::from(id.to_comb())))
+        uuid_value(Some(uuid::Uuid::from(id.to_comb())))
     }
 }
 
 impl Nullable for CombUuid {
     fn null() -> Value {
-        Value::Uuid(None)
+        uuid_value(None)
     }
 }
 
 impl ValueType for CombUuid {
     fn try_from(v: Value) -> Result<Self, ValueTypeErr> {
-        match v {
-            Value::Uuid(Some(u)) => Ok(CombUuid::from(combkey::Comb::from(u))),
-            Value::Bytes(Some(b)) => combkey::Comb::from_slice(&b).map(CombUuid::from).map_err(|_| ValueTypeErr),
-            Value::String(Some(s)) => s.parse().map_err(|_| ValueTypeErr),
-            _ => Err(ValueTypeErr),
+        match held(v) {
+            Held::Uuid(u) => Ok(CombUuid::from(combkey::Comb::from(u))),
+            Held::Bytes(b) => combkey::Comb::from_slice(&b).map(CombUuid::from).map_err(|_| ValueTypeErr),
+            Held::String(s) => s.parse().map_err(|_| ValueTypeErr),
+            Held::Other => Err(ValueTypeErr),
         }
     }
 
@@ -41,8 +49,7 @@ impl ValueType for CombUuid {
     }
 
     /// `uuid` on PostgreSQL, `binary(16)` on MySQL/MariaDB. On SQLite sea-query declares a
-    /// UUID column `uuid_text`; [`create_table_from_entity`](crate::create_table_from_entity)
-    /// declares it `blob` instead.
+    /// UUID column `uuid_text`; `create_table_from_entity` declares it `blob` instead.
     fn column_type() -> ColumnType {
         ColumnType::Uuid
     }
@@ -52,40 +59,30 @@ impl TryGetable for CombUuid {
     fn try_get_by<I: ColIdx>(res: &QueryResult, idx: I) -> Result<Self, TryGetError> {
         // Decode with combkey-sqlx's codecs: the same rules and errors as raw sqlx (MariaDB's
         // UUID type and CHAR(36) text included), the sqlx error kept as the source.
-        #[cfg(feature = "postgres")]
-        if let Some(row) = res.try_as_pg_row() {
-            return from_sqlx::<_, combkey_sqlx::Comb>(sqlx::Row::try_get(row, idx.as_sqlx_postgres_index()), idx);
+        match super::sqlx_read!(res, idx, combkey_sqlx::Comb) {
+            Some(decoded) => from_sqlx(decoded, idx),
+            None => from_any_driver(res, idx, "CombUuid"),
         }
-        #[cfg(feature = "mysql")]
-        if let Some(row) = res.try_as_mysql_row() {
-            return from_sqlx::<_, combkey_sqlx::Comb>(sqlx::Row::try_get(row, idx.as_sqlx_mysql_index()), idx);
-        }
-        #[cfg(feature = "sqlite")]
-        if let Some(row) = res.try_as_sqlite_row() {
-            return from_sqlx::<_, combkey_sqlx::Comb>(sqlx::Row::try_get(row, idx.as_sqlx_sqlite_index()), idx);
-        }
-        from_any_driver(res, idx)
     }
 }
 
 /// A value combkey-sqlx decoded: `NULL` is sea-orm's `Null` (what `Option` fields need), a
 /// decode error keeps the sqlx error (and its `combkey::Error` source).
-#[cfg(any(feature = "postgres", feature = "mysql", feature = "sqlite"))]
-pub(crate) fn from_sqlx<I: ColIdx, T: Into<combkey::Comb>>(
-    decoded: Result<Option<T>, sqlx::Error>,
+fn from_sqlx<I: ColIdx, T: Into<combkey::Comb>>(
+    decoded: Result<Option<T>, DbErr>,
     idx: I,
 ) -> Result<CombUuid, TryGetError> {
     match decoded {
         Ok(Some(id)) => Ok(CombUuid::from(id.into())),
         Ok(None) => Err(TryGetError::Null(format!("{idx:?}"))),
-        Err(e) => Err(TryGetError::DbErr(DbErr::Query(sea_orm::RuntimeErr::SqlxError(Arc::new(e))))),
+        Err(e) => Err(TryGetError::DbErr(e)),
     }
 }
 
 /// A driver combkey-sqlx does not decode here (a backend whose feature is off, a mock or a
 /// proxy connection): read the value as sea-orm reads a UUID, bytes or text, and decode it
 /// with combkey's rules, so the same values are accepted and the same errors given.
-fn from_any_driver<I: ColIdx>(res: &QueryResult, idx: I) -> Result<CombUuid, TryGetError> {
+fn from_any_driver<I: ColIdx>(res: &QueryResult, idx: I, into: &'static str) -> Result<CombUuid, TryGetError> {
     // Each attempt may fail as "NULL" without the value being NULL (sea-orm's mock and proxy
     // drivers report any conversion failure so), so all three are tried before giving up.
     if let Ok(u) = uuid::Uuid::try_get_by(res, idx) {
@@ -98,9 +95,7 @@ fn from_any_driver<I: ColIdx>(res: &QueryResult, idx: I) -> Result<CombUuid, Try
             combkey::adapter::from_column(text.as_bytes(), ColumnKind::Text)
         }
     };
-    decoded.map(CombUuid::from).map_err(|e| {
-        TryGetError::DbErr(DbErr::TryIntoErr { from: "database value", into: "CombUuid", source: Arc::new(e) })
-    })
+    decoded.map(CombUuid::from).map_err(|e| TryGetError::DbErr(conversion_error(e, into)))
 }
 
 impl TryFromU64 for CombUuid {
@@ -118,13 +113,13 @@ impl IntoActiveValue<CombUuid> for CombUuid {
 /// Bound as text (the lowercase hyphenated form), what a `CHAR(36)`/`TEXT` key column holds.
 impl From<CombTextUuid> for Value {
     fn from(id: CombTextUuid) -> Value {
-        Value::String(Some(id.to_string()))
+        string_value(Some(id.to_string()))
     }
 }
 
 impl Nullable for CombTextUuid {
     fn null() -> Value {
-        Value::String(None)
+        string_value(None)
     }
 }
 
@@ -149,22 +144,11 @@ impl ValueType for CombTextUuid {
 
 impl TryGetable for CombTextUuid {
     fn try_get_by<I: ColIdx>(res: &QueryResult, idx: I) -> Result<Self, TryGetError> {
-        #[cfg(feature = "postgres")]
-        if let Some(row) = res.try_as_pg_row() {
-            return from_sqlx::<_, combkey_sqlx::CombText>(sqlx::Row::try_get(row, idx.as_sqlx_postgres_index()), idx)
-                .map(|id| CombTextUuid::from(id.to_comb()));
-        }
-        #[cfg(feature = "mysql")]
-        if let Some(row) = res.try_as_mysql_row() {
-            return from_sqlx::<_, combkey_sqlx::CombText>(sqlx::Row::try_get(row, idx.as_sqlx_mysql_index()), idx)
-                .map(|id| CombTextUuid::from(id.to_comb()));
-        }
-        #[cfg(feature = "sqlite")]
-        if let Some(row) = res.try_as_sqlite_row() {
-            return from_sqlx::<_, combkey_sqlx::CombText>(sqlx::Row::try_get(row, idx.as_sqlx_sqlite_index()), idx)
-                .map(|id| CombTextUuid::from(id.to_comb()));
-        }
-        from_any_driver(res, idx).map(|id| CombTextUuid::from(id.to_comb()))
+        let id = match super::sqlx_read!(res, idx, combkey_sqlx::CombText) {
+            Some(decoded) => from_sqlx(decoded, idx),
+            None => from_any_driver(res, idx, "CombTextUuid"),
+        };
+        id.map(|id| CombTextUuid::from(id.to_comb()))
     }
 }
 

@@ -1,7 +1,7 @@
 //! "Rows created between a and b" as a condition on the key column.
 
-use sea_orm::ColumnTrait;
-use sea_orm::sea_query::Expr;
+use super::KeyCondition;
+use super::orm::ColumnTrait;
 
 use crate::CombUuid;
 
@@ -35,7 +35,7 @@ use crate::CombUuid;
 /// ```
 pub trait CreatedIn: ColumnTrait {
     /// `self BETWEEN range.start() AND range.last()` (the same rows as `>= start AND < end`).
-    fn created_in(&self, range: combkey::KeyRange) -> Expr {
+    fn created_in(&self, range: combkey::KeyRange) -> KeyCondition {
         self.between(CombUuid::from(range.start()), CombUuid::from(range.last()))
     }
 }

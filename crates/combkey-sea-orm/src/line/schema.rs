@@ -1,7 +1,7 @@
 //! Tables from entities, with COMB columns in the right stored form on every backend.
 
-use sea_orm::sea_query::{ColumnType, TableCreateStatement};
-use sea_orm::{DbBackend, DbErr, EntityTrait, Schema};
+use super::orm::sea_query::{ColumnType, TableCreateStatement};
+use super::orm::{DbBackend, DbErr, EntityTrait, Schema};
 
 /// `Schema::create_table_from_entity`, with every UUID column (every [`CombUuid`](crate::CombUuid)
 /// field) declared `blob` on SQLite, as the migration helpers declare it: sea-query declares
@@ -100,7 +100,7 @@ pub fn try_create_table_from_entity<E: EntityTrait>(
             column.get_column_type(),
             Some(ColumnType::Uuid | ColumnType::String(_) | ColumnType::Char(_) | ColumnType::Text)
         );
-        if comb && column.get_column_spec().auto_increment {
+        if comb && super::auto_increment(column) {
             let table = stmt.get_table_name().map(|t| format!("{t:?}")).unwrap_or_default();
             return Err(DbErr::Custom(format!(
                 "column {} of {table} is a COMB id (or text), but sea-orm treats it as auto-increment (its type name \

@@ -1,7 +1,7 @@
 //! What an entity keyed by [`CombUuid`] does in its `ActiveModelBehavior`.
 
-use sea_orm::sea_query::ColumnType;
-use sea_orm::{
+use super::orm::sea_query::ColumnType;
+use super::orm::{
     ActiveModelTrait, ColumnTrait, DbErr, EntityName, EntityTrait, Iterable, PrimaryKeyToColumn, PrimaryKeyTrait,
 };
 

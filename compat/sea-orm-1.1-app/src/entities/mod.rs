@@ -1,0 +1,4 @@
+//! The app's entities.
+
+pub mod document;
+pub mod person;
