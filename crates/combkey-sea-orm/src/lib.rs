@@ -32,10 +32,11 @@
 //!
 //! Two things to write, both shown below:
 //!
-//! - `#[sea_orm(primary_key, auto_increment = false)]`. sea-orm's derive makes a single
-//!   primary key auto-increment unless its type's *name* ends in `Uuid` or `String`; a type
-//!   alias (`type OrderId = CombUuid;`) would silently become `AUTO_INCREMENT`. Saying it
-//!   costs nothing, and [`before_save`] refuses a key that is auto-increment anyway.
+//! - `#[sea_orm(primary_key, auto_increment = false)]`. sea-orm 2.0's derive makes a single
+//!   primary key auto-increment unless its type's *name* ends in `Uuid` or `String`, so a type
+//!   alias (`type OrderId = CombUuid;`) would silently become `AUTO_INCREMENT`; sea-orm 1.1's
+//!   makes every single primary key auto-increment, whatever its type. Saying it costs
+//!   nothing, and [`before_save`] refuses a key that is auto-increment anyway.
 //! - [`before_save`] in `ActiveModelBehavior::before_save`: a new row gets its id on insert.
 //!   (Not in `ActiveModelBehavior::new`: `save()` decides insert or update by whether the
 //!   key is set, so an id set by `new()` turns `save()` into a failing `UPDATE`.)
@@ -139,7 +140,8 @@ combkey::adapter::column_newtype! {
     ///
     /// The name ends in `Uuid` on purpose: sea-orm 2.0 marks a primary key auto-increment
     /// unless its field type's name ends in `Uuid` or `String`, so
-    /// `#[sea_orm(primary_key)] pub id: CombUuid` needs no further attribute.
+    /// `#[sea_orm(primary_key)] pub id: CombUuid` needs no further attribute there. (sea-orm
+    /// 1.1 marks every single primary key auto-increment: write `auto_increment = false`.)
     ///
     /// ```
     /// let id = combkey_sea_orm::CombUuid::new();
@@ -152,16 +154,21 @@ combkey::adapter::column_newtype! {
 combkey::adapter::column_newtype! {
     /// A [`combkey::Comb`] in a text key column (`CHAR(36)`, `VARCHAR`, `TEXT`): what
     /// sea-orm's own `TextUuid` is for `uuid::Uuid`. Bound as the lowercase hyphenated text,
-    /// so `find_by_id`, inserts and joins match what the column holds; read from any UUID
-    /// text form. Its name ends in `Uuid` for the same reason as [`CombUuid`]'s. Such a table
-    /// can move to the binary stored form with `combkey doctor`.
+    /// so `find_by_id`, inserts and joins match what the column holds when it holds that form;
+    /// read from any UUID text form. A column of uppercase text (what .NET writes) is matched
+    /// only under a case-insensitive collation (MySQL's default), as with `TextUuid`: lower
+    /// it first (`UPDATE t SET id = lower(id)`, with its referencing columns). Its name ends in
+    /// `Uuid` for the same reason as [`CombUuid`]'s. [`before_save`] does not give a text key
+    /// its id (its column is a string column, like any `String` key's): set it, as
+    /// `Set(CombTextUuid::new())`. Such a table can move to the binary stored form with
+    /// `combkey doctor`.
     ///
     /// ```
     /// use combkey_sea_orm::CombTextUuid;
     /// use sea_orm::sea_query::Value;
     ///
     /// let id: CombTextUuid = "017F22E2-79B0-7CC3-98C4-DC0C0C07398F".parse()?;
-    /// assert_eq!(Value::from(id), Value::String(Some("017f22e2-79b0-7cc3-98c4-dc0c0c07398f".into())));
+    /// assert_eq!(Value::from(id), Value::from("017f22e2-79b0-7cc3-98c4-dc0c0c07398f".to_string()));
     /// # Ok::<(), combkey::Error>(())
     /// ```
     pub struct CombTextUuid;

@@ -2,8 +2,8 @@
 
 mod common;
 
-use combkey_sea_orm::CombUuid;
 use combkey_sea_orm::migration::InstallCombkeyFunctions;
+use combkey_sea_orm::{CombTextUuid, CombUuid};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, Database, DatabaseConnection, EntityTrait, FromQueryResult,
     QueryFilter, QueryOrder, Set, Statement,
@@ -103,6 +103,27 @@ async fn arrays() {
     assert_eq!(picked.iter().map(|m| m.id).collect::<Vec<_>>(), [ids[1], ids[3]], "= ANY($1) with a uuid[] bind");
     let empty = tagged::Entity::find_by_id(ids[0]).one(&db).await.unwrap().unwrap();
     assert!(empty.related.is_empty());
+    // Raw sqlx on sea-orm's pool: a Vec<CombUuid> binds as one uuid[] and reads back from one.
+    let pool = db.get_postgres_connection_pool();
+    let found: Vec<CombUuid> =
+        sqlx::query_scalar("SELECT id FROM combkey_seaorm_tagged WHERE id = ANY($1) ORDER BY id")
+            .bind(vec![ids[4], ids[2]])
+            .fetch_all(pool)
+            .await
+            .unwrap();
+    assert_eq!(found, [ids[2], ids[4]]);
+    let related: Vec<CombUuid> = sqlx::query_scalar("SELECT related FROM combkey_seaorm_tagged WHERE id = $1")
+        .bind(ids[3])
+        .fetch_one(pool)
+        .await
+        .unwrap();
+    assert_eq!(related, &ids[..3]);
+    let texts: Vec<String> = sqlx::query_scalar("SELECT unnest($1::text[])")
+        .bind(vec![CombTextUuid::from(ids[0].to_comb()), CombTextUuid::from(ids[1].to_comb())])
+        .fetch_all(pool)
+        .await
+        .unwrap();
+    assert_eq!(texts, [ids[0].to_string(), ids[1].to_string()]);
     db.execute_unprepared("DROP TABLE combkey_seaorm_tagged").await.unwrap();
 }
 

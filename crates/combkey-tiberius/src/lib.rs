@@ -130,7 +130,10 @@
 //! Minimum Rust version: 1.88. Public dependencies (their types are in this crate's API):
 //! tiberius 0.12 or 0.13 (its `ToSql`, `FromSql` and `IntoSql` are implemented here, the same
 //! traits in both; both are tested in CI) and `combkey` (an exact version: this crate uses its
-//! adapter-only items). Your build must hold one tiberius: if `cargo tree -d` shows two,
+//! adapter-only items). The tiberius-ng fork (0.13.1 and later 0.13, its library also named
+//! `tiberius`) takes the `tiberius-ng` feature with the default features off:
+//! `combkey-tiberius = { version = "0.1", default-features = false, features = ["tiberius-ng"] }`
+//! (its stored-form tests run on it in CI). Your build must hold one tiberius: if `cargo tree -d` shows two,
 //! `cargo update -p tiberius@0.13.0 --precise 0.12.3` makes them one. A host's previous major
 //! line stays supported for at least 12 months after its next one is released, and dropping
 //! one is a new release of this crate that bumps its own version (0.x: the minor).
@@ -138,7 +141,13 @@
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-mod sqlserver;
+// The conversions are written once (src/sqlserver.rs) and compiled for each driver a feature
+// turns on: tiberius (default) and its fork tiberius-ng, whose library is also named
+// `tiberius` (so it comes in here under another name).
+#[cfg(feature = "tiberius")]
+mod on_tiberius;
+#[cfg(feature = "tiberius-ng")]
+mod on_tiberius_ng;
 mod wrappers;
 
 pub use wrappers::{OptionalComb, OptionalCombBinary, OptionalCombPublic, OptionalCombText};

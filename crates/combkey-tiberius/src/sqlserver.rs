@@ -1,8 +1,10 @@
 //! tiberius' conversion traits: `uniqueidentifier` in the suffix stored form; `binary(16)`
-//! and UUID text read too.
+//! and UUID text read too. Compiled once per driver a feature turns on (tiberius, the
+//! tiberius-ng fork): `super::tds` names it.
 
 use combkey::adapter::ColumnKind;
-use tiberius::{ColumnData, FromSql, FromSqlOwned, IntoSql, ToSql};
+
+use super::tds::{ColumnData, FromSql, FromSqlOwned, IntoSql, ToSql};
 
 use std::borrow::Cow;
 
@@ -45,7 +47,7 @@ enum Guid {
     Public,
 }
 
-fn from_column(value: &ColumnData<'static>, guid: Guid) -> tiberius::Result<Option<Comb>> {
+fn from_column(value: &ColumnData<'static>, guid: Guid) -> super::tds::Result<Option<Comb>> {
     let decoded = match value {
         ColumnData::Guid(stored) => {
             return Ok(stored.map(|u| match guid {
@@ -63,7 +65,7 @@ fn from_column(value: &ColumnData<'static>, guid: Guid) -> tiberius::Result<Opti
             // The variant's name (`I32`, `DateTime`, ...) without the value.
             let debug = format!("{other:?}");
             let found = debug.split_once('(').map_or(debug.as_str(), |(variant, _)| variant);
-            return Err(tiberius::error::Error::Conversion(
+            return Err(super::tds::error::Error::Conversion(
                 format!(
                     "cannot read a {found} column value as a combkey id: expected a uniqueidentifier, binary(16) or \
                      UUID text"
@@ -75,7 +77,7 @@ fn from_column(value: &ColumnData<'static>, guid: Guid) -> tiberius::Result<Opti
     match decoded.transpose() {
         Ok(id) => Ok(id.map(Comb::from)),
         Err(e) => {
-            Err(tiberius::error::Error::Conversion(format!("cannot read this value as a combkey id: {e}").into()))
+            Err(super::tds::error::Error::Conversion(format!("cannot read this value as a combkey id: {e}").into()))
         }
     }
 }
@@ -84,13 +86,13 @@ fn from_column(value: &ColumnData<'static>, guid: Guid) -> tiberius::Result<Opti
 macro_rules! reads {
     ($t:ty, $guid:expr) => {
         impl<'a> FromSql<'a> for $t {
-            fn from_sql(value: &'a ColumnData<'static>) -> tiberius::Result<Option<Self>> {
+            fn from_sql(value: &'a ColumnData<'static>) -> super::tds::Result<Option<Self>> {
                 Ok(from_column(value, $guid)?.map(|id| <$t>::from(id.to_comb())))
             }
         }
 
         impl FromSqlOwned for $t {
-            fn from_sql_owned(value: ColumnData<'static>) -> tiberius::Result<Option<Self>> {
+            fn from_sql_owned(value: ColumnData<'static>) -> super::tds::Result<Option<Self>> {
                 Ok(from_column(&value, $guid)?.map(|id| <$t>::from(id.to_comb())))
             }
         }

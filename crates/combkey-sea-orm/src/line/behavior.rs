@@ -16,11 +16,16 @@ use crate::CombUuid;
 /// `save()` of a new row an `UPDATE` that fails with `RecordNotUpdated`. `before_save` runs
 /// after that choice, so `save()`, `insert()` and `update()` all do the right thing.
 ///
-/// The check: sea-orm's derive makes a single primary key auto-increment unless its type
-/// name ends in `Uuid` or `String`, or `auto_increment = false` is written. A key typed by an
-/// alias (`type OrderId = CombUuid;`) then silently becomes `AUTO_INCREMENT` in
-/// `create_table_from_entity`, and inserts on MySQL fail deep in sea-orm. This returns an
-/// error naming the entity and the fix instead.
+/// The check: sea-orm 2.0's derive makes a single primary key auto-increment unless its type
+/// name ends in `Uuid` or `String`, or `auto_increment = false` is written (sea-orm 1.1's
+/// makes every single primary key auto-increment unless it is written). Such a key (on 2.0, one
+/// typed by an alias such as `type OrderId = CombUuid;`) becomes `AUTO_INCREMENT` in
+/// `create_table_from_entity`, and sea-orm drops the id it was given and asks the database for
+/// one, so inserts fail deep in sea-orm (on MySQL and SQLite after the row is written). This
+/// returns an error naming the entity and the fix instead, before the insert.
+///
+/// Only `uuid` key columns ([`CombUuid`]) get an id: a [`CombTextUuid`](crate::CombTextUuid)
+/// key is a string column, like any `String` key, and is left to the application.
 ///
 /// ```
 /// use combkey_sea_orm::CombUuid;
@@ -62,8 +67,9 @@ pub fn before_save<A: ActiveModelTrait>(mut model: A, insert: bool) -> Result<A,
         if auto_increment {
             let table = <A::Entity as Default>::default().table_name().to_string();
             return Err(DbErr::Custom(format!(
-                "the primary key of {table} is a COMB id, but sea-orm treats it as auto-increment (its type name \
-                 does not end in `Uuid`, as with a type alias): write #[sea_orm(primary_key, auto_increment = false)]"
+                "the primary key of {table} is a COMB id, but sea-orm treats it as auto-increment ({}): write \
+                 #[sea_orm(primary_key, auto_increment = false)]",
+                super::AUTO_INCREMENT_CAUSE
             )));
         }
         if model.is_not_set(column) {

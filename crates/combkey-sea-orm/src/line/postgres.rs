@@ -3,8 +3,23 @@
 //! gives a wrapper of `Uuid` under its `postgres-array` feature.
 
 use super::orm::{ColIdx, QueryResult, TryGetError, TryGetable, TryGetableArray};
+use super::orm_sqlx::postgres::{PgHasArrayType, PgTypeInfo};
 use super::{NotU8, orm_sqlx, query_error};
-use crate::CombUuid;
+use crate::{CombTextUuid, CombUuid};
+
+/// Raw sqlx queries bind and read `Vec<CombUuid>` as `uuid[]` (and `Vec<CombTextUuid>` as
+/// `text[]`), as combkey-sqlx's types do.
+impl PgHasArrayType for CombUuid {
+    fn array_type_info() -> PgTypeInfo {
+        <combkey_sqlx::Comb as PgHasArrayType>::array_type_info()
+    }
+}
+
+impl PgHasArrayType for CombTextUuid {
+    fn array_type_info() -> PgTypeInfo {
+        <combkey_sqlx::CombText as PgHasArrayType>::array_type_info()
+    }
+}
 
 /// `Vec<CombUuid>` converts to one array value (`uuid[]`), not to bytes.
 impl NotU8 for CombUuid {}

@@ -64,9 +64,10 @@ pub fn create_table_from_entity<E: EntityTrait>(backend: DbBackend, entity: E) -
     out
 }
 
-/// [`create_table_from_entity`], or an error when a COMB column is auto-increment: sea-orm's
-/// derive makes a single primary key auto-increment unless its type's name ends in `Uuid` or
-/// `String` (so a type alias such as `type OrderId = CombUuid;` does), which no backend can
+/// [`create_table_from_entity`], or an error when a COMB column is auto-increment: sea-orm
+/// 2.0's derive makes a single primary key auto-increment unless its type's name ends in `Uuid`
+/// or `String` (so a type alias such as `type OrderId = CombUuid;` does), sea-orm 1.1's every
+/// single primary key unless `auto_increment = false` is written, which no backend can
 /// create as meant (PostgreSQL's builder panics, MySQL refuses `AUTO_INCREMENT` on
 /// `binary(16)`, SQLite makes the key an integer alias). The message names the fix.
 ///
@@ -103,9 +104,10 @@ pub fn try_create_table_from_entity<E: EntityTrait>(
         if comb && super::auto_increment(column) {
             let table = stmt.get_table_name().map(|t| format!("{t:?}")).unwrap_or_default();
             return Err(DbErr::Custom(format!(
-                "column {} of {table} is a COMB id (or text), but sea-orm treats it as auto-increment (its type name \
-                 does not end in `Uuid`, as with a type alias): write #[sea_orm(primary_key, auto_increment = false)]",
-                column.get_column_name()
+                "column {} of {table} is a COMB id (or text), but sea-orm treats it as auto-increment ({}): write \
+                 #[sea_orm(primary_key, auto_increment = false)]",
+                column.get_column_name(),
+                super::AUTO_INCREMENT_CAUSE
             )));
         }
     }

@@ -83,6 +83,10 @@ pub use behavior::before_save;
 pub use condition::CreatedIn;
 pub use schema::{create_table_from_entity, try_create_table_from_entity};
 
+/// Why sea-orm made a COMB key auto-increment, as the refusal says it: sea-orm 2.0 does so
+/// for a single primary key unless its type's name ends in `Uuid` or `String`.
+pub(crate) const AUTO_INCREMENT_CAUSE: &str = "its type name does not end in `Uuid`, as with a type alias";
+
 /// What `created_in` gives: sea-query 1.0's expression.
 pub(crate) type KeyCondition = orm::sea_query::Expr;
 

@@ -88,6 +88,11 @@ pub use behavior::before_save;
 pub use condition::CreatedIn;
 pub use schema::{create_table_from_entity, try_create_table_from_entity};
 
+/// Why sea-orm made a COMB key auto-increment, as the refusal says it: sea-orm 1.1 does so for
+/// every single primary key, whatever its type, unless `auto_increment = false` is written.
+pub(crate) const AUTO_INCREMENT_CAUSE: &str =
+    "sea-orm 1.1 makes every single primary key auto-increment unless told otherwise, whatever its type";
+
 /// What `created_in` gives: sea-query 0.32's expression.
 pub(crate) type KeyCondition = orm::sea_query::SimpleExpr;
 

@@ -126,6 +126,32 @@ pub mod aliased_wrong {
     }
 }
 
+/// A COMB key written `#[sea_orm(primary_key)]` alone: not auto-increment on sea-orm 2.0
+/// (its type's name ends in `Uuid`); sea-orm 1.1 makes every single primary key
+/// auto-increment, and `before_save` refuses it there, saying why.
+pub mod bare_key {
+    use combkey_sea_orm::CombUuid;
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "combkey_seaorm_bare_key")]
+    pub struct Model {
+        #[sea_orm(primary_key)]
+        pub id: CombUuid,
+        pub note: String,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    #[async_trait::async_trait]
+    impl ActiveModelBehavior for ActiveModel {
+        async fn before_save<C: ConnectionTrait>(self, _db: &C, insert: bool) -> Result<Self, DbErr> {
+            combkey_sea_orm::before_save(self, insert)
+        }
+    }
+}
+
 pub use combkey_testutil::{mysql_url, pg_url};
 
 const TABLES: [&str; 5] = [
@@ -281,6 +307,22 @@ pub async fn save_insert_update(db: &DatabaseConnection) {
     // Without it, before_save refuses with the fix in the message.
     let err = aliased_wrong::ActiveModel { note: Set("x".into()), ..Default::default() }.insert(db).await.unwrap_err();
     assert!(err.to_string().contains("auto_increment = false"), "{err}");
+    // The key written `primary_key` alone: sea-orm 2.0 leaves it as it is; sea-orm 1.1 makes it
+    // auto-increment, and the refusal (before anything is written) says that is why.
+    #[cfg(not(combkey_sea_orm_1_1))]
+    {
+        assert!(err.to_string().contains("its type name does not end in `Uuid`"), "{err}");
+        assert!(!<bare_key::PrimaryKey as sea_orm::PrimaryKeyTrait>::auto_increment());
+        assert!(combkey_sea_orm::try_create_table_from_entity(db.get_database_backend(), bare_key::Entity).is_ok());
+    }
+    #[cfg(combkey_sea_orm_1_1)]
+    {
+        let err = bare_key::ActiveModel { note: Set("x".into()), ..Default::default() }.insert(db).await.unwrap_err();
+        assert!(err.to_string().contains("sea-orm 1.1 makes every single primary key auto-increment"), "{err}");
+        assert!(err.to_string().contains("auto_increment = false"), "{err}");
+        let err = combkey_sea_orm::try_create_table_from_entity(db.get_database_backend(), bare_key::Entity);
+        assert!(err.unwrap_err().to_string().contains("sea-orm 1.1 makes every single primary key"));
+    }
     order::Entity::delete_many().exec(db).await.unwrap();
 }
 

@@ -1,0 +1,1 @@
+//! Empty: the tests are combkey-tiberius's own (tests/).
