@@ -113,6 +113,42 @@
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+/// The value at `$idx` decoded by combkey-sqlx's codec `$t` (`Result<Option<$t>, DbErr>`, sqlx's
+/// error kept as sea-orm keeps a query's), when the row comes from one of the sqlx drivers the
+/// line's backend features (`$pg`, `$my`, `$lite`) turn on; `None` for another driver (mock,
+/// proxy). Each line module forwards its own `sqlx_read!` here with its names.
+#[cfg(any(feature = "sea-orm-2", feature = "sea-orm-1-1"))]
+macro_rules! line_sqlx_read {
+    ($line:ident [$pg:literal, $my:literal, $lite:literal], $res:expr, $idx:expr, $t:ty) => {{
+        #[allow(unused_mut)]
+        let mut read: Option<Result<Option<$t>, $crate::$line::orm::DbErr>> = None;
+        #[cfg(feature = $pg)]
+        if let Some(row) = $res.try_as_pg_row() {
+            read = Some(
+                $crate::$line::orm_sqlx::Row::try_get(row, $idx.as_sqlx_postgres_index())
+                    .map_err($crate::$line::query_error),
+            );
+        }
+        #[cfg(feature = $my)]
+        if let Some(row) = $res.try_as_mysql_row() {
+            read = Some(
+                $crate::$line::orm_sqlx::Row::try_get(row, $idx.as_sqlx_mysql_index())
+                    .map_err($crate::$line::query_error),
+            );
+        }
+        #[cfg(feature = $lite)]
+        if let Some(row) = $res.try_as_sqlite_row() {
+            read = Some(
+                $crate::$line::orm_sqlx::Row::try_get(row, $idx.as_sqlx_sqlite_index())
+                    .map_err($crate::$line::query_error),
+            );
+        }
+        read
+    }};
+}
+#[cfg(any(feature = "sea-orm-2", feature = "sea-orm-1-1"))]
+use line_sqlx_read;
+
 // The sea-orm integration is written once (src/line/) and compiled for each sea-orm line a
 // feature turns on: sea-orm 2.0 (`sea-orm-2`, in the default features) in `orm2`, whose items
 // are the crate root's, and sea-orm 1.1 (`sea-orm-1-1`) in `sea_orm_1_1`.

@@ -13,37 +13,11 @@ use orm::DbErr;
 pub(crate) use orm::sea_query::postgres_array::NotU8;
 use orm::sea_query::{ColumnDef, Value};
 
-/// The value at `$idx` decoded by combkey-sqlx's codec `$t` (`Result<Option<$t>, DbErr>`, sqlx's
-/// error kept as sea-orm keeps a query's),
-/// when the row comes from one of the sqlx drivers this line's features turn on; `None` for
-/// another driver (mock, proxy).
+/// `crate::line_sqlx_read!` with this line's module and backend features.
 macro_rules! sqlx_read {
-    ($res:expr, $idx:expr, $t:ty) => {{
-        #[allow(unused_mut)]
-        let mut read: Option<Result<Option<$t>, $crate::orm2::orm::DbErr>> = None;
-        #[cfg(feature = "postgres")]
-        if let Some(row) = $res.try_as_pg_row() {
-            read = Some(
-                $crate::orm2::orm_sqlx::Row::try_get(row, $idx.as_sqlx_postgres_index())
-                    .map_err($crate::orm2::query_error),
-            );
-        }
-        #[cfg(feature = "mysql")]
-        if let Some(row) = $res.try_as_mysql_row() {
-            read = Some(
-                $crate::orm2::orm_sqlx::Row::try_get(row, $idx.as_sqlx_mysql_index())
-                    .map_err($crate::orm2::query_error),
-            );
-        }
-        #[cfg(feature = "sqlite")]
-        if let Some(row) = $res.try_as_sqlite_row() {
-            read = Some(
-                $crate::orm2::orm_sqlx::Row::try_get(row, $idx.as_sqlx_sqlite_index())
-                    .map_err($crate::orm2::query_error),
-            );
-        }
-        read
-    }};
+    ($($args:tt)*) => {
+        $crate::line_sqlx_read!(orm2 ["postgres", "mysql", "sqlite"], $($args)*)
+    };
 }
 pub(crate) use sqlx_read;
 
