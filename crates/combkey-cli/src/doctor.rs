@@ -443,18 +443,17 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, Failure
     let mut online_run = None;
     // A check after the offline run's commit that failed, for --json.
     let mut check_error = None;
-    if args.online && args.max_lag.is_some() && args.replica_url.is_empty() {
-        // What --max-lag alone can see, said before the run.
+    if args.online
+        && args.max_lag.is_some()
+        && args.replica_url.is_empty()
+        && doctor.backend() == combkey::Backend::Postgres
+    {
+        // What --max-lag alone can see, said before the run (MySQL/MariaDB refuse it: their
+        // primary knows no replica's lag).
         say!(
-            "{}",
-            if doctor.backend() == combkey::Backend::Postgres {
-                "combkey doctor: --max-lag without --replica-url reads the lag this primary sees (pg_stat_replication, \
-                 its replication slots): a standby of a standby (cascading replication) is not among them, so its lag \
-                 does not hold the run; give each such standby as --replica-url"
-            } else {
-                "combkey doctor: --max-lag without --replica-url: a MySQL/MariaDB primary does not know its replicas' \
-                 lag, so nothing holds the run for it; give each replica as --replica-url"
-            }
+            "combkey doctor: --max-lag without --replica-url reads the lag this primary sees (pg_stat_replication, \
+             its replication slots): a standby of a standby (cascading replication) is not among them, so its lag \
+             does not hold the run; give each such standby as --replica-url"
         );
     }
     if args.online {

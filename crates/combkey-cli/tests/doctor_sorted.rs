@@ -1727,21 +1727,36 @@ mod sessions {
         assert!(!audit["refusal"].to_string().contains("not in publication"), "{audit}");
     }
 
-    /// `--max-lag` without `--replica-url` says what it cannot see: PostgreSQL's standbys of
-    /// standbys, MySQL/MariaDB's replicas (whose lag their primary does not know).
+    /// `--max-lag` without `--replica-url`: PostgreSQL says what it cannot see (standbys of
+    /// standbys) and runs; MySQL/MariaDB, whose primary knows no replica's lag, refuse up front
+    /// and change nothing (it fails closed: a bound nothing could hold is no bound).
     #[tokio::test]
     async fn max_lag_alone_says_what_it_cannot_see() {
-        for (mut db, t, says) in [
-            (Db::pg().await, "lag_pg_alone", "a standby of a standby (cascading replication)"),
-            (Db::mysql().await, "lag_my_alone", "does not know its replicas' lag"),
-        ] {
-            let url = db.url();
-            db.seed(t, &keys(Layout::V1, 20, 83), false).await;
-            let out = combkey(&["doctor", "--url", &url, "--table", t, "--apply", "--online", "--max-lag", "5s"], &[]);
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            assert!(out.status.success(), "{stderr}");
-            assert!(stderr.contains(says) && stderr.contains("--replica-url"), "{stderr}");
-        }
+        let mut db = Db::pg().await;
+        let (url, t) = (db.url(), "lag_pg_alone");
+        db.seed(t, &keys(Layout::V1, 20, 83), false).await;
+        let out = combkey(&["doctor", "--url", &url, "--table", t, "--apply", "--online", "--max-lag", "5s"], &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert!(
+            stderr.contains("a standby of a standby (cascading replication)") && stderr.contains("--replica-url"),
+            "{stderr}"
+        );
+
+        let mut db = Db::mysql().await;
+        let (url, t) = (db.url(), "lag_my_alone");
+        let old = keys(Layout::V1, 20, 83);
+        db.seed(t, &old, false).await;
+        let out = combkey(&["doctor", "--url", &url, "--table", t, "--apply", "--online", "--max-lag", "5s"], &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains("does not know how far its replicas are behind")
+                && stderr.contains("--replica-url")
+                && stderr.contains("Nothing was changed"),
+            "{stderr}"
+        );
+        assert_eq!(db.keys_by_seq(t).await, old, "unchanged");
     }
 
     /// The audit that follows a finished conversion fails: the run still exits 0, says the keys

@@ -444,6 +444,64 @@ fn comparable(definition: &str, retyped: &[String], backend: combkey::Backend) -
     lines
 }
 
+/// Takes a step's table locks inside the run's transaction in attempts, as pg_repack's
+/// `lock_exclusive` does: each attempt waits at most 100 ms more than the last, never as long
+/// as the server's `deadlock_timeout` (so where the run and an application transaction wait
+/// for each other, the run's attempt gives up first and the application's goes on), and is
+/// rolled back to a savepoint when it times out; the attempts go on until `total_ms` (the lock
+/// timeout) has passed. The application's statements queue behind an attempt for at most its
+/// wait. Where the database takes no lock in attempts, the statements run as they are.
+pub(crate) async fn lock_in_attempts(db: &mut Db, sql: &[String], total_ms: u64) -> Result<(), Error> {
+    let cat = db.catalog()?;
+    if cat.lock_attempt(1).is_none() {
+        return db.exec_all(sql).await;
+    }
+    let deadlock = match cat.deadlock_timeout() {
+        Some(q) => db.query(q).await?.unwrap_or(1000),
+        None => 1000,
+    };
+    let cap = u64::try_from(deadlock / 2).unwrap_or(0).clamp(1, 1000);
+    let started = std::time::Instant::now();
+    db.exec("SAVEPOINT combkey_doctor_lock").await?;
+    let mut attempt: u64 = 0;
+    loop {
+        attempt += 1;
+        let spent = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let wait = (attempt * 100).min(cap).min(total_ms.saturating_sub(spent).max(1));
+        if let Some(set) = cat.lock_attempt(wait) {
+            db.exec(&set).await?;
+        }
+        match db.exec_all(sql).await {
+            Ok(()) => break,
+            Err(e) if e.kind() == ErrorKind::LockTimeout && started.elapsed().as_millis() < u128::from(total_ms) => {
+                db.exec("ROLLBACK TO SAVEPOINT combkey_doctor_lock").await?;
+            }
+            Err(e) => {
+                let holders = match cat.oldest_transactions() {
+                    Some(q) => {
+                        let _ = db.exec("ROLLBACK TO SAVEPOINT combkey_doctor_lock").await;
+                        db.query(q).await.ok().flatten()
+                    }
+                    None => None,
+                };
+                return Err(match (e.kind(), holders) {
+                    (ErrorKind::LockTimeout, Some(h)) => e.with_hint(&format!(
+                        " ({attempt} attempts over {:.1} s; the oldest open transactions: {h})",
+                        started.elapsed().as_secs_f64()
+                    )),
+                    _ => e,
+                });
+            }
+        }
+    }
+    db.exec("RELEASE SAVEPOINT combkey_doctor_lock").await?;
+    // The rest of the transaction waits as the session does.
+    if let Some(set) = cat.lock_attempt(total_ms) {
+        db.exec(&set).await?;
+    }
+    Ok(())
+}
+
 /// Runs `plan` from step `from` (0, or after the last one a journal says finished).
 pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dyn Progress) -> Result<(), Error> {
     let cat = db.catalog()?;
@@ -486,15 +544,11 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dy
                     }
                     StepKind::Map => {
                         db.exec_all(&step.sql).await?;
-                        // The keys are read on a second session while this one writes the
-                        // mapping (its temporary table is this session's), a page at a time.
                         let sources = key_sources(db, plan).await?;
-                        let mut reader = db.another().await?;
-                        reader.exec_all(&cat.reader_session()).await?;
                         let total: usize = plan.converted.values().sum();
                         let mut done = 0;
                         let key_map = plan.key_map.as_ref().map(Name::from);
-                        each_change_page(&mut reader, &sources, plan, async |page| {
+                        let mut write = async |db: &mut Db, page: Vec<KeyChange>| -> Result<(), Error> {
                             for chunk in page.chunks(MAP_BATCH) {
                                 let rows: Vec<(Stored, Stored)> = chunk.iter().map(|c| (c.old.clone(), c.new.clone())).collect();
                                 db.exec(&cat.insert_map(&rows)).await?;
@@ -508,8 +562,34 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dy
                                 progress.keys(done.min(total.max(done)), total.max(done));
                             }
                             Ok(())
-                        })
-                        .await?;
+                        };
+                        if cat.cursor("k", "").is_some() {
+                            // Through a cursor in this transaction (PostgreSQL), a page at a
+                            // time: the tables are locked against writes (a type change: against
+                            // reads too), so no other session could read them meanwhile.
+                            for sql in &sources {
+                                let Some((declare, fetch, close)) = cat.cursor("combkey_doctor_keys", sql) else { break };
+                                db.exec(&declare).await?;
+                                loop {
+                                    let rows = db.rows(&fetch, &[]).await?;
+                                    if rows.is_empty() {
+                                        break;
+                                    }
+                                    let values: Vec<Stored> = rows.iter().map(|r| cat.parse_key(r)).collect::<Result<_, _>>()?;
+                                    let page = changes(plan, &values, &times_of(plan, &rows))?;
+                                    if !page.is_empty() {
+                                        write(db, page).await?;
+                                    }
+                                }
+                                db.exec(&close).await?;
+                            }
+                        } else {
+                            // On a second session while this one writes the mapping (its
+                            // temporary table is this session's), a page at a time.
+                            let mut reader = db.another().await?;
+                            reader.exec_all(&cat.reader_session()).await?;
+                            each_change_page(&mut reader, &sources, plan, async |page| write(db, page).await).await?;
+                        }
                     }
                     StepKind::NewKeysFree => {
                         for sql in &step.sql {
@@ -579,6 +659,7 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dy
                             }
                         }
                     }
+                    StepKind::Lock => lock_in_attempts(db, &step.sql, plan.options.lock_timeout_ms).await?,
                     StepKind::Done => {
                         if let Some(j) = &journal {
                             j.finish(db).await?;

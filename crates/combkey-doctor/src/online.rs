@@ -278,7 +278,7 @@ pub(crate) async fn run(
 ) -> Result<OnlineOutcome, Error> {
     check(plan)?;
     // Replicas are connected to (and checked to be replicas) before anything changes.
-    let mut throttle = crate::throttle::Throttle::connect(online).await?;
+    let mut throttle = crate::throttle::Throttle::connect(online, db.catalog()?).await?;
     let started = Instant::now();
     let backend = db.backend();
     let cat = db.catalog()?;

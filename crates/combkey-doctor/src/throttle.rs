@@ -34,7 +34,20 @@ struct Replica {
 impl Throttle {
     /// Connects to every replica once, and refuses (before anything changes) a URL that is
     /// no replica.
-    pub(crate) async fn connect(online: &Online) -> Result<Throttle, Error> {
+    /// Refuses too, before anything changes, a `--max-lag` that nothing could hold: on a
+    /// server that does not know its replicas' lag (a MySQL/MariaDB primary) without a
+    /// `--replica-url`, the run would go unthrottled while the user asked for a bound.
+    pub(crate) async fn connect(online: &Online, primary: &dyn Catalog) -> Result<Throttle, Error> {
+        if let Some(lag) = online.max_lag
+            && online.replica_urls.is_empty()
+            && primary.replication_lag().is_none()
+        {
+            return Err(Error::refused(format!(
+                "--max-lag {} s: a {} primary does not know how far its replicas are behind, so nothing could hold                  the run to that bound; give each replica as --replica-url (its lag is read there), or leave out                  --max-lag. Nothing was changed",
+                lag.as_secs_f64(),
+                primary.backend().name()
+            )));
+        }
         let mut replicas = Vec::new();
         for url in &online.replica_urls {
             let shown = redact(url).0;

@@ -397,6 +397,37 @@ pub(crate) trait Catalog: Sync {
         let _ = (table, only);
         None
     }
+    /// The statement, first in an offline change's transaction, that keeps other sessions from
+    /// writing to every table of the change until it commits (PostgreSQL `LOCK TABLE`: a
+    /// child another session inserted after the change's statement began would otherwise fail
+    /// the foreign key check at its end, and the whole run with it). `exclusive`: readers wait
+    /// too (a type change, whose `ALTER`s take that lock anyway: taken up front, all at once,
+    /// the run never waits for a lock while it holds another). `None` where row locks make
+    /// writers wait already (MySQL/MariaDB) or the transaction's start does (SQLite).
+    fn lock_tables(&self, tables: &[Name], only: bool, exclusive: bool) -> Option<String> {
+        let _ = (tables, only, exclusive);
+        None
+    }
+    /// The statement that bounds one attempt at [`lock_tables`](Self::lock_tables)'s lock to
+    /// `ms` milliseconds inside the transaction (PostgreSQL `SET LOCAL lock_timeout`), where
+    /// the lock is taken in attempts, each rolled back to a savepoint when it times out.
+    fn lock_attempt(&self, ms: u64) -> Option<String> {
+        let _ = ms;
+        None
+    }
+    /// A cursor over `select` inside the transaction, read a page at a time: its `DECLARE`,
+    /// the `FETCH` of the next page and its `CLOSE` (PostgreSQL). `None` where a statement's
+    /// rows are streamed on a session of their own instead.
+    fn cursor(&self, name: &str, select: &str) -> Option<(String, String, String)> {
+        let _ = (name, select);
+        None
+    }
+    /// The server's `deadlock_timeout` in milliseconds (PostgreSQL): a lock attempt that waits
+    /// less than it gives up before the server would pick a victim among the transactions it
+    /// waits for.
+    fn deadlock_timeout(&self) -> Option<Query<Option<i64>>> {
+        None
+    }
     /// Why this session cannot write, where it cannot (`None` where it can, or where the
     /// database does not tell): a standby, a session that starts read-only (a role's
     /// `default_transaction_read_only`), a read-only server the user may not write to.

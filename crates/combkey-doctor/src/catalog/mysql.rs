@@ -807,8 +807,12 @@ impl Catalog for MySql {
     fn write_guard(&self, table: &Name, tag: &str) -> Option<(Vec<String>, Vec<String>)> {
         let t = table.quoted(Backend::MySql);
         let schema = table.schema.as_deref().map(|s| format!("{}.", Backend::MySql.quote(s))).unwrap_or_default();
+        // What the application's write gets: refused, not queued (a trigger cannot wait for the
+        // run without holding the table's metadata lock that the run's next ALTER needs), and
+        // what to do (MySQL keeps the first 128 characters of a message).
         let message = string_literal(&format!(
-            "combkey doctor is converting the keys of {table}: writes wait until it ends (or re-run it to finish)"
+            "combkey doctor is changing {}'s key type: write refused, retry after it ends",
+            table.name.chars().take(40).collect::<String>()
         ));
         let mut create = Vec::new();
         let mut drop = Vec::new();

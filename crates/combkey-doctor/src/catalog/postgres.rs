@@ -575,6 +575,37 @@ impl Catalog for Postgres {
         Some(format!("LOCK TABLE {only}{} IN SHARE ROW EXCLUSIVE MODE", table.quoted(Backend::Postgres)))
     }
 
+    fn lock_tables(&self, tables: &[Name], only: bool, exclusive: bool) -> Option<String> {
+        // SHARE ROW EXCLUSIVE conflicts with every writer (ROW EXCLUSIVE) and with itself;
+        // readers, and a child's check of its parent (ROW SHARE), go on.
+        let only = if only { "ONLY " } else { "" };
+        let names: Vec<String> = tables.iter().map(|t| t.quoted(Backend::Postgres)).collect();
+        let mode = if exclusive { "ACCESS EXCLUSIVE" } else { "SHARE ROW EXCLUSIVE" };
+        Some(format!("LOCK TABLE {only}{} IN {mode} MODE", names.join(", ")))
+    }
+
+    fn lock_attempt(&self, ms: u64) -> Option<String> {
+        Some(format!("SET LOCAL lock_timeout = '{}ms'", ms.max(1)))
+    }
+
+    fn cursor(&self, name: &str, select: &str) -> Option<(String, String, String)> {
+        let n = Backend::Postgres.quote(name);
+        Some((
+            format!("DECLARE {n} NO SCROLL CURSOR FOR {select}"),
+            format!("FETCH {} FROM {n}", crate::apply::PAGE),
+            format!("CLOSE {n}"),
+        ))
+    }
+
+    fn deadlock_timeout(&self) -> Option<Query<Option<i64>>> {
+        Some(Query {
+            sql: "SELECT round(extract(epoch FROM current_setting('deadlock_timeout')::interval) * 1000)::bigint::text"
+                .into(),
+            params: Vec::new(),
+            parse: |rows| Ok(rows.first().and_then(|r| cell(r, 0).ok().flatten()).and_then(|n| n.parse().ok())),
+        })
+    }
+
     fn begin_batch(&self) -> Vec<String> {
         // Index probes for the batch's keys, never a scan of the whole table: the cost model
         // (random_page_cost 4) prices a thousand probes above a sequential scan of a table of

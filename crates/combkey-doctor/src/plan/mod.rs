@@ -1295,6 +1295,7 @@ mod tests {
                 StepKind::Session,
                 StepKind::TemporaryIndex,
                 StepKind::Begin,
+                StepKind::Lock,
                 StepKind::Map,
                 StepKind::NewKeysFree,
                 StepKind::Rewrite,
@@ -1304,16 +1305,23 @@ mod tests {
                 StepKind::CompareDefinitions
             ]
         );
+        // Every table locked against other sessions' writes first, all in one statement (they
+        // wait for the run instead of failing it): readers go on.
+        assert_eq!(
+            plan.steps[3].sql,
+            ["LOCK TABLE \"shop\".\"orders\", \"other\".\"lines\" IN SHARE ROW EXCLUSIVE MODE"]
+        );
+        assert!(plan.steps[3].in_transaction);
         // The index for the unindexed referencing column: built before the transaction
         // without blocking writers, dropped after the commit.
-        assert!(!plan.steps[1].in_transaction && !plan.steps[8].in_transaction);
+        assert!(!plan.steps[1].in_transaction && !plan.steps[9].in_transaction);
         assert!(plan.steps[1].sql[0].starts_with("DROP INDEX CONCURRENTLY IF EXISTS \"other\".\"combkey_doctor_fk_"));
         assert!(plan.steps[1].sql[1].starts_with("CREATE INDEX CONCURRENTLY \"combkey_doctor_fk_"));
         assert!(plan.steps[1].sql[1].ends_with("ON \"other\".\"lines\" (\"parent_id\", \"tenant\")"));
-        assert_eq!(plan.steps[8].sql, plan.steps[1].sql[..1]);
+        assert_eq!(plan.steps[9].sql, plan.steps[1].sql[..1]);
         assert!(plan.steps.iter().all(|s| s.drops.is_none()), "nothing dropped");
-        let rewrite = &plan.steps[5].sql;
-        assert_eq!(plan.steps[5].kind, StepKind::Rewrite);
+        let rewrite = &plan.steps[6].sql;
+        assert_eq!(plan.steps[6].kind, StepKind::Rewrite);
         assert_eq!(rewrite.len(), 1, "parent and child in one statement: {rewrite:?}");
         assert!(rewrite[0].contains("UPDATE \"shop\".\"orders\"") && rewrite[0].contains("UPDATE \"other\".\"lines\""));
         assert!(plan.steps[0].sql[0].contains("lock_timeout = '5000ms'"));

@@ -220,12 +220,31 @@ pub(crate) fn steps(
             ));
         }
         steps.push(Step::new(StepKind::Begin, "begin", vec![cat.begin()]));
-        if key_map_inside {
-            steps.extend(key_map_step);
+        // Every table of the change locked against other sessions' writes until the commit
+        // (PostgreSQL): their writes wait for the run instead of failing it (a child inserted
+        // after the rewrite's statement began, referencing a key it changes, would fail the
+        // foreign key check at its end). Taken first, all at once, in attempts (apply.rs), so
+        // the run never holds one table's lock while it waits for another's.
+        let locked = cat.lock_tables(&tables, only, retype_needed);
+        if let Some(lock) = &locked {
+            let names: Vec<String> = tables.iter().map(ToString::to_string).collect();
+            steps.push(
+                Step::new(
+                    StepKind::Lock,
+                    format!(
+                        "lock {} against other sessions' writes{} until the commit (they wait for the run)",
+                        names.join(", "),
+                        if retype_needed { " and reads" } else { "" }
+                    ),
+                    vec![lock.clone()],
+                )
+                .inside(),
+            );
         }
         // `--rekey-from`: the new keys are made from the rows' times as read; no other session
         // changes a time (or a row) until the commit.
         if options.rekey_from.is_some()
+            && locked.is_none()
             && let Some(lock) = cat.lock_against_writes(&schema.table, only)
         {
             steps.push(
@@ -239,6 +258,9 @@ pub(crate) fn steps(
                 )
                 .inside(),
             );
+        }
+        if key_map_inside {
+            steps.extend(key_map_step);
         }
         steps.push(map_step);
         steps.extend(free);
