@@ -6,7 +6,9 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
-use combkey_doctor::{Doctor, ErrorKind, Inherited, Online, Options, Progress, RekeyInvalid, StepKind, Triggers};
+use combkey_doctor::{
+    Doctor, ErrorKind, Inherited, Method, Online, Options, Progress, RekeyInvalid, StepKind, Triggers,
+};
 
 use crate::forms::parse_duration;
 
@@ -92,7 +94,19 @@ pub(crate) struct DoctorArgs {
     /// where a killed run stopped.
     #[arg(long, requires = "apply")]
     online: bool,
-    /// With --online: keys read per batch (1 to 1,000,000).
+    /// With --online: how the keys change. copy-swap: the table and its referencing tables are
+    /// copied with the converted keys (and the key column's new type) while triggers carry the
+    /// application's changes over, then swapped in atomically, as pg_repack and
+    /// pt-online-schema-change do (needs room for a second copy; the old tables are kept under
+    /// new names). in-place: the keys change in batches of short transactions. auto (the
+    /// default): copy-swap where the table allows it, else in-place, and it says why.
+    #[arg(long, value_enum, default_value_t = MethodChoice::Auto, requires = "online")]
+    method: MethodChoice,
+    /// With --online: drop the old tables after a copy and swap (kept by default, under the
+    /// names the run gave them, until you drop them).
+    #[arg(long, requires = "online")]
+    drop_old: bool,
+    /// With --online: keys read per batch of the in-place method (1 to 1,000,000).
     #[arg(long, default_value_t = 1000, requires = "online", value_parser = parse_batch_size)]
     batch_size: usize,
     /// With --online: wait before a batch while this many sessions (or more) wait for a lock.
@@ -128,6 +142,13 @@ enum ProgressChoice {
     Bar,
     Lines,
     None,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum MethodChoice {
+    Auto,
+    CopySwap,
+    InPlace,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -399,10 +420,22 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, Failure
              are refused while the foreign keys are dropped.",
         );
     } else if args.online {
-        header.push_str(
-            "\n--   --online: in batches, each one short transaction that commits whole (parents and their children \
-             together); the journal keeps the position, so a stopped run goes on from it",
-        );
+        match doctor.online_method(&plan, &online_choice(args)).await? {
+            (Method::CopySwap, _) => header.push_str(
+                "\n--   --online, copy and swap: the tables are copied with the converted keys while triggers carry \
+                 the application's changes over, then swapped in at once (a lock held for milliseconds); the old \
+                 tables are kept under new names. A stopped run goes on from its journal",
+            ),
+            (_, because) => {
+                header.push_str(
+                    "\n--   --online, in place: in batches, each one short transaction that commits whole (parents and \
+                     their children together); the journal keeps the position, so a stopped run goes on from it",
+                );
+                if let Some(why) = because {
+                    header.push_str(&format!("\n--   not by copy and swap: {why}"));
+                }
+            }
+        }
     } else if plan.steps.iter().any(|s| s.kind == combkey_doctor::StepKind::Begin) {
         header.push_str("\n--   one transaction: it commits whole, or nothing changes");
     }
@@ -423,7 +456,10 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, Failure
             header.push_str(&format!("\n--   drops {} {} (re-created from: {})", d.kind, d.name, d.definition));
         }
     }
-    if plan.steps.iter().any(|s| s.kind == StepKind::Rewrite) && doctor.backend() == combkey::Backend::Postgres {
+    if plan.steps.iter().any(|s| s.kind == StepKind::Rewrite)
+        && doctor.backend() == combkey::Backend::Postgres
+        && !(args.online && doctor.online_method(&plan, &online_choice(args)).await?.0 == Method::CopySwap)
+    {
         header.push_str(
             "\n--   afterwards the primary key is as bloated as before; REINDEX INDEX CONCURRENTLY packs it as sorted keys fill it",
         );
@@ -457,29 +493,51 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, Failure
         );
     }
     if args.online {
-        let online = Online::default()
-            .with_batch_size(args.batch_size)
-            .with_pause_when_busy(args.pause_when_busy)
-            .with_max_lag(args.max_lag)
-            .with_replica_urls(args.replica_url.clone())
-            .with_sleep(args.sleep);
+        let online = online_choice(args);
         let done = doctor.apply_online(&plan, &online, &mut progress).await;
         progress.finish();
         let done = done?;
         if done.resumed {
             say!("combkey doctor: went on from where an earlier run of {table} stopped (its journal)");
         }
-        say!(
-            "combkey doctor: {} keys converted in {} batches over {} passes ({} keys read, {} batches retried, {:.1} s paused), {:.1} s",
-            done.converted,
-            done.batches,
-            done.passes,
-            done.scanned,
-            done.retries,
-            done.paused.as_secs_f64(),
-            done.seconds
-        );
+        if let Some(why) = &done.in_place_because {
+            say!("combkey doctor: changed the keys in place, not by copy and swap: {why}");
+        }
+        if done.method == "copy-swap" {
+            say!(
+                "combkey doctor: copied {} rows in {} chunks, applied {} changes made meanwhile, swapped ({} swap attempts \
+                 retried, {:.1} s paused), {:.1} s{}",
+                done.scanned,
+                done.batches,
+                done.converted,
+                done.retries,
+                done.paused.as_secs_f64(),
+                done.seconds,
+                if done.kept.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; the old tables are kept as {} (drop them when you no longer need them)",
+                        done.kept.join(", ")
+                    )
+                }
+            );
+        } else {
+            say!(
+                "combkey doctor: {} keys converted in {} batches over {} passes ({} keys read, {} batches retried, {:.1} s paused), {:.1} s",
+                done.converted,
+                done.batches,
+                done.passes,
+                done.scanned,
+                done.retries,
+                done.paused.as_secs_f64(),
+                done.seconds
+            );
+        }
         online_run = Some(serde_json::json!({
+            "method": done.method,
+            "in_place_because": done.in_place_because,
+            "kept": done.kept,
             "converted": done.converted,
             "batches": done.batches,
             "passes": done.passes,
@@ -545,6 +603,22 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, Failure
         }
     }
     Ok(true)
+}
+
+/// The online run's settings from the arguments.
+fn online_choice(args: &DoctorArgs) -> Online {
+    Online::default()
+        .with_batch_size(args.batch_size)
+        .with_pause_when_busy(args.pause_when_busy)
+        .with_max_lag(args.max_lag)
+        .with_replica_urls(args.replica_url.clone())
+        .with_sleep(args.sleep)
+        .with_method(match args.method {
+            MethodChoice::Auto => Method::Auto,
+            MethodChoice::CopySwap => Method::CopySwap,
+            MethodChoice::InPlace => Method::InPlace,
+        })
+        .with_drop_old(args.drop_old)
 }
 
 fn parse_lock_timeout(s: &str) -> Result<Duration, String> {

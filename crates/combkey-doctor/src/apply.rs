@@ -247,7 +247,7 @@ impl Journal {
         }
         let Ok(rows) = db
             .rows(
-                &format!("SELECT plan FROM {table} WHERE target = {} AND state = 'online'", cat.param(1)),
+                &format!("SELECT plan FROM {table} WHERE target = {} AND state IN ('online', 'swap')", cat.param(1)),
                 &[target.to_string()],
             )
             .await
@@ -347,6 +347,54 @@ impl Journal {
         self.write_row(db, plan, "online", 0).await
     }
 
+    /// A copy-and-swap run of `plan` begins: its phase 0.
+    pub(crate) async fn start_swap(&self, db: &mut Db, plan: &Plan) -> Result<(), Error> {
+        self.write_row(db, plan, "swap", 0).await
+    }
+
+    /// The phase and cursor of an unfinished copy-and-swap run of this plan, if the journal
+    /// holds one (`Err` where it holds one of another plan: its objects are in the way).
+    pub(crate) async fn swap_state(&self, db: &mut Db, plan: &Plan) -> Result<Option<(i64, Option<String>)>, Error> {
+        let cat = db.catalog()?;
+        if !db.query(cat.journal_exists(plan.table.schema.as_deref())).await? {
+            return Ok(None);
+        }
+        let rows = db
+            .rows(
+                &format!(
+                    "SELECT plan, step, cursor_value FROM {} WHERE target = {} AND state = 'swap'",
+                    self.table,
+                    cat.param(1)
+                ),
+                std::slice::from_ref(&self.target),
+            )
+            .await?;
+        let Some(row) = rows.first() else { return Ok(None) };
+        let journaled: Plan = serde_json::from_str(row.first().cloned().flatten().as_deref().unwrap_or_default())
+            .map_err(|e| {
+                Error::new(ErrorKind::Database, format!("the journal's plan for {} does not read: {e}", self.target))
+            })?;
+        if journaled != *plan {
+            return Err(Error::refused(format!(
+                "an earlier copy-and-swap run of {} was stopped with another plan, and its tables are still there: run                  that command again to finish it, or give --abandon to remove what it made. Nothing was changed",
+                self.target
+            )));
+        }
+        let step = row.get(1).cloned().flatten().and_then(|s| s.trim().parse().ok()).unwrap_or(0);
+        Ok(Some((step, row.get(2).cloned().flatten())))
+    }
+
+    /// Forgets this target's run (its row goes).
+    pub(crate) async fn forget(&self, db: &mut Db) -> Result<(), Error> {
+        let cat = db.catalog()?;
+        db.rows(
+            &format!("DELETE FROM {} WHERE target = {}", self.table, cat.param(1)),
+            std::slice::from_ref(&self.target),
+        )
+        .await
+        .map(drop)
+    }
+
     pub(crate) async fn set_cursor(&self, db: &mut Db, cursor: Option<&str>, pass: usize) -> Result<(), Error> {
         let cat = db.catalog()?;
         match cursor {
@@ -422,7 +470,7 @@ async fn fk_present(db: &mut Db, cat: &dyn Catalog, table: &crate::plan::TableNa
 
 /// A definition with what a change may alter on purpose taken out: lines that name a retyped
 /// column, and counters that move with inserts (`AUTO_INCREMENT=`).
-fn comparable(definition: &str, retyped: &[String], backend: combkey::Backend) -> Vec<String> {
+pub(crate) fn comparable(definition: &str, retyped: &[String], backend: combkey::Backend) -> Vec<String> {
     let mut lines: Vec<String> = definition
         .lines()
         .map(|l| {

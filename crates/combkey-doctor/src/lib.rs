@@ -59,6 +59,7 @@ mod report;
 mod schema;
 mod script;
 mod survey;
+mod swap;
 mod throttle;
 
 use std::time::Instant;
@@ -69,7 +70,7 @@ use combkey::Backend;
 pub use apply::{Progress, Quiet};
 pub use audit::{Audit, Classifier, Kind, Rule};
 pub use error::{Error, ErrorKind};
-pub use online::{Online, OnlineOutcome};
+pub use online::{Method, Online, OnlineOutcome};
 pub use plan::{
     ASSUMABLE, Inherited, Object, Options, Plan, Reference, RewriteTarget, Skip, Step, StepKind, TableName, Triggers,
 };
@@ -537,7 +538,65 @@ impl Doctor {
     ) -> Result<OnlineOutcome, Error> {
         self.writable().await?;
         self.lock(&plan_tables(plan), plan.options.lock_timeout_ms).await?;
-        online::run(&mut self.db, plan, online, progress).await
+        let method = self.online_method(plan, online).await?;
+        match method {
+            (Method::CopySwap, _) => swap::run(&mut self.db, plan, online, progress).await,
+            (_, because) => {
+                let mut out = online::run(&mut self.db, plan, online, progress).await?;
+                out.in_place_because = because;
+                Ok(out)
+            }
+        }
+    }
+
+    /// The method [`apply_online`](Self::apply_online) would run `plan` by, and, where
+    /// [`Method::Auto`] chose to change the keys in place, why copy and swap cannot run here.
+    /// A stopped run goes on the way it began. Reads only. An error where the plan changes the
+    /// column's type (which only copy and swap does online) and copy and swap cannot run.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use combkey_doctor::{Doctor, Method, Online, Options};
+    ///
+    /// let mut doctor = Doctor::connect(&std::env::var("DATABASE_URL")?).await?;
+    /// let plan = doctor.plan("orders", "id", Options::default()).await?;
+    /// match doctor.online_method(&plan, &Online::default()).await? {
+    ///     (Method::CopySwap, _) => println!("a copy of orders and its referencing tables, then a swap"),
+    ///     (_, Some(why)) => println!("in place, because {why}"),
+    ///     (m, None) => println!("{}", m.name()),
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn online_method(&mut self, plan: &Plan, online: &Online) -> Result<(Method, Option<String>), Error> {
+        let cat = self.db.catalog()?;
+        let journal = apply::Journal::new(cat, plan);
+        let journaled = self.db.query(cat.journal_exists(plan.table.schema.as_deref())).await?;
+        Ok(match online.method {
+            Method::Auto if journaled && journal.swap_state(&mut self.db, plan).await?.is_some() => {
+                (Method::CopySwap, None)
+            }
+            Method::Auto if journaled && journal.online_cursor(&mut self.db, plan).await?.is_some() => {
+                (Method::InPlace, None)
+            }
+            Method::Auto if cat.backend() == Backend::Sqlite => (Method::InPlace, None),
+            Method::Auto => match swap::refusal(&mut self.db, plan).await? {
+                None => (Method::CopySwap, None),
+                Some(why) if plan.retypes() => {
+                    return Err(Error::refused(format!(
+                        "the column's type changes ({} to {}), which only copy and swap does online, and it cannot run \
+                         here: {why}. Run without --online (a maintenance window), or change what stops it. Nothing \
+                         was changed",
+                        plan.column_type, plan.final_type
+                    )));
+                }
+                Some(why) => (Method::InPlace, Some(why)),
+            },
+            m => (m, None),
+        })
     }
 
     /// Rebuilds the primary key's index online (PostgreSQL `REINDEX INDEX CONCURRENTLY`,

@@ -28,10 +28,53 @@ use crate::db::Db;
 use crate::error::{Error, ErrorKind};
 use crate::plan::{Inherited, Plan, orphan_count};
 
+/// How an online run changes the keys.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Method {
+    /// Copy and swap where the table allows it (what the audit reports), else in place; a
+    /// stopped run goes on the way it began.
+    #[default]
+    Auto,
+    /// The table and its referencing tables are copied into new tables with the converted
+    /// keys (and the key column's new type), the application's changes carried over meanwhile,
+    /// and the new tables swapped in atomically (pg_repack's and pt-online-schema-change's way).
+    /// Needs room for a second copy of the tables; changes a column's type online.
+    CopySwap,
+    /// The keys change in place, in batches of short transactions (no second copy; the
+    /// primary key is left half empty: rebuild it after).
+    InPlace,
+}
+
+impl Method {
+    /// Its name, as `--method` takes it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey_doctor::Method;
+    ///
+    /// assert_eq!(Method::CopySwap.name(), "copy-swap");
+    /// assert_eq!(Method::default().name(), "auto");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Auto => "auto",
+            Method::CopySwap => "copy-swap",
+            Method::InPlace => "in-place",
+        }
+    }
+}
+
 /// How an online run paces itself.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct Online {
+    /// How the keys change (default [`Method::Auto`]).
+    pub method: Method,
+    /// After a copy and swap, drop the old tables (kept by default, under the names the run
+    /// gave them, until the user drops them).
+    pub drop_old: bool,
     /// Keys read per batch (each batch's transaction changes those of them that convert).
     pub batch_size: usize,
     /// Wait before a batch while this many sessions (or more) wait for a lock.
@@ -133,6 +176,38 @@ impl Online {
         self
     }
 
+    /// How the keys change (default [`Method::Auto`]: copy and swap where the table allows it).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey_doctor::{Method, Online};
+    ///
+    /// assert_eq!(Online::default().method, Method::Auto);
+    /// // No room for a second copy of the table: change the keys in place.
+    /// let online = Online::default().with_method(Method::InPlace);
+    /// assert_eq!(online.method, Method::InPlace);
+    /// ```
+    pub fn with_method(mut self, method: Method) -> Self {
+        self.method = method;
+        self
+    }
+
+    /// After a copy and swap, drop the old tables too (default: they are kept).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey_doctor::Online;
+    ///
+    /// assert!(!Online::default().drop_old);
+    /// assert!(Online::default().with_drop_old(true).drop_old);
+    /// ```
+    pub fn with_drop_old(mut self, drop: bool) -> Self {
+        self.drop_old = drop;
+        self
+    }
+
     /// A pause after each batch that changed keys (default none).
     ///
     /// # Examples
@@ -154,6 +229,8 @@ impl Online {
 impl Default for Online {
     fn default() -> Self {
         Online {
+            method: Method::Auto,
+            drop_old: false,
             batch_size: 1000,
             pause_when_busy: None,
             max_lag: None,
@@ -185,6 +262,12 @@ pub struct OnlineOutcome {
     pub seconds: f64,
     /// Whether it went on from where a killed run of the same plan stopped (its journal).
     pub resumed: bool,
+    /// The method it ran: `copy-swap` or `in-place`.
+    pub method: &'static str,
+    /// Why it did not copy and swap, where [`Method::Auto`] chose to change the keys in place.
+    pub in_place_because: Option<String>,
+    /// The tables the swap kept under new names (the old tables), for the user to drop.
+    pub kept: Vec<String>,
 }
 
 /// Passes through the table before a run that still finds keys to convert gives up (each
@@ -304,7 +387,7 @@ pub(crate) async fn run(
     if let Some(step) = plan.steps.iter().find(|s| s.kind == crate::plan::StepKind::KeyMap) {
         db.exec_all(&step.sql).await?;
     }
-    let mut out = OnlineOutcome::default();
+    let mut out = OnlineOutcome { method: "in-place", ..OnlineOutcome::default() };
     let mut cursor = match journal.online_cursor(db, plan).await? {
         Some(c) => {
             out.resumed = true;

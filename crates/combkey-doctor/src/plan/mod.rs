@@ -18,7 +18,7 @@ mod refuse;
 mod steps;
 
 pub(crate) use checks::orphan_count;
-pub(crate) use steps::guard_tag;
+pub(crate) use steps::{fnv1a, guard_tag};
 
 use crate::audit::{Audit, Classifier, Kind, target};
 use crate::error::Error;

@@ -351,6 +351,6 @@ fn guard_name(tag: &str, t: &Name) -> String {
 }
 
 /// The 32-bit FNV-1a hash of `text`: short, stable names for the objects a plan makes.
-fn fnv1a(text: &str) -> u32 {
+pub(crate) fn fnv1a(text: &str) -> u32 {
     text.bytes().fold(2_166_136_261, |h, b| (h ^ u32::from(b)).wrapping_mul(16_777_619))
 }

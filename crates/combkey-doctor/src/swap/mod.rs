@@ -1,0 +1,315 @@
+//! `--online` by copy and swap: the table and every table that references it are copied into
+//! new tables that hold the converted keys (and the key column's new type), the application's
+//! changes meanwhile are carried over, and the new tables take the old ones' names in one
+//! atomic step. The old tables stay, under new names, until the user drops them.
+//!
+//! How the field's online rewriters do it, and what is taken from each:
+//!
+//! - **pg_repack** (PostgreSQL): a trigger writes the primary key of every changed row to a log
+//!   table; the rows are copied, the indexes built on the copy afterwards (sorted builds: leaves
+//!   full), the log applied in rounds, and the swap done in one transaction under an `ACCESS
+//!   EXCLUSIVE` lock taken in attempts that never wait long (`lock_exclusive`). PostgreSQL's
+//!   DDL is transactional, so the swap with the log's last rows is all or nothing; a run killed
+//!   before it leaves the old tables in place ([`postgres`]).
+//! - **pt-online-schema-change** (MySQL/MariaDB): triggers write every change through to the
+//!   new table as it happens, the rows are copied in chunks, and one `RENAME TABLE` swaps the
+//!   tables atomically. A log drained at the swap cannot be used there: MariaDB gives queued
+//!   writers the old table before a waiting `RENAME` (gh-ost's two-session cut-over loses
+//!   them; measured on 10.11), and renaming under `LOCK TABLES` one table at a time makes
+//!   queued writers fail ("table doesn't exist"). With write-through triggers a write that
+//!   reaches the old table just before the rename is in the new one too ([`mysql`]).
+//!
+//! Change capture by triggers rather than by the replication log (gh-ost's binlog, PostgreSQL's
+//! logical decoding): it needs no `wal_level = logical`, replication slot, binary log in row
+//! format or replication grant, and a change is captured in the application's own transaction,
+//! so nothing lags behind it at the swap.
+//!
+//! Keys are converted by combkey (never by SQL): the conversions fill a mapping table of old
+//! and new values that the copy and the triggers join.
+
+use std::time::{Duration, Instant};
+
+use crate::apply::{Progress, id_of, stored_for};
+use crate::catalog::{Column, Name, Stored};
+use crate::db::Db;
+use crate::error::Error;
+use crate::online::{Online, OnlineOutcome};
+use crate::plan::{Plan, new_id};
+
+mod mysql;
+mod postgres;
+
+/// One table of a swap: the table or a table that references its key.
+#[derive(Clone, Debug)]
+pub(crate) struct SwapTable {
+    /// The table, as the application names it.
+    pub(crate) name: Name,
+    /// The copy being filled, which takes the name at the swap.
+    pub(crate) new: Name,
+    /// The name the table gets at the swap (kept until the user drops it).
+    pub(crate) old: Name,
+    /// Its change log (PostgreSQL).
+    pub(crate) log: Name,
+    /// Its columns.
+    pub(crate) columns: Vec<Column>,
+    /// Its primary key's columns.
+    pub(crate) pk: Vec<String>,
+    /// Its columns that hold the key column's values (the key itself, or columns referencing
+    /// it): each is converted through the mapping table.
+    pub(crate) keys: Vec<String>,
+}
+
+impl SwapTable {
+    /// The columns a copy writes (a generated column is computed again).
+    pub(crate) fn insertable(&self) -> Vec<&Column> {
+        self.columns.iter().filter(|c| !c.generated).collect()
+    }
+
+    /// Which key column `c` is, if it is one.
+    pub(crate) fn key_index(&self, c: &str) -> Option<usize> {
+        self.keys.iter().position(|k| k == c)
+    }
+}
+
+/// The objects of a swap: its tables (the table first) and its mapping table.
+#[derive(Clone, Debug)]
+pub(crate) struct Swap {
+    pub(crate) tables: Vec<SwapTable>,
+    pub(crate) map: Name,
+}
+
+/// A name made from `base` and `suffix` (`_orders_new`), cut to the database's longest
+/// identifier and ended by a hash of the whole where it is longer.
+pub(crate) fn derived(backend: combkey::Backend, base: &Name, prefix: &str, suffix: &str) -> Name {
+    let mut name = format!("{prefix}{}{suffix}", base.name);
+    let max = backend.max_identifier_len();
+    if name.len() > max {
+        let tag = format!("_{:08x}", crate::plan::fnv1a(&name));
+        while name.len() + tag.len() > max {
+            name.pop();
+        }
+        name.push_str(&tag);
+    }
+    Name { schema: base.schema.clone(), name }
+}
+
+impl Swap {
+    /// The swap's tables for `plan`: the table, then each table that references it, with the
+    /// columns that hold its key values.
+    pub(crate) async fn of(db: &mut Db, plan: &Plan) -> Result<Swap, Error> {
+        let cat = db.catalog()?;
+        let backend = db.backend();
+        let mut tables = Vec::new();
+        for r in &plan.rewrites {
+            let name: Name = (&r.table).into();
+            let columns = db.query(cat.columns(&name)).await?;
+            let pk = db.query(cat.primary_key(&name)).await?;
+            if pk.is_empty() {
+                return Err(Error::refused(format!(
+                    "{name} has no primary key (copy and swap carries each changed row over by its primary key, as \
+                     pg_repack and pt-online-schema-change do)"
+                )));
+            }
+            tables.push(SwapTable {
+                new: derived(backend, &name, "_", "_new"),
+                old: derived(backend, &name, "_", "_old"),
+                log: derived(backend, &name, "_", "_log"),
+                name,
+                columns,
+                pk,
+                keys: r.columns.clone(),
+            });
+        }
+        let map = derived(backend, &tables[0].name, "_", "_map");
+        Ok(Swap { tables, map })
+    }
+
+    /// Every object the run makes, for a check that none is there before it starts.
+    pub(crate) fn made(&self) -> Vec<Name> {
+        let mut out: Vec<Name> =
+            self.tables.iter().flat_map(|t| [t.new.clone(), t.old.clone(), t.log.clone()]).collect();
+        out.push(self.map.clone());
+        out
+    }
+}
+
+/// The mapping rows of `values` (a key column's values as stored): each value and what it
+/// becomes, its stored form in the key column's final type (the same id where it stays).
+pub(crate) fn map_pairs(plan: &Plan, values: &[Stored]) -> Result<Vec<(Stored, Stored)>, Error> {
+    let backend = plan.backend()?;
+    let classifier = plan.classifier.extended_to(combkey::Timestamp::now().unix_ms());
+    let mut bad = Vec::new();
+    let mut out = Vec::with_capacity(values.len());
+    for v in values {
+        let id = match id_of(v) {
+            Ok(id) => id,
+            Err(e) => {
+                if bad.len() < 5 {
+                    bad.push(format!("{v:?}: {e}"));
+                }
+                continue;
+            }
+        };
+        let new = new_id(&id, classifier.classify(&id), &plan.options).unwrap_or(id);
+        out.push((v.clone(), stored_for(backend, &plan.final_type, new)));
+    }
+    if !bad.is_empty() {
+        return Err(Error::refused(format!(
+            "values that are no UUID were written to {}.{} (or a column referencing it) during the run: {}",
+            Name::from(&plan.table),
+            plan.column,
+            bad.join("; ")
+        )));
+    }
+    Ok(out)
+}
+
+/// Rows per chunk of a copy, adjusted as it goes so that a chunk takes about
+/// [`CHUNK_TIME`] (pt-online-schema-change's `--chunk-time`): short enough that the server
+/// serves the application between chunks, long enough that round trips do not dominate.
+pub(crate) struct Pace {
+    pub(crate) rows: usize,
+}
+
+/// The time a chunk of the copy aims at.
+const CHUNK_TIME: Duration = Duration::from_millis(250);
+
+impl Pace {
+    pub(crate) fn new() -> Self {
+        Pace { rows: 2_000 }
+    }
+
+    /// After a chunk of `rows` rows that took `took`.
+    pub(crate) fn took(&mut self, rows: usize, took: Duration) {
+        if rows == 0 {
+            return;
+        }
+        let per_row = took.as_secs_f64() / f64::from(u32::try_from(rows).unwrap_or(u32::MAX));
+        if per_row <= 0.0 {
+            self.rows = (self.rows * 2).min(100_000);
+            return;
+        }
+        // OK because the value is clamped to 100..=100_000 first.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let want = (CHUNK_TIME.as_secs_f64() / per_row).clamp(100.0, 100_000.0) as usize;
+        // Half way towards it each time: one slow chunk (a checkpoint) does not collapse it.
+        self.rows = usize::midpoint(self.rows, want).max(100);
+    }
+}
+
+/// The phases of a run, as the journal keeps them.
+pub(crate) mod phase {
+    /// Nothing made yet (MySQL/MariaDB: the mapping table being filled, the cursor its last
+    /// key).
+    pub(crate) const START: i64 = 0;
+    /// The copies, the mapping table and the triggers are there (the copy under way, the
+    /// cursor where it is).
+    pub(crate) const MADE: i64 = 1;
+    /// The rows are copied.
+    pub(crate) const COPIED: i64 = 3;
+    /// PostgreSQL: the new tables' indexes are built.
+    pub(crate) const INDEXED: i64 = 4;
+    /// The new tables took the names (the application writes to them).
+    pub(crate) const SWAPPED: i64 = 5;
+}
+
+/// Runs `plan` online by copy and swap (see the module's docs).
+pub(crate) async fn run(
+    db: &mut Db,
+    plan: &Plan,
+    online: &Online,
+    progress: &mut dyn Progress,
+) -> Result<OnlineOutcome, Error> {
+    match db.backend() {
+        combkey::Backend::Postgres => postgres::run(db, plan, online, progress).await,
+        combkey::Backend::MySql => mysql::run(db, plan, online, progress).await,
+        other => Err(Error::refused(format!(
+            "{other}: copy and swap runs on PostgreSQL and MySQL/MariaDB (SQLite has one writer at a time: run without \
+             --online)"
+        ))),
+    }
+}
+
+/// Why `plan` cannot run by copy and swap on this database, where it cannot (read from the
+/// catalog; changes nothing).
+pub(crate) async fn refusal(db: &mut Db, plan: &Plan) -> Result<Option<String>, Error> {
+    let why = match db.backend() {
+        combkey::Backend::Postgres => postgres::refusal(db, plan).await?,
+        combkey::Backend::MySql => mysql::refusal(db, plan).await?,
+        _ => Some("SQLite has one writer at a time".into()),
+    };
+    Ok(why)
+}
+
+/// The common refusals: what copy and swap does not do (yet) whatever the database.
+pub(crate) fn plan_refusal(plan: &Plan) -> Option<String> {
+    if plan.options.rekey_from.is_some() {
+        return Some(
+            "--rekey-from makes each key from its row's time when the key changes, which the in-place method does \
+             batch by batch"
+                .into(),
+        );
+    }
+    if plan.options.inherited != crate::plan::Inherited::Refuse {
+        return Some("the table has inheriting tables or partitions".into());
+    }
+    None
+}
+
+/// What a long phase reports to and waits for between its chunks: the throttle, the progress
+/// and the run's counters.
+pub(crate) struct Pacing<'a> {
+    pub(crate) throttle: &'a mut crate::throttle::Throttle,
+    pub(crate) progress: &'a mut dyn Progress,
+    pub(crate) tally: &'a mut Tally,
+}
+
+impl Pacing<'_> {
+    /// Waits while the throttle says so (the time counted as paused).
+    pub(crate) async fn wait(&mut self, db: &mut Db) -> Result<(), Error> {
+        self.tally.out.paused += self.throttle.wait(db, &mut *self.progress).await?;
+        Ok(())
+    }
+}
+
+/// A run's clock and counters, for its outcome.
+pub(crate) struct Tally {
+    pub(crate) started: Instant,
+    pub(crate) out: OnlineOutcome,
+}
+
+impl Tally {
+    pub(crate) fn new(resumed: bool) -> Self {
+        let out = OnlineOutcome { resumed, method: "copy-swap", ..OnlineOutcome::default() };
+        Tally { started: Instant::now(), out }
+    }
+
+    pub(crate) fn done(mut self) -> OnlineOutcome {
+        self.out.seconds = self.started.elapsed().as_secs_f64();
+        self.out
+    }
+}
+
+/// For tests: stop the process (as a kill would) right after the run reached phase `n`, or
+/// after `n` chunks of its copy, with `COMBKEY_DOCTOR_FAIL_AFTER_PHASE=n` /
+/// `COMBKEY_DOCTOR_FAIL_AFTER_CHUNK=n`. Documented in docs/doctor.md; nothing else reads them.
+pub(crate) fn stop_after(what: &str, n: i64) {
+    let var = format!("COMBKEY_DOCTOR_FAIL_AFTER_{what}");
+    if std::env::var(&var).ok().and_then(|v| v.parse::<i64>().ok()) == Some(n) {
+        eprintln!("combkey doctor: stopping after {} {n} ({var})", what.to_lowercase());
+        std::process::abort();
+    }
+}
+
+/// An error of a run that changed nothing the application sees: what it made is gone (the
+/// cleaning's own failure is added to the message, with what is left).
+pub(crate) fn unchanged(e: Error, cleaned: Result<(), Error>) -> Error {
+    let e = e.context("combkey doctor --online (copy and swap)");
+    match cleaned {
+        Ok(()) => e.with_hint("; the tables were not swapped and what the run made is gone: nothing changed"),
+        Err(c) => e.with_hint(&format!(
+            "; the tables were not swapped (nothing changed for the application), but removing what the run made \
+             failed ({c}): run the same command with --abandon to remove it"
+        )),
+    }
+}

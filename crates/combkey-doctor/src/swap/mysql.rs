@@ -1,0 +1,1082 @@
+//! Copy and swap on MySQL/MariaDB, in pt-online-schema-change's way: triggers on each table
+//! write every change through to its copy as it happens (the key columns converted through the
+//! mapping table), the rows are copied in chunks that lock what they read (`LOCK IN SHARE
+//! MODE`: a row deleted meanwhile is never copied back), and one `RENAME TABLE` swaps every
+//! table at once. A write that reaches a table just before the rename is in its copy too: no
+//! log is left to drain, which MariaDB's lock order would make unsafe (see the module above).
+//!
+//! The mapping table is filled before the triggers are made, and not changed after: a key it
+//! does not hold (a row the application inserted since) goes to the copy as the same id in the
+//! column's new type, and is noted; after the swap, keys so noted that convert are changed in
+//! place, as the in-place method does.
+//!
+//! The copies get their foreign keys (under a name of their own: a foreign key's name is the
+//! database's, not the table's) once they are complete; after the swap those are given the
+//! original names, the old tables (kept under new names) lose theirs, and every table's
+//! definition is compared with the original's.
+
+use std::time::Instant;
+
+use combkey::Backend;
+
+use super::{Pace, Pacing, Swap, SwapTable, Tally, map_pairs, phase, stop_after, unchanged};
+use crate::apply::{Journal, Progress, comparable};
+use crate::catalog::{Name, Stored, hex, string_literal};
+use crate::db::Db;
+use crate::error::{Error, ErrorKind};
+use crate::online::{Online, OnlineOutcome};
+use crate::plan::Plan;
+
+const B: Backend = Backend::MySql;
+
+fn q(s: &str) -> String {
+    B.quote(s)
+}
+
+/// The table of keys written through that the mapping table did not hold.
+fn todo(swap: &Swap) -> Name {
+    super::derived(B, &swap.tables[0].name, "_", "_todo")
+}
+
+/// A value of a key column as the column's final type holds the same id: the value itself,
+/// or, for text becoming `BINARY(16)`, its 16 bytes (hyphens, braces and `urn:uuid:` taken
+/// out; a value that is no UUID gives no 16 bytes, which the strict session refuses).
+fn same_id(expr: &str, plan: &Plan) -> String {
+    if plan.retypes() {
+        format!(
+            "UNHEX(REPLACE(REPLACE(REPLACE(REPLACE(LOWER({expr}), 'urn:uuid:', ''), '{{', ''), '}}', ''), '-', ''))"
+        )
+    } else {
+        expr.to_string()
+    }
+}
+
+/// A key value's conversion in SQL: the mapping table's, else the same id.
+fn converted(expr: &str, swap: &Swap, plan: &Plan) -> String {
+    format!(
+        "COALESCE((SELECT m.new FROM {map} m WHERE m.old = {expr}), {})",
+        same_id(expr, plan),
+        map = swap.map.quoted(B)
+    )
+}
+
+/// Why the plan cannot run by copy and swap here.
+pub(super) async fn refusal(db: &mut Db, plan: &Plan) -> Result<Option<String>, Error> {
+    if let Some(why) = super::plan_refusal(plan) {
+        return Ok(Some(why));
+    }
+    let swap = match Swap::of(db, plan).await {
+        Ok(s) => s,
+        Err(e) if e.kind() == ErrorKind::Refused => return Ok(Some(e.to_string())),
+        Err(e) => return Err(e),
+    };
+    let cat = db.catalog()?;
+    let mut why = Vec::new();
+    let set: Vec<(String, String)> =
+        swap.tables.iter().map(|t| (t.name.schema.clone().unwrap_or_default(), t.name.name.clone())).collect();
+    let in_set = |schema: &str, table: &str| set.iter().any(|(s, t)| s == schema && t == table);
+    for t in &swap.tables {
+        let (schema, name) = (t.name.schema.clone().unwrap_or_default(), t.name.name.clone());
+        let p = vec![schema.clone(), name.clone()];
+        for r in db
+            .rows(
+                "SELECT CAST(TRIGGER_NAME AS CHAR) FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = ? \
+                 AND EVENT_OBJECT_TABLE = ? AND TRIGGER_NAME NOT LIKE 'combkey\\_doctor\\_capture\\_%'",
+                &p,
+            )
+            .await?
+        {
+            why.push(format!(
+                "{}: its trigger {} would stay with the old table (and a copy of it would fire for the copy's writes)",
+                t.name,
+                r.first().cloned().flatten().unwrap_or_default()
+            ));
+        }
+        if let Some(q) = cat.versioned(&t.name)
+            && db.query(q).await?
+        {
+            why.push(format!("{}: it is system-versioned", t.name));
+        }
+        let def = db.query(cat.definition(&t.name)).await?;
+        if def.contains("PARTITION BY") || def.contains("/*!50100 PARTITION") {
+            why.push(format!("{}: it is partitioned", t.name));
+        }
+        // Foreign keys that reference it: those of the swap's tables move with them (their
+        // actions as MySQL runs them: a cascade fires no trigger, so only a delete's can be
+        // followed); another table's would stay with the old table.
+        for r in db
+            .rows(
+                "SELECT CAST(CONSTRAINT_NAME AS CHAR), CAST(CONSTRAINT_SCHEMA AS CHAR), CAST(TABLE_NAME AS CHAR), \
+                 CAST(UPDATE_RULE AS CHAR), CAST(DELETE_RULE AS CHAR) FROM information_schema.REFERENTIAL_CONSTRAINTS \
+                 WHERE UNIQUE_CONSTRAINT_SCHEMA = ? AND REFERENCED_TABLE_NAME = ?",
+                &p,
+            )
+            .await?
+        {
+            let v = |i: usize| r.get(i).cloned().flatten().unwrap_or_default();
+            let (fk, child_schema, child, update, delete) = (v(0), v(1), v(2), v(3), v(4));
+            if !in_set(&child_schema, &child) {
+                why.push(format!(
+                    "{}: foreign key {fk} of {child_schema}.{child} references it by another column (it would go on \
+                     referencing the old table)",
+                    t.name
+                ));
+            } else if !matches!(update.as_str(), "NO ACTION" | "RESTRICT")
+                || !matches!(delete.as_str(), "NO ACTION" | "RESTRICT" | "CASCADE")
+            {
+                why.push(format!(
+                    "foreign key {fk} of {child_schema}.{child} has ON UPDATE {update} ON DELETE {delete}: MySQL runs a \
+                     cascade without firing triggers, so the copy could not follow it"
+                ));
+            }
+        }
+    }
+    let (names, rows) = db.rows_named("SHOW MASTER STATUS").await.unwrap_or_default();
+    for (i, n) in names.iter().enumerate() {
+        if (n == "Binlog_Do_DB" || n == "Binlog_Ignore_DB")
+            && let Some(Some(v)) = rows.first().and_then(|r| r.get(i))
+            && !v.is_empty()
+        {
+            why.push(format!(
+                "the server filters its binary log ({n} = {v}): the new tables might not reach a replica, whose rename \
+                 would then stop it"
+            ));
+        }
+    }
+    if why.is_empty() { Ok(None) } else { Ok(Some(why.join("; "))) }
+}
+
+/// A column's type as `information_schema` writes it, with its character set and collation.
+async fn column_type(db: &mut Db, t: &Name, column: &str) -> Result<String, Error> {
+    let rows = db
+        .rows(
+            "SELECT CAST(COLUMN_TYPE AS CHAR), CAST(CHARACTER_SET_NAME AS CHAR), CAST(COLLATION_NAME AS CHAR) \
+             FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND COLUMN_NAME = ?",
+            &[t.schema.clone().unwrap_or_default(), t.name.clone(), column.to_string()],
+        )
+        .await?;
+    let r = rows.first().ok_or_else(|| Error::usage(format!("no column {column} in {t}")))?;
+    let v = |i: usize| r.get(i).cloned().flatten();
+    let mut ty = v(0).unwrap_or_default();
+    if let (Some(cs), Some(co)) = (v(1), v(2)) {
+        ty.push_str(&format!(" CHARACTER SET {cs} COLLATE {co}"));
+    }
+    Ok(ty)
+}
+
+/// Fills the mapping table with every key the table holds, read in key order on a second
+/// session, a page at a time; the journal keeps the last key mapped (a stopped run goes on
+/// from it).
+async fn map(
+    db: &mut Db,
+    swap: &Swap,
+    plan: &Plan,
+    journal: &Journal,
+    from: Option<String>,
+    pacing: &mut Pacing<'_>,
+) -> Result<(), Error> {
+    let cat = db.catalog()?;
+    let parent = &swap.tables[0];
+    let column = parent
+        .columns
+        .iter()
+        .find(|c| c.name == plan.column)
+        .cloned()
+        .ok_or_else(|| Error::usage(format!("no column {} in {}", plan.column, parent.name)))?;
+    let total = db.query(cat.row_estimate(&parent.name)).await?.unwrap_or(0);
+    let mut cursor: Option<Stored> = from.as_deref().and_then(|h| crate::catalog::unhex(h).ok()).map(Stored::Bytes);
+    let mut mapped = 0usize;
+    loop {
+        pacing.wait(db).await?;
+        let filter =
+            cursor.as_ref().map(|c| format!(" AND {} > {}", q(&plan.column), cat.key_literal(c))).unwrap_or_default();
+        let sql =
+            format!("{} LIMIT {}", cat.select_keys(&parent.name, &column, false, &filter, ""), crate::apply::PAGE);
+        let rows = db.rows(&sql, &[]).await?;
+        if rows.is_empty() {
+            break;
+        }
+        let values: Vec<Stored> = rows.iter().map(|r| cat.parse_key(r)).collect::<Result<_, _>>()?;
+        let pairs = map_pairs(plan, &values)?;
+        db.exec("START TRANSACTION").await?;
+        for chunk in pairs.chunks(crate::apply::MAP_BATCH) {
+            db.exec(&format!(
+                "INSERT IGNORE INTO {} (old, new) VALUES {}",
+                swap.map.quoted(B),
+                crate::catalog::value_pairs(cat, chunk)
+            ))
+            .await?;
+        }
+        let last = values.last().cloned();
+        let at = match &last {
+            Some(Stored::Bytes(b)) => hex(b),
+            Some(Stored::Text(t)) => hex(t.as_bytes()),
+            None => String::new(),
+        };
+        journal.set_cursor(db, Some(&at), usize::try_from(phase::START).unwrap_or(0)).await?;
+        db.exec("COMMIT").await?;
+        mapped += values.len();
+        pacing.progress.batch(mapped, 0, total);
+        if values.len() < crate::apply::PAGE {
+            break;
+        }
+        cursor = last.map(|l| match l {
+            Stored::Text(t) => Stored::Bytes(t.into_bytes()),
+            b => b,
+        });
+    }
+    Ok(())
+}
+
+/// The statements that make the copies, the triggers that write through to them, and the
+/// table of keys written through unmapped. Each is safe to run again.
+async fn make(db: &mut Db, swap: &Swap, plan: &Plan) -> Result<Vec<String>, Error> {
+    let cat = db.catalog()?;
+    let mut out = Vec::new();
+    let parent = &swap.tables[0];
+    let final_type = plan.final_type.as_str();
+    out.push(format!(
+        "CREATE TABLE IF NOT EXISTS {} (k {final_type} NOT NULL PRIMARY KEY) ENGINE=InnoDB",
+        todo(swap).quoted(B)
+    ));
+    for t in &swap.tables {
+        out.push(format!("CREATE TABLE IF NOT EXISTS {} LIKE {}", t.new.quoted(B), t.name.quoted(B)));
+        if plan.retypes() {
+            let definition = plan
+                .definitions
+                .iter()
+                .find(|(n, _)| Name::from(n) == t.name)
+                .map(|(_, d)| d.clone())
+                .unwrap_or_default();
+            for k in &t.keys {
+                let Some(column) = t.columns.iter().find(|c| c.name == *k) else { continue };
+                let mut column = column.clone();
+                if plan.sets_default && t.name == parent.name {
+                    column.default = None;
+                }
+                let retype = cat.retype(&t.name, &column, &definition)?;
+                if let Some(after) = retype.after {
+                    out.push(after.replacen(&t.name.quoted(B), &t.new.quoted(B), 1));
+                }
+            }
+        }
+    }
+    if plan.sets_default
+        && let Some(step) = plan.steps.iter().find(|s| s.kind == crate::plan::StepKind::SetDefault)
+    {
+        for s in &step.sql {
+            out.push(
+                s.replace(&format!(" ON {}", parent.name.quoted(B)), &format!(" ON {}", parent.new.quoted(B))).replace(
+                    &format!("ALTER TABLE {}", parent.name.quoted(B)),
+                    &format!("ALTER TABLE {}", parent.new.quoted(B)),
+                ),
+            );
+        }
+    }
+    for t in &swap.tables {
+        out.extend(triggers(swap, plan, t));
+    }
+    Ok(out)
+}
+
+/// The select list of a row of `t` as its copy holds it (`row` the alias or `NEW`/`OLD`),
+/// its column list.
+fn row_parts(swap: &Swap, plan: &Plan, t: &SwapTable, row: &str) -> (String, String) {
+    let names: Vec<String> = t.insertable().iter().map(|c| q(&c.name)).collect();
+    (values_of(swap, plan, t, row).join(", "), names.join(", "))
+}
+
+/// The condition that finds, in the copy `n`, the row whose primary key `row` holds (its key
+/// columns converted).
+fn pk_match(swap: &Swap, plan: &Plan, t: &SwapTable, row: &str) -> String {
+    t.pk.iter()
+        .map(|c| {
+            let e = format!("{row}.{}", q(c));
+            let v = if t.key_index(c).is_some() { converted(&e, swap, plan) } else { e };
+            format!("n.{} <=> {v}", q(c))
+        })
+        .collect::<Vec<_>>()
+        .join(" AND ")
+}
+
+/// The three triggers on `t` that write its changes through to its copy, each taking only
+/// the record locks of the rows it writes (an `INSERT ... ON DUPLICATE KEY UPDATE` or a
+/// `REPLACE` would lock the gaps beside them too, and deadlock writers that insert next to
+/// each other): an insert is inserted (the copy cannot hold an uncommitted row yet); an update
+/// updates the copy's row, or inserts it where the copy has not reached it; a delete deletes.
+fn triggers(swap: &Swap, plan: &Plan, t: &SwapTable) -> Vec<String> {
+    let (values, names) = row_parts(swap, plan, t, "NEW");
+    let insert = format!("INSERT INTO {} ({names}) VALUES ({values})", t.new.quoted(B));
+    let sets: Vec<String> = t
+        .insertable()
+        .iter()
+        .zip(values_of(swap, plan, t, "NEW"))
+        .map(|(c, v)| format!("n.{} = {v}", q(&c.name)))
+        .collect();
+    // Keys the mapping table does not hold, noted for after the swap.
+    let note: Vec<String> = t
+        .keys
+        .iter()
+        .map(|k| {
+            format!(
+                "IF NEW.{k} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM {map} m WHERE m.old = NEW.{k}) THEN \
+                 INSERT IGNORE INTO {todo} (k) VALUES ({}); END IF;",
+                same_id(&format!("NEW.{k}"), plan),
+                k = q(k),
+                map = swap.map.quoted(B),
+                todo = todo(swap).quoted(B)
+            )
+        })
+        .collect();
+    let name = |event: &str| trigger(t, event).quoted(B);
+    let changed_pk =
+        t.pk.iter().map(|c| format!("NOT (OLD.{c} <=> NEW.{c})", c = q(c))).collect::<Vec<_>>().join(" OR ");
+    let table = t.name.quoted(B);
+    let new = t.new.quoted(B);
+    let at_new = pk_match(swap, plan, t, "NEW");
+    vec![
+        format!(
+            "CREATE TRIGGER IF NOT EXISTS {} AFTER INSERT ON {table} FOR EACH ROW BEGIN {} {insert}; END",
+            name("ins"),
+            note.join(" ")
+        ),
+        format!(
+            "CREATE TRIGGER IF NOT EXISTS {} AFTER UPDATE ON {table} FOR EACH ROW BEGIN {} IF {changed_pk} THEN \
+             DELETE n FROM {new} n WHERE {}; END IF; UPDATE {new} n SET {} WHERE {at_new}; \
+             IF NOT EXISTS (SELECT 1 FROM {new} n WHERE {at_new}) THEN {insert}; END IF; END",
+            name("upd"),
+            note.join(" "),
+            pk_match(swap, plan, t, "OLD"),
+            sets.join(", ")
+        ),
+        format!(
+            "CREATE TRIGGER IF NOT EXISTS {} AFTER DELETE ON {table} FOR EACH ROW DELETE n FROM {new} n WHERE {}",
+            name("del"),
+            pk_match(swap, plan, t, "OLD")
+        ),
+    ]
+}
+
+/// The values of `t`'s insertable columns as its copy holds them, from `row` (`NEW`).
+fn values_of(swap: &Swap, plan: &Plan, t: &SwapTable, row: &str) -> Vec<String> {
+    t.insertable()
+        .iter()
+        .map(|c| {
+            let e = format!("{row}.{}", q(&c.name));
+            if t.key_index(&c.name).is_some() { converted(&e, swap, plan) } else { e }
+        })
+        .collect()
+}
+
+/// The name of `t`'s trigger for `event` (trigger names are the database's: one per table).
+/// It stays with the table when the table is renamed.
+fn trigger(t: &SwapTable, event: &str) -> Name {
+    Name {
+        schema: t.name.schema.clone(),
+        name: format!("combkey_doctor_capture_{event}_{:08x}", crate::plan::fnv1a(&t.name.to_string())),
+    }
+}
+
+/// The triggers' drops.
+fn drop_triggers(t: &SwapTable) -> Vec<String> {
+    ["ins", "upd", "del"].iter().map(|e| format!("DROP TRIGGER IF EXISTS {}", trigger(t, e).quoted(B))).collect()
+}
+
+/// How a column's values are read into a cursor and written back into SQL.
+#[derive(Clone, Debug)]
+enum Kind {
+    /// Numbers: their decimal text.
+    Number,
+    /// Bytes: their hex digits, back as `X'..'`.
+    Binary,
+    /// Text: its bytes' hex digits, back in its character set and collation (so a range
+    /// compares as the index orders).
+    Text(String, String),
+    /// Anything else (dates, MariaDB's `UUID`): its text, back as a string.
+    Other,
+}
+
+impl Kind {
+    fn read(&self, expr: &str) -> String {
+        match self {
+            Kind::Binary | Kind::Text(..) => format!("HEX({expr})"),
+            Kind::Number | Kind::Other => format!("CAST({expr} AS CHAR)"),
+        }
+    }
+
+    fn literal(&self, v: &str) -> String {
+        let hexdigits = |v: &str| v.chars().filter(char::is_ascii_hexdigit).collect::<String>();
+        match self {
+            Kind::Number => {
+                let n: String =
+                    v.chars().filter(|c| c.is_ascii_digit() || matches!(c, '-' | '.' | 'e' | 'E' | '+')).collect();
+                if n.is_empty() { "NULL".into() } else { n }
+            }
+            Kind::Binary => format!("X'{}'", hexdigits(v)),
+            Kind::Text(cs, co) => format!("_{cs} X'{}' COLLATE {co}", hexdigits(v)),
+            Kind::Other => string_literal(v),
+        }
+    }
+}
+
+/// The kinds of `t`'s columns `cols`, from `information_schema`.
+async fn kinds(db: &mut Db, t: &Name, cols: &[String]) -> Result<Vec<Kind>, Error> {
+    let mut out = Vec::new();
+    for c in cols {
+        let rows = db
+            .rows(
+                "SELECT CAST(DATA_TYPE AS CHAR), CAST(CHARACTER_SET_NAME AS CHAR), CAST(COLLATION_NAME AS CHAR) \
+                 FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND COLUMN_NAME = ?",
+                &[t.schema.clone().unwrap_or_default(), t.name.clone(), c.clone()],
+            )
+            .await?;
+        let v = |i: usize| rows.first().and_then(|r| r.get(i).cloned().flatten()).unwrap_or_default();
+        let ty = v(0).to_ascii_lowercase();
+        out.push(if ["int", "decimal", "numeric", "float", "double", "bit", "year"].iter().any(|n| ty.contains(n)) {
+            Kind::Number
+        } else if ty.contains("binary") || ty.contains("blob") {
+            Kind::Binary
+        } else if ty.contains("char") || ty.contains("text") || ty == "enum" || ty == "set" {
+            Kind::Text(v(1), v(2))
+        } else {
+            Kind::Other
+        });
+    }
+    Ok(out)
+}
+
+/// Copies every table in chunks, each a short transaction that locks the rows it reads (so an
+/// application write to one of them waits for it, and its trigger then writes through after
+/// it), skipping rows the triggers wrote already: the table in its new keys' order (its copy
+/// filled from left to right), then each referencing table in its primary key's.
+async fn copy(
+    db: &mut Db,
+    swap: &Swap,
+    plan: &Plan,
+    journal: &Journal,
+    from: Option<String>,
+    pacing: &mut Pacing<'_>,
+) -> Result<(), Error> {
+    let cat = db.catalog()?;
+    let mut total = 0;
+    for t in &swap.tables {
+        total += db.query(cat.row_estimate(&t.name)).await?.unwrap_or(0).max(0);
+    }
+    // `table index:cursor` where a stopped copy was.
+    let (start, mut cursor): (usize, Option<String>) = match from.as_deref().and_then(|f| f.split_once(':')) {
+        Some((i, c)) => (i.parse().unwrap_or(0), (!c.is_empty()).then(|| c.to_string())),
+        None => (0, None),
+    };
+    let mut copied = 0usize;
+    let mut chunks = 0i64;
+    for (i, t) in swap.tables.iter().enumerate().skip(start) {
+        let mut pace = Pace::new();
+        let (exprs, names) = row_parts(swap, plan, t, "t");
+        let parent = i == 0;
+        // The table: through the mapping table, in the order of the new keys; a referencing
+        // table in its primary key's.
+        let (order, kinds, table_sql, exprs) = if parent {
+            let kind = if plan.final_type.starts_with("binary") { Kind::Binary } else { Kind::Other };
+            let table_sql = format!(
+                "{map} m STRAIGHT_JOIN {tab} t ON t.{k} = m.old",
+                map = swap.map.quoted(B),
+                tab = t.name.quoted(B),
+                k = q(&plan.column)
+            );
+            // The key itself through the join's mapping row.
+            let exprs = exprs.replacen(&converted(&format!("t.{}", q(&plan.column)), swap, plan), "m.new", 1);
+            (vec!["m.new".to_string()], vec![kind], table_sql, exprs)
+        } else {
+            let order: Vec<String> = t.pk.iter().map(|c| format!("t.{}", q(c))).collect();
+            (order, kinds(db, &t.name, &t.pk).await?, format!("{} t", t.name.quoted(B)), exprs)
+        };
+        let read: Vec<String> = order.iter().zip(&kinds).map(|(o, k)| k.read(o)).collect();
+        let tuple = |v: &[String]| if v.len() == 1 { v[0].clone() } else { format!("({})", v.join(", ")) };
+        let order_list = order.join(", ");
+        let bound = |c: &str| -> String {
+            let lits: Vec<String> = c.split(',').zip(&kinds).map(|(v, k)| k.literal(v)).collect();
+            tuple(&lits)
+        };
+        loop {
+            pacing.wait(db).await?;
+            let lower = cursor.as_deref().map(|c| format!(" AND {} > {}", tuple(&order), bound(c))).unwrap_or_default();
+            let upper_row = db
+                .rows(
+                    &format!(
+                        "SELECT CONCAT_WS(',', {}) FROM {table_sql} WHERE 1 = 1{lower} ORDER BY {order_list} LIMIT 1 OFFSET {}",
+                        read.join(", "),
+                        pace.rows.saturating_sub(1)
+                    ),
+                    &[],
+                )
+                .await?;
+            let upper = upper_row.first().and_then(|r| r.first().cloned().flatten());
+            let range = match &upper {
+                Some(u) => format!("{lower} AND {} <= {}", tuple(&order), bound(u)),
+                None => lower.clone(),
+            };
+            let started = Instant::now();
+            db.exec("START TRANSACTION").await?;
+            if !parent {
+                // Referencing values the mapping table does not hold, noted for after the swap.
+                for k in &t.keys {
+                    db.exec(&format!(
+                        "INSERT IGNORE INTO {todo} (k) SELECT DISTINCT {} FROM {table_sql} LEFT JOIN {map} m ON m.old = t.{k} \
+                         WHERE t.{k} IS NOT NULL AND m.old IS NULL{range}",
+                        same_id(&format!("t.{}", q(k)), plan),
+                        todo = todo(swap).quoted(B),
+                        map = swap.map.quoted(B),
+                        k = q(k)
+                    ))
+                    .await?;
+                }
+            }
+            let n = db
+                .exec(&format!(
+                    "INSERT IGNORE INTO {new} ({names}) SELECT {exprs} FROM {table_sql} WHERE 1 = 1{range} \
+                     ORDER BY {order_list} LOCK IN SHARE MODE",
+                    new = t.new.quoted(B)
+                ))
+                .await?;
+            let at = format!("{i}:{}", upper.clone().unwrap_or_default());
+            journal.set_cursor(db, Some(&at), usize::try_from(phase::MADE).unwrap_or(0)).await?;
+            db.exec("COMMIT").await?;
+            let n = usize::try_from(n).unwrap_or(0);
+            pace.took(n.max(1), started.elapsed());
+            copied += n;
+            pacing.tally.out.scanned += n;
+            chunks += 1;
+            pacing.progress.batch(copied, copied, total);
+            stop_after("CHUNK", chunks);
+            match upper {
+                Some(u) => cursor = Some(u),
+                None => break,
+            }
+        }
+        cursor = None;
+        if parent {
+            copy_unmapped(db, swap, plan, t).await?;
+        }
+    }
+    pacing.tally.out.batches = usize::try_from(chunks).unwrap_or(0);
+    Ok(())
+}
+
+/// Rows of the table whose key the mapping table does not hold (inserted after it was filled,
+/// before the triggers, or with no key): copied as the same id, a thousand at a time, the keys
+/// noted for after the swap.
+async fn copy_unmapped(db: &mut Db, swap: &Swap, plan: &Plan, t: &SwapTable) -> Result<(), Error> {
+    let k = q(&plan.column);
+    let (exprs, names) = row_parts(swap, plan, t, "t");
+    let kind = kinds(db, &t.name, std::slice::from_ref(&plan.column)).await?.remove(0);
+    let keys: Vec<String> = db
+        .rows(
+            &format!(
+                "SELECT {} FROM {tab} t LEFT JOIN {map} m ON m.old = t.{k} WHERE m.old IS NULL AND t.{k} IS NOT NULL",
+                kind.read(&format!("t.{k}")),
+                tab = t.name.quoted(B),
+                map = swap.map.quoted(B)
+            ),
+            &[],
+        )
+        .await?
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().flatten())
+        .collect();
+    let mut filters: Vec<String> = keys
+        .chunks(1000)
+        .map(|c| format!("t.{k} IN ({})", c.iter().map(|v| kind.literal(v)).collect::<Vec<_>>().join(", ")))
+        .collect();
+    if t.columns.iter().any(|c| c.name == plan.column && c.nullable) {
+        filters.push(format!("t.{k} IS NULL"));
+    }
+    for filter in filters {
+        db.exec("START TRANSACTION").await?;
+        db.exec(&format!(
+            "INSERT IGNORE INTO {todo} (k) SELECT {} FROM {tab} t WHERE {filter} AND t.{k} IS NOT NULL",
+            same_id(&format!("t.{k}"), plan),
+            todo = todo(swap).quoted(B),
+            tab = t.name.quoted(B)
+        ))
+        .await?;
+        db.exec(&format!(
+            "INSERT IGNORE INTO {new} ({names}) SELECT {exprs} FROM {tab} t WHERE {filter} LOCK IN SHARE MODE",
+            new = t.new.quoted(B),
+            tab = t.name.quoted(B)
+        ))
+        .await?;
+        db.exec("COMMIT").await?;
+    }
+    Ok(())
+}
+
+async fn statement_binlog(db: &mut Db) -> Result<bool, Error> {
+    match db.catalog()?.statement_binlog() {
+        Some(q) => db.query(q).await,
+        None => Ok(false),
+    }
+}
+
+/// A foreign key of a swapped table, as `SHOW CREATE TABLE` writes it.
+struct ForeignKey {
+    table: usize,
+    name: String,
+    line: String,
+}
+
+/// The foreign keys of the swap's tables (each table's own).
+async fn foreign_keys(db: &mut Db, swap: &Swap, of: impl Fn(&SwapTable) -> Name) -> Result<Vec<ForeignKey>, Error> {
+    let cat = db.catalog()?;
+    let mut out = Vec::new();
+    for (i, t) in swap.tables.iter().enumerate() {
+        let def = db.query(cat.definition(&of(t))).await?;
+        for line in def.lines().map(str::trim) {
+            let Some(rest) = line.strip_prefix("CONSTRAINT `") else { continue };
+            if !line.contains(" FOREIGN KEY ") {
+                continue;
+            }
+            let Some(end) = rest.find("` ") else { continue };
+            out.push(ForeignKey {
+                table: i,
+                name: rest[..end].replace("``", "`"),
+                line: line.trim_end_matches(',').to_string(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The name a foreign key has on the copy until the swap (pt-online-schema-change's leading
+/// underscore), cut to 64 characters.
+fn temporary_fk(name: &str) -> String {
+    let n = format!("_{name}");
+    if n.len() <= 64 { n } else { format!("_{:08x}_{}", crate::plan::fnv1a(name), &name[..54.min(name.len())]) }
+}
+
+/// `line` (a `CONSTRAINT ...` clause) named `name`, with references to the swap's tables
+/// pointing at their copies where `to_copies`.
+fn fk_clause(swap: &Swap, line: &str, old_name: &str, name: &str, to_copies: bool) -> String {
+    let mut l = line.replacen(&format!("CONSTRAINT {} ", q(old_name)), &format!("CONSTRAINT {} ", q(name)), 1);
+    if to_copies {
+        for t in &swap.tables {
+            for from in [format!("REFERENCES {} ", t.name.quoted(B)), format!("REFERENCES {} ", q(&t.name.name))] {
+                l = l.replace(&from, &format!("REFERENCES {} ", t.new.quoted(B)));
+            }
+        }
+    }
+    l
+}
+
+/// Before the swap: children whose parent a cascade deleted in the table (MySQL fires no
+/// trigger for it) go from the copies too, and the copies get the tables' foreign keys under
+/// names of their own (the session's checks off: added in place, not checked again).
+async fn copies_keys(db: &mut Db, swap: &Swap, plan: &Plan) -> Result<(), Error> {
+    for r in &plan.references {
+        let Some(child) = swap.tables.iter().find(|t| t.name == Name::from(&r.child)) else { continue };
+        let parent = &swap.tables[0];
+        let on: Vec<String> =
+            r.child_columns.iter().zip(&r.parent_columns).map(|(c, p)| format!("p.{} = c.{}", q(p), q(c))).collect();
+        let present: Vec<String> = r.child_columns.iter().map(|c| format!("c.{} IS NOT NULL", q(c))).collect();
+        db.exec(&format!(
+            "DELETE c FROM {} c LEFT JOIN {} p ON {} WHERE p.{} IS NULL AND {}",
+            child.new.quoted(B),
+            parent.new.quoted(B),
+            on.join(" AND "),
+            q(&r.parent_columns[0]),
+            present.join(" AND ")
+        ))
+        .await?;
+    }
+    db.exec("SET SESSION foreign_key_checks = 0").await?;
+    let fks = foreign_keys(db, swap, |t| t.name.clone()).await?;
+    let present = foreign_keys(db, swap, |t| t.new.clone()).await?;
+    for fk in fks {
+        let t = &swap.tables[fk.table];
+        let temporary = temporary_fk(&fk.name);
+        if present.iter().any(|p| p.table == fk.table && p.name == temporary) {
+            continue;
+        }
+        db.exec(&format!(
+            "ALTER TABLE {} ADD {}, ALGORITHM=INPLACE",
+            t.new.quoted(B),
+            fk_clause(swap, &fk.line, &fk.name, &temporary, true)
+        ))
+        .await?;
+    }
+    db.exec("SET SESSION foreign_key_checks = 1").await?;
+    Ok(())
+}
+
+/// Whether the swap happened: the copies have the tables' names, the tables their kept names.
+async fn swapped(db: &mut Db, swap: &Swap) -> Result<bool, Error> {
+    let t = &swap.tables[0];
+    let n = db
+        .count(&format!(
+            "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = {} AND TABLE_NAME IN ({}, {})",
+            string_literal(t.name.schema.as_deref().unwrap_or_default()),
+            string_literal(&t.old.name),
+            string_literal(&t.new.name)
+        ))
+        .await?;
+    let old = db
+        .count(&format!(
+            "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = {} AND TABLE_NAME = {}",
+            string_literal(t.name.schema.as_deref().unwrap_or_default()),
+            string_literal(&t.old.name)
+        ))
+        .await?;
+    Ok(n == 1 && old == 1)
+}
+
+/// The swap: the tables' definitions as the plan found them (a change since stops it), then one
+/// `RENAME TABLE` of every table and copy, its metadata lock waited for at most the lock
+/// timeout, and tried again.
+async fn swap_tables(db: &mut Db, swap: &Swap, plan: &Plan, online: &Online) -> Result<(), Error> {
+    let cat = db.catalog()?;
+    for t in &swap.tables {
+        let Some((_, before)) = plan.definitions.iter().find(|(n, _)| Name::from(n) == t.name) else { continue };
+        let now = db.query(cat.definition(&t.name)).await?;
+        if comparable(before, &[], B) != comparable(&now, &[], B) {
+            return Err(Error::new(
+                ErrorKind::Verification,
+                format!(
+                    "{} changed since the run began (another session altered it):\nbefore:\n{before}\nnow:\n{now}",
+                    t.name
+                ),
+            ));
+        }
+    }
+    // An AUTO_INCREMENT counter goes on from the table's (the copy's counter follows only the
+    // values written to it; rows deleted at the end would otherwise have their numbers given
+    // again).
+    for t in &swap.tables {
+        let next = db
+            .rows(
+                "SELECT CAST(AUTO_INCREMENT AS CHAR) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?",
+                &[t.name.schema.clone().unwrap_or_default(), t.name.name.clone()],
+            )
+            .await?;
+        if let Some(Some(n)) = next.first().and_then(|r| r.first()).map(|v| v.as_deref().map(str::to_string))
+            && n.chars().all(|c| c.is_ascii_digit())
+        {
+            db.exec(&format!("ALTER TABLE {} AUTO_INCREMENT = {n}", t.new.quoted(B))).await?;
+        }
+    }
+    let pairs = |first_wait: &str| -> String {
+        let mut out = Vec::new();
+        for (i, t) in swap.tables.iter().enumerate() {
+            let wait = if i == 0 { first_wait } else { "" };
+            out.push(format!("{}{wait} TO {}", t.name.quoted(B), t.old.quoted(B)));
+            out.push(format!("{} TO {}", t.new.quoted(B), t.name.quoted(B)));
+        }
+        format!("RENAME TABLE {}", out.join(", "))
+    };
+    // First without waiting at all (a metadata lock that would wait makes every statement that
+    // comes after it wait too), a few dozen times a few milliseconds apart; then waiting a
+    // second at a time. MySQL has no NOWAIT there: its session's lock_wait_timeout bounds it.
+    let (mut tries, mut nowait, mut wait_clause) = (0u32, true, true);
+    loop {
+        let sql = match (wait_clause, nowait) {
+            (true, true) => pairs(" NOWAIT"),
+            (true, false) => pairs(" WAIT 1"),
+            (false, _) => pairs(""),
+        };
+        match db.exec(&sql).await {
+            Ok(_) => return Ok(()),
+            // No NOWAIT/WAIT on this server (MySQL): its session's lock_wait_timeout bounds it.
+            Err(e) if e.code() == Some("42000") && wait_clause => {
+                wait_clause = false;
+                nowait = false;
+            }
+            Err(e) if e.kind() == ErrorKind::LockTimeout && (nowait || tries < online.max_retries) => {
+                tries += 1;
+                if nowait && tries >= 50 {
+                    nowait = false;
+                    tries = 0;
+                }
+                let pause = if nowait { 10 } else { 100 << tries.min(4) };
+                tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// After the swap (each step safe to run again): the triggers go from the kept tables, and
+/// their foreign keys; the swapped-in tables' foreign keys get their original names; keys
+/// written through unmapped are converted in place; the key map is filled; the work tables go;
+/// every definition is compared with the original's.
+async fn after_swap(
+    db: &mut Db,
+    swap: &Swap,
+    plan: &Plan,
+    online: &Online,
+    progress: &mut dyn Progress,
+) -> Result<usize, Error> {
+    let cat = db.catalog()?;
+    for t in &swap.tables {
+        db.exec_all(&drop_triggers(t)).await?;
+    }
+    db.exec("SET SESSION foreign_key_checks = 0").await?;
+    for fk in foreign_keys(db, swap, |t| t.old.clone()).await? {
+        db.exec(&format!(
+            "ALTER TABLE {} DROP FOREIGN KEY {}, ALGORITHM=INPLACE",
+            swap.tables[fk.table].old.quoted(B),
+            q(&fk.name)
+        ))
+        .await?;
+    }
+    let original: Vec<(usize, String)> = plan
+        .definitions
+        .iter()
+        .filter_map(|(n, d)| swap.tables.iter().position(|t| t.name == Name::from(n)).map(|i| (i, d.clone())))
+        .collect();
+    let now_keys = foreign_keys(db, swap, |t| t.name.clone()).await?;
+    for (i, def) in &original {
+        let t = &swap.tables[*i];
+        for line in def.lines().map(str::trim).filter(|l| l.starts_with("CONSTRAINT `") && l.contains(" FOREIGN KEY "))
+        {
+            let Some(name) =
+                line.strip_prefix("CONSTRAINT `").and_then(|r| r.find("` ").map(|e| r[..e].replace("``", "`")))
+            else {
+                continue;
+            };
+            let temporary = temporary_fk(&name);
+            if !now_keys.iter().any(|k| k.table == *i && k.name == temporary) {
+                continue;
+            }
+            let now = db.query(cat.definition(&t.name)).await?;
+            // MariaDB names a foreign key's own index after the constraint: the index gets
+            // back the name it had.
+            let mut parts = vec![format!("DROP FOREIGN KEY {}", q(&temporary))];
+            if now.contains(&format!("KEY {} (", q(&temporary))) && def.contains(&format!("KEY {} (", q(&name))) {
+                parts.push(format!("RENAME INDEX {} TO {}", q(&temporary), q(&name)));
+            }
+            parts.push(format!("ADD {}", line.trim_end_matches(',')));
+            db.exec(&format!("ALTER TABLE {} {}", t.name.quoted(B), parts.join(", "))).await?;
+        }
+    }
+    db.exec("SET SESSION foreign_key_checks = 1").await?;
+    // Keys written through as the same id that convert: changed in place now.
+    let noted =
+        db.rows(&format!("SELECT HEX(k), 'bytes' FROM {}", todo(swap).quoted(B)), &[]).await.unwrap_or_default();
+    let values: Vec<Stored> = noted.iter().map(|r| cat.parse_key(r)).collect::<Result<_, _>>()?;
+    let after = Plan { column_type: plan.final_type.clone(), ..plan.clone() };
+    let converting = map_pairs(&after, &values)?.into_iter().filter(|(o, n)| o != n).count();
+    let mut converted = 0;
+    if converting > 0 {
+        let mut plain = online.clone();
+        plain.method = crate::online::Method::InPlace;
+        let out = crate::online::run(db, &after, &plain, progress).await?;
+        converted = out.converted;
+    }
+    if let Some(map) = plan.key_map.as_ref().map(Name::from) {
+        let converted_names: Vec<&str> = plan.converted.keys().map(String::as_str).collect();
+        let about = crate::plan::key_map_about(&swap.tables[0].name, &plan.column, &converted_names);
+        db.exec_all(&cat.key_map_create(&map, &plan.final_type, &about)).await?;
+        // The old ids in the key column's final type, as combkey reads them, a page at a time.
+        let mut last: Option<String> = None;
+        loop {
+            let after_last = last.as_deref().map(|l| format!(" WHERE new > X'{l}'")).unwrap_or_default();
+            let rows = db
+                .rows(
+                    &format!(
+                        "SELECT HEX(old), 'bytes', HEX(new) FROM {}{after_last} ORDER BY new LIMIT {}",
+                        swap.map.quoted(B),
+                        crate::apply::PAGE
+                    ),
+                    &[],
+                )
+                .await?;
+            let mut pairs = Vec::new();
+            for r in &rows {
+                let old = cat.parse_key(r)?;
+                let new = crate::catalog::unhex(r.get(2).cloned().flatten().as_deref().unwrap_or_default())?;
+                if let Ok(id) = crate::apply::id_of(&old) {
+                    let old = crate::apply::stored_for(B, &plan.final_type, id);
+                    if old != Stored::Bytes(new.clone()) {
+                        pairs.push((old, Stored::Bytes(new)));
+                    }
+                }
+            }
+            for chunk in pairs.chunks(crate::apply::MAP_BATCH) {
+                db.exec(&format!(
+                    "INSERT IGNORE INTO {} (old_key, new_key) VALUES {}",
+                    map.quoted(B),
+                    crate::catalog::value_pairs(cat, chunk)
+                ))
+                .await?;
+            }
+            if rows.len() < crate::apply::PAGE {
+                break;
+            }
+            last = rows.last().and_then(|r| r.get(2).cloned().flatten());
+        }
+    }
+    db.exec(&format!("DROP TABLE IF EXISTS {}, {}", swap.map.quoted(B), todo(swap).quoted(B))).await?;
+    let retyped: Vec<String> =
+        if plan.retypes() { swap.tables.iter().flat_map(|t| t.keys.clone()).collect() } else { Vec::new() };
+    let mut changed = retyped.clone();
+    if plan.sets_default {
+        changed.push(plan.column.clone());
+    }
+    for (i, before) in &original {
+        let t = &swap.tables[*i];
+        let now = db.query(cat.definition(&t.name)).await?;
+        if comparable(before, &changed, B) != comparable(&now, &changed, B) {
+            return Err(Error::new(
+                ErrorKind::Verification,
+                format!(
+                    "the definition of {} differs from before the change beyond the key columns:\nbefore:\n{before}\nnow:\n{now}",
+                    t.name
+                ),
+            ));
+        }
+    }
+    if online.drop_old {
+        let kept: Vec<String> = swap.tables.iter().rev().map(|t| t.old.quoted(B)).collect();
+        db.exec(&format!("DROP TABLE IF EXISTS {}", kept.join(", "))).await?;
+    }
+    Ok(converted)
+}
+
+/// Removes what a run made before its swap: the triggers, the copies, the work tables. Safe
+/// to run again.
+pub(super) async fn clean(db: &mut Db, swap: &Swap) -> Result<(), Error> {
+    let _ = db.exec("ROLLBACK").await;
+    for t in &swap.tables {
+        db.exec_all(&drop_triggers(t)).await?;
+    }
+    let mut drops: Vec<String> = swap.tables.iter().rev().map(|t| t.new.quoted(B)).collect();
+    drops.push(swap.map.quoted(B));
+    drops.push(todo(swap).quoted(B));
+    db.exec("SET SESSION foreign_key_checks = 0").await?;
+    let dropped = db.exec(&format!("DROP TABLE IF EXISTS {}", drops.join(", "))).await;
+    db.exec("SET SESSION foreign_key_checks = 1").await?;
+    dropped.map(drop)
+}
+
+/// Runs `plan` by copy and swap.
+pub(super) async fn run(
+    db: &mut Db,
+    plan: &Plan,
+    online: &Online,
+    progress: &mut dyn Progress,
+) -> Result<OnlineOutcome, Error> {
+    let cat = db.catalog()?;
+    let journal = Journal::new(cat, plan);
+    journal.ensure(db, plan.table.schema.as_deref()).await?;
+    let state = journal.swap_state(db, plan).await?;
+    if state.is_none()
+        && let Some(why) = refusal(db, plan).await?
+    {
+        return Err(Error::refused(format!(
+            "copy and swap cannot run here: {why}. Give --method in-place (changes the keys in place, batch by batch). \
+             Nothing was changed"
+        )));
+    }
+    let mut throttle = crate::throttle::Throttle::connect(online, cat).await?;
+    db.exec_all(&cat.session(plan.options.lock_timeout_ms)).await?;
+    // Reads that lock only the rows they return (a chunk's `LOCK IN SHARE MODE` takes no gap),
+    // where the binary log allows it: a statement-based one needs REPEATABLE READ.
+    if !statement_binlog(db).await? {
+        db.exec("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED").await?;
+    }
+    let swap = Swap::of(db, plan).await?;
+    let (mut at, mut cursor) = state.clone().unwrap_or((phase::START, None));
+    // A run stopped between its rename and the journal's note of it.
+    if at < phase::SWAPPED && state.is_some() && swapped(db, &swap).await? {
+        at = phase::SWAPPED;
+    }
+    if state.is_none() {
+        let mut taken = Vec::new();
+        for n in swap.made().into_iter().chain([todo(&swap)]) {
+            let there = db
+                .count(&format!(
+                    "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = {} AND TABLE_NAME = {}",
+                    string_literal(n.schema.as_deref().unwrap_or_default()),
+                    string_literal(&n.name)
+                ))
+                .await?;
+            if there > 0 {
+                taken.push(n.to_string());
+            }
+        }
+        if !taken.is_empty() {
+            return Err(Error::refused(format!(
+                "copy and swap makes tables named {}, and a table of that name is there already (no run of this table's \
+                 keys is in the journal): rename or drop it, or give --method in-place. Nothing was changed",
+                taken.join(", ")
+            )));
+        }
+        journal.start_swap(db, plan).await?;
+    }
+    let mut tally = Tally::new(state.is_some());
+    let total = swap.tables.len();
+    let key_type = column_type(db, &swap.tables[0].name, &plan.column).await;
+    let result: Result<(), Error> = async {
+        let key_type = key_type?;
+        if at < phase::MADE {
+            progress.step(1, 5, "map every key to its new value");
+            db.exec(&format!(
+                "CREATE TABLE IF NOT EXISTS {} (old {key_type} NOT NULL, new {} NOT NULL, PRIMARY KEY (new), UNIQUE KEY (old)) ENGINE=InnoDB",
+                swap.map.quoted(B),
+                plan.final_type
+            ))
+            .await?;
+            map(db, &swap, plan, &journal, cursor.take(), &mut Pacing { throttle: &mut throttle, progress: &mut *progress, tally: &mut tally }).await?;
+            progress.step(2, 5, "make the copies and the triggers that write changes through to them");
+            for s in make(db, &swap, plan).await? {
+                db.exec(&s).await?;
+            }
+            journal.set_cursor(db, None, usize::try_from(phase::MADE).unwrap_or(0)).await?;
+            stop_after("PHASE", phase::MADE);
+            at = phase::MADE;
+        }
+        if at < phase::COPIED {
+            progress.step(3, 5, &format!("copy the rows of {total} tables, keys converted"));
+            copy(db, &swap, plan, &journal, cursor.take(), &mut Pacing { throttle: &mut throttle, progress: &mut *progress, tally: &mut tally }).await?;
+            copies_keys(db, &swap, plan).await?;
+            journal.set_cursor(db, None, usize::try_from(phase::COPIED).unwrap_or(0)).await?;
+            stop_after("PHASE", phase::COPIED);
+            at = phase::COPIED;
+        }
+        if at < phase::SWAPPED {
+            progress.step(4, 5, "swap the tables (one RENAME TABLE)");
+            tally.out.paused += throttle.wait(db, progress).await?;
+            swap_tables(db, &swap, plan, online).await?;
+            stop_after("RENAME", 1);
+            journal.set_cursor(db, None, usize::try_from(phase::SWAPPED).unwrap_or(0)).await?;
+            stop_after("PHASE", phase::SWAPPED);
+        }
+        Ok(())
+    }
+    .await;
+    if let Err(e) = result {
+        if swapped(db, &swap).await.unwrap_or(false) {
+            return Err(e.context("combkey doctor --online (copy and swap)").with_hint(
+                "; the tables are swapped (the application has the converted keys); what follows the swap did not \
+                 finish: run the same command again to finish it",
+            ));
+        }
+        let cleaned = clean(db, &swap).await;
+        if cleaned.is_ok() {
+            let _ = journal.forget(db).await;
+        }
+        return Err(unchanged(e, cleaned));
+    }
+    progress.step(5, 5, "name the foreign keys as they were, convert keys written meanwhile, fill the key map");
+    let converted = after_swap(db, &swap, plan, online, progress).await.map_err(|e| {
+        e.context("combkey doctor --online (copy and swap)").with_hint(
+            "; the tables are swapped (the application has the converted keys); what follows the swap did not finish: \
+             run the same command again to finish it",
+        )
+    })?;
+    journal.finish(db).await?;
+    if !online.drop_old {
+        tally.out.kept = swap.tables.iter().map(|t| t.old.to_string()).collect();
+    }
+    tally.out.converted = plan.converted.values().sum::<usize>() + converted;
+    tally.out.passes = 1;
+    Ok(tally.done())
+}

@@ -1,0 +1,989 @@
+//! Copy and swap on PostgreSQL, in pg_repack's way: a trigger on each table logs the primary
+//! key of every row the application changes; the rows are copied in one snapshot (each row
+//! version once); the indexes are built on the copies afterwards; the logs are applied in
+//! rounds; and one transaction takes the tables' `ACCESS EXCLUSIVE` locks in attempts (pg_repack's
+//! `lock_exclusive`), applies the logs' last rows, gives the copies the names, indexes,
+//! constraints, sequences and triggers of the tables, checks that every definition is as it was
+//! but the key columns' type, and commits. Killed before that commit, the application never saw
+//! a copy; killed after, the next run finishes what follows (foreign keys validated, the key
+//! map filled, the work tables dropped).
+
+use std::time::{Duration, Instant};
+
+use combkey::Backend;
+
+use super::{Pace, Pacing, Swap, SwapTable, Tally, map_pairs, phase, stop_after, unchanged};
+use crate::apply::{Journal, Progress, comparable, lock_in_attempts};
+use crate::catalog::{Name, Stored, string_literal};
+use crate::db::Db;
+use crate::error::{Error, ErrorKind};
+use crate::online::{Online, OnlineOutcome};
+use crate::plan::Plan;
+
+const B: Backend = Backend::Postgres;
+
+fn q(s: &str) -> String {
+    B.quote(s)
+}
+
+/// `schema.name` as a text literal for `::regclass` (quoted parts).
+fn regclass(n: &Name) -> String {
+    string_literal(&n.quoted(B))
+}
+
+/// The capture trigger's name, and its function's on `t`.
+fn trigger_name(t: &SwapTable) -> (String, Name) {
+    ("combkey_doctor_capture".to_string(), super::derived(B, &t.name, "_", "_capture"))
+}
+
+/// Why the plan cannot run by copy and swap here.
+pub(super) async fn refusal(db: &mut Db, plan: &Plan) -> Result<Option<String>, Error> {
+    if let Some(why) = super::plan_refusal(plan) {
+        return Ok(Some(why));
+    }
+    let version: i64 = db.count("SELECT current_setting('server_version_num')::int").await?;
+    if version < 140_000 {
+        return Ok(Some(format!(
+            "PostgreSQL {} reads a range of a table's pages only by scanning all of it (TID range scans came in 14)",
+            version / 10_000
+        )));
+    }
+    let swap = match Swap::of(db, plan).await {
+        Ok(s) => s,
+        Err(e) if e.kind() == ErrorKind::Refused => return Ok(Some(e.to_string())),
+        Err(e) => return Err(e),
+    };
+    let ours: Vec<String> = swap.tables.iter().map(|t| format!("{}::regclass", regclass(&t.name))).collect();
+    let in_set = format!("ARRAY[{}]::regclass[]", ours.join(", "));
+    let mut why = Vec::new();
+    for t in &swap.tables {
+        let oid = format!("{}::regclass", regclass(&t.name));
+        let schema_pubs = if version >= 150_000 {
+            format!(
+                "UNION ALL SELECT 'publication ' || p.pubname || ' publishes its schema (FOR TABLES IN SCHEMA): the new \
+                 table would be published, and a subscriber without it stops' FROM pg_publication_namespace pn \
+                 JOIN pg_publication p ON p.oid = pn.pnpubid JOIN pg_class c ON c.relnamespace = pn.pnnspid WHERE c.oid = {oid}"
+            )
+        } else {
+            String::new()
+        };
+        let sql = format!(
+            "SELECT 'it is partitioned' FROM pg_class WHERE oid = {oid} AND relkind = 'p' \
+             UNION ALL SELECT 'it is a partition' FROM pg_class WHERE oid = {oid} AND relispartition \
+             UNION ALL SELECT 'it inherits from, or is inherited by, ' || CASE WHEN inhrelid = {oid} THEN inhparent ELSE inhrelid END::regclass::text \
+               FROM pg_inherits WHERE inhrelid = {oid} OR inhparent = {oid} \
+             UNION ALL SELECT 'row-level security is on for it (its policies are not copied)' FROM pg_class WHERE oid = {oid} \
+               AND (relrowsecurity OR EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = {oid})) \
+             UNION ALL SELECT 'publication ' || p.pubname || ' publishes it: the swapped-in table is another table to it' \
+               FROM pg_publication_rel pr JOIN pg_publication p ON p.oid = pr.prpubid WHERE pr.prrelid = {oid} \
+             UNION ALL SELECT 'publication ' || pubname || ' is FOR ALL TABLES: the new table would be published, and a \
+               subscriber without it stops' FROM pg_publication WHERE puballtables \
+             {schema_pubs} \
+             UNION ALL SELECT 'its exclusion constraint ' || conname || ' cannot be moved to the copy' FROM pg_constraint \
+               WHERE conrelid = {oid} AND contype = 'x' \
+             UNION ALL SELECT 'column ' || attname || ' has privileges of its own' FROM pg_attribute WHERE attrelid = {oid} \
+               AND attnum > 0 AND attacl IS NOT NULL \
+             UNION ALL SELECT DISTINCT pg_describe_object(d.classid, d.objid, 0) || ' depends on it (it would go on \
+               with the old table)' FROM pg_depend d WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = {oid} \
+               AND d.deptype = 'n' AND NOT (d.classid = 'pg_constraint'::regclass AND EXISTS (SELECT 1 FROM pg_constraint \
+               c WHERE c.oid = d.objid AND c.conrelid = ANY ({in_set}))) AND NOT (d.classid = 'pg_class'::regclass \
+               AND d.objid = ANY ({in_set})) \
+             UNION ALL SELECT 'foreign key ' || conname || ' of ' || conrelid::regclass::text || ' references it by \
+               another column' FROM pg_constraint WHERE confrelid = {oid} AND contype = 'f' AND NOT (conrelid = ANY ({in_set}))"
+        );
+        for row in db.rows(&sql, &[]).await? {
+            if let Some(Some(w)) = row.first() {
+                why.push(format!("{}: {w}", t.name));
+            }
+        }
+    }
+    if why.is_empty() { Ok(None) } else { Ok(Some(why.join("; "))) }
+}
+
+/// The statements that make the run's objects, in one transaction: the mapping table, each
+/// table's copy (its columns, defaults, checks, identity, comments; no index yet), owner,
+/// grants, comment and storage settings, its change log and the trigger that fills it.
+async fn make(db: &mut Db, swap: &Swap, plan: &Plan) -> Result<Vec<String>, Error> {
+    let mut out = Vec::new();
+    let parent = &swap.tables[0];
+    let key = q(&plan.column);
+    let final_type = &plan.final_type;
+    out.push(format!(
+        "CREATE TABLE {map} AS SELECT {key} AS old FROM ONLY {t} WITH NO DATA",
+        map = swap.map.quoted(B),
+        t = parent.name.quoted(B)
+    ));
+    out.push(format!(
+        "ALTER TABLE {} ADD COLUMN new {final_type}, ADD PRIMARY KEY (old), ALTER COLUMN new SET NOT NULL",
+        swap.map.quoted(B)
+    ));
+    for t in &swap.tables {
+        let oid = format!("{}::regclass", regclass(&t.name));
+        // What the copy takes over from the table beyond LIKE: persistence, owner, comment,
+        // storage settings, grants.
+        let facts = db
+            .rows(
+                &format!(
+                    "SELECT c.relpersistence::text, pg_get_userbyid(c.relowner)::text, obj_description(c.oid, 'pg_class'), \
+                     array_to_string(c.reloptions, ', '), (SELECT string_agg(format('GRANT %s ON %s TO %s%s', \
+                     a.privilege_type, '{new}', CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) END, \
+                     CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END), ';') FROM aclexplode(c.relacl) a \
+                     WHERE a.grantee <> c.relowner) FROM pg_class c WHERE c.oid = {oid}",
+                    new = t.new.quoted(B).replace('\'', "''")
+                ),
+                &[],
+            )
+            .await?;
+        let row = rows_first(&facts, 5);
+        let unlogged = if row[0].as_deref() == Some("u") { "UNLOGGED " } else { "" };
+        out.push(format!(
+            "CREATE {unlogged}TABLE {new} (LIKE {t} INCLUDING ALL EXCLUDING INDEXES)",
+            new = t.new.quoted(B),
+            t = t.name.quoted(B)
+        ));
+        if plan.retypes() {
+            // A text default would not cast (the plan refuses one unless --set-default makes a
+            // new one, below).
+            if plan.sets_default && t.name == parent.name {
+                out.push(format!("ALTER TABLE {} ALTER COLUMN {key} DROP DEFAULT", t.new.quoted(B)));
+            }
+            for k in &t.keys {
+                out.push(format!(
+                    "ALTER TABLE {} ALTER COLUMN {c} TYPE {final_type} USING {c}::{final_type}",
+                    t.new.quoted(B),
+                    c = q(k)
+                ));
+            }
+        }
+        if let Some(owner) = &row[1] {
+            out.push(format!("ALTER TABLE {} OWNER TO {}", t.new.quoted(B), q(owner)));
+        }
+        if let Some(comment) = &row[2] {
+            out.push(format!("COMMENT ON TABLE {} IS {}", t.new.quoted(B), string_literal(comment)));
+        }
+        if let Some(options) = row[3].as_deref().filter(|o| !o.is_empty()) {
+            out.push(format!("ALTER TABLE {} SET ({options})", t.new.quoted(B)));
+        }
+        if let Some(grants) = &row[4] {
+            out.extend(grants.split(';').map(str::to_string));
+        }
+        let pk: Vec<String> = t.pk.iter().map(|c| q(c)).collect();
+        out.push(format!(
+            "CREATE TABLE {log} AS SELECT {} FROM ONLY {t} WITH NO DATA",
+            pk.join(", "),
+            log = t.log.quoted(B),
+            t = t.name.quoted(B)
+        ));
+        out.push(format!("ALTER TABLE {} ADD COLUMN combkey_seq bigserial PRIMARY KEY", t.log.quoted(B)));
+        let (trigger, function) = trigger_name(t);
+        let cols = pk.join(", ");
+        let old_values: Vec<String> = t.pk.iter().map(|c| format!("OLD.{}", q(c))).collect();
+        let new_values: Vec<String> = t.pk.iter().map(|c| format!("NEW.{}", q(c))).collect();
+        out.push(format!(
+            "CREATE FUNCTION {f}() RETURNS trigger LANGUAGE plpgsql AS $combkey$ BEGIN \
+             IF TG_OP <> 'INSERT' THEN INSERT INTO {log} ({cols}) VALUES ({}); END IF; \
+             IF TG_OP <> 'DELETE' THEN INSERT INTO {log} ({cols}) VALUES ({}); END IF; \
+             RETURN NULL; END $combkey$",
+            old_values.join(", "),
+            new_values.join(", "),
+            f = function.quoted(B),
+            log = t.log.quoted(B)
+        ));
+        out.push(format!(
+            "CREATE TRIGGER {} AFTER INSERT OR UPDATE OR DELETE ON {} FOR EACH ROW EXECUTE FUNCTION {}()",
+            q(&trigger),
+            t.name.quoted(B),
+            function.quoted(B)
+        ));
+    }
+    if plan.sets_default
+        && let Some(step) = plan.steps.iter().find(|s| s.kind == crate::plan::StepKind::SetDefault)
+    {
+        // The copy's default, in the same statements as the plan's, on the copy.
+        for s in &step.sql {
+            out.push(s.replace(&parent.name.quoted(B), &parent.new.quoted(B)));
+        }
+    }
+    Ok(out)
+}
+
+/// The first row's first `n` values (`None` where there is no row or value).
+fn rows_first(rows: &[Vec<Option<String>>], n: usize) -> Vec<Option<String>> {
+    (0..n).map(|i| rows.first().and_then(|r| r.get(i).cloned().flatten())).collect()
+}
+
+/// The select list of a copy of `t` (from `t` aliased `t`, its key columns through the
+/// mapping table aliased `m0`, `m1`, ...), its column list, and its joins.
+fn copy_parts(swap: &Swap, t: &SwapTable) -> (String, String, String) {
+    let cols: Vec<&crate::catalog::Column> = t.insertable();
+    let names: Vec<String> = cols.iter().map(|c| q(&c.name)).collect();
+    let exprs: Vec<String> = cols
+        .iter()
+        .map(|c| match t.key_index(&c.name) {
+            Some(i) => format!("m{i}.new"),
+            None => format!("t.{}", q(&c.name)),
+        })
+        .collect();
+    let joins: Vec<String> = t
+        .keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| format!("LEFT JOIN {} m{i} ON m{i}.old = t.{}", swap.map.quoted(B), q(k)))
+        .collect();
+    (exprs.join(", "), names.join(", "), joins.join(" "))
+}
+
+/// Adds to the mapping table every value of `t`'s key columns, in the rows `filter` selects
+/// (on `t` aliased `t`), that it does not hold yet: converted here, by combkey.
+async fn map_missing(db: &mut Db, swap: &Swap, plan: &Plan, t: &SwapTable, filter: &str) -> Result<usize, Error> {
+    let cat = db.catalog()?;
+    let mut added = 0;
+    for k in &t.keys {
+        let c = q(k);
+        let rows = db
+            .rows(
+                &format!(
+                    "SELECT DISTINCT t.{c}::text FROM ONLY {tab} t WHERE {filter} AND t.{c} IS NOT NULL \
+                     AND NOT EXISTS (SELECT 1 FROM {map} m WHERE m.old = t.{c})",
+                    tab = t.name.quoted(B),
+                    map = swap.map.quoted(B)
+                ),
+                &[],
+            )
+            .await?;
+        if rows.is_empty() {
+            continue;
+        }
+        let values: Vec<Stored> = rows.iter().map(|r| cat.parse_key(r)).collect::<Result<_, _>>()?;
+        for chunk in map_pairs(plan, &values)?.chunks(crate::apply::MAP_BATCH) {
+            db.exec(&format!(
+                "INSERT INTO {} (old, new) VALUES {} ON CONFLICT (old) DO NOTHING",
+                swap.map.quoted(B),
+                crate::catalog::value_pairs(cat, chunk)
+            ))
+            .await?;
+            added += chunk.len();
+        }
+    }
+    Ok(added)
+}
+
+/// Copies every table in one snapshot (a row that the application moves meanwhile is seen
+/// once, at its place in the snapshot; its change is in the log), a range of pages at a time,
+/// the mapping table filled as the keys come: each chunk commits nothing until the whole copy
+/// does, with the journal's mark of its end.
+async fn copy(db: &mut Db, swap: &Swap, plan: &Plan, journal: &Journal, pacing: &mut Pacing<'_>) -> Result<(), Error> {
+    db.exec("BEGIN ISOLATION LEVEL REPEATABLE READ").await?;
+    // Rows written since the snapshot are in the logs (the triggers came first): copied by the
+    // rounds that follow.
+    for t in &swap.tables {
+        db.exec(&format!("TRUNCATE {}", t.new.quoted(B))).await?;
+    }
+    let total: i64 = {
+        let mut n = 0;
+        for t in &swap.tables {
+            let cat = db.catalog()?;
+            n += db.query(cat.row_estimate(&t.name)).await?.unwrap_or(0).max(0);
+        }
+        n
+    };
+    let mut chunks = 0i64;
+    let mut copied = 0usize;
+    for t in &swap.tables {
+        let (exprs, names, joins) = copy_parts(swap, t);
+        let (pages, per_page): (i64, f64) = {
+            let rows = db
+                .rows(
+                    &format!(
+                        "SELECT (pg_relation_size({r}::regclass) / current_setting('block_size')::int)::text, \
+                         (CASE WHEN relpages > 0 THEN reltuples / relpages ELSE 100 END)::text FROM pg_class WHERE oid = {r}::regclass",
+                        r = regclass(&t.name)
+                    ),
+                    &[],
+                )
+                .await?;
+            let v = rows_first(&rows, 2);
+            (
+                v[0].as_deref().and_then(|s| s.parse().ok()).unwrap_or(0),
+                v[1].as_deref().and_then(|s| s.parse().ok()).unwrap_or(100.0_f64).max(1.0),
+            )
+        };
+        let mut pace = Pace::new();
+        let mut from = 0i64;
+        while from < pages {
+            pacing.wait(db).await?;
+            // OK because rows per page is at least 1 and the chunk at most 100,000 rows.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
+            let span = ((pace.rows as f64 / per_page).ceil() as i64).max(1);
+            let to = from + span;
+            let filter = if to >= pages {
+                format!("t.ctid >= '({from},0)'::tid")
+            } else {
+                format!("t.ctid >= '({from},0)'::tid AND t.ctid < '({to},0)'::tid")
+            };
+            let started = Instant::now();
+            map_missing(db, swap, plan, t, &filter).await?;
+            let n = db
+                .exec(&format!(
+                    "INSERT INTO {new} ({names}) OVERRIDING SYSTEM VALUE SELECT {exprs} FROM ONLY {tab} t {joins} WHERE {filter}",
+                    new = t.new.quoted(B),
+                    tab = t.name.quoted(B)
+                ))
+                .await?;
+            let n = usize::try_from(n).unwrap_or(usize::MAX);
+            pace.took(n, started.elapsed());
+            copied += n;
+            pacing.tally.out.scanned += n;
+            chunks += 1;
+            pacing.progress.batch(copied, copied, total);
+            stop_after("CHUNK", chunks);
+            from = to;
+        }
+    }
+    journal.set_cursor(db, None, usize::try_from(phase::COPIED).unwrap_or(0)).await?;
+    db.exec("COMMIT").await?;
+    pacing.tally.out.batches = usize::try_from(chunks).unwrap_or(0);
+    stop_after("PHASE", phase::COPIED);
+    Ok(())
+}
+
+/// An index of a table, as the copy gets it.
+struct Index {
+    /// Its name on the table.
+    name: String,
+    /// Its name on the copy until the swap.
+    temporary: String,
+    /// Its name on the table kept after the swap.
+    archived: String,
+    /// `CREATE INDEX` of it on the copy.
+    create: String,
+    /// The constraint it backs: kind (`p`, `u`), name, `DEFERRABLE ...`.
+    constraint: Option<(String, String, String)>,
+    /// Its comment, and its constraint's.
+    comments: (Option<String>, Option<String>),
+}
+
+async fn indexes(db: &mut Db, t: &SwapTable, of: &Name) -> Result<Vec<Index>, Error> {
+    let rows = db
+        .rows(
+            &format!(
+                "SELECT c.relname::text, pg_get_indexdef(i.indexrelid), quote_ident(n.nspname) || '.' || quote_ident(tc.relname), \
+                 con.contype::text, con.conname::text, CASE WHEN con.condeferrable THEN ' DEFERRABLE' || \
+                 CASE WHEN con.condeferred THEN ' INITIALLY DEFERRED' ELSE '' END ELSE '' END, \
+                 obj_description(i.indexrelid, 'pg_class'), obj_description(con.oid, 'pg_constraint'), quote_ident(c.relname) \
+                 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_class tc ON tc.oid = i.indrelid \
+                 JOIN pg_namespace n ON n.oid = tc.relnamespace LEFT JOIN pg_constraint con ON con.conindid = i.indexrelid \
+                 AND con.conrelid = i.indrelid AND con.contype IN ('p', 'u') WHERE i.indrelid = {}::regclass ORDER BY c.relname",
+                regclass(of)
+            ),
+            &[],
+        )
+        .await?;
+    let mut out = Vec::new();
+    for r in rows {
+        let v = |i: usize| r.get(i).cloned().flatten();
+        let (Some(name), Some(def), Some(on)) = (v(0), v(1), v(2)) else { continue };
+        let idx = Name { schema: t.name.schema.clone(), name: name.clone() };
+        let temporary = super::derived(B, &idx, "", "_new").name;
+        let archived = super::derived(B, &idx, "", "_old").name;
+        // `CREATE [UNIQUE] INDEX name ON [ONLY] schema.table USING ...`: the copy's name and table.
+        let head = format!(" INDEX {} ON ", v(8).unwrap_or_default());
+        let Some(at) = def.find(&head) else {
+            return Err(Error::new(ErrorKind::Database, format!("an index definition that does not read: {def}")));
+        };
+        let rest = &def[at + head.len()..];
+        let rest = rest.strip_prefix("ONLY ").unwrap_or(rest);
+        let Some(after) = rest.strip_prefix(on.as_str()) else {
+            return Err(Error::new(ErrorKind::Database, format!("an index definition that does not read: {def}")));
+        };
+        let create = format!("{} INDEX {} ON {}{after}", &def[..at], q(&temporary), t.new.quoted(B));
+        let constraint = match (v(3), v(4)) {
+            (Some(kind), Some(cname)) => Some((kind, cname, v(5).unwrap_or_default())),
+            _ => None,
+        };
+        out.push(Index { name, temporary, archived, create, constraint, comments: (v(6), v(7)) });
+    }
+    Ok(out)
+}
+
+/// Builds each table's indexes on its copy (sorted builds: leaves filled to the fill factor)
+/// and gathers the copies' statistics.
+async fn index(db: &mut Db, swap: &Swap, journal: &Journal) -> Result<(), Error> {
+    db.exec("BEGIN").await?;
+    for t in &swap.tables {
+        for i in indexes(db, t, &t.name).await? {
+            db.exec(&format!(
+                "DROP INDEX IF EXISTS {}",
+                Name { schema: t.name.schema.clone(), name: i.temporary.clone() }.quoted(B)
+            ))
+            .await?;
+            db.exec(&i.create).await?;
+        }
+    }
+    journal.set_cursor(db, None, usize::try_from(phase::INDEXED).unwrap_or(0)).await?;
+    db.exec("COMMIT").await?;
+    for t in &swap.tables {
+        db.exec(&format!("ANALYZE {}", t.new.quoted(B))).await?;
+    }
+    stop_after("PHASE", phase::INDEXED);
+    Ok(())
+}
+
+/// Applies each log: up to `limit` of its rows, or all of them (`None`, under the swap's lock,
+/// where no new ones come). Each changed row's copy is made again from the table as it is now
+/// (or removed, where the row is gone), in the caller's transaction. How many log rows it
+/// applied.
+async fn apply(db: &mut Db, swap: &Swap, plan: &Plan, limit: Option<usize>) -> Result<usize, Error> {
+    let mut applied = 0;
+    for t in &swap.tables {
+        loop {
+            let n = apply_batch(db, swap, plan, t, limit.unwrap_or(APPLY_BATCH)).await?;
+            applied += n;
+            if n == 0 || limit.is_some() {
+                break;
+            }
+        }
+    }
+    Ok(applied)
+}
+
+/// Applies the first `limit` rows of `t`'s log.
+async fn apply_batch(db: &mut Db, swap: &Swap, plan: &Plan, t: &SwapTable, limit: usize) -> Result<usize, Error> {
+    let seqs: Vec<String> = db
+        .rows(&format!("SELECT combkey_seq::text FROM {} ORDER BY combkey_seq LIMIT {limit}", t.log.quoted(B)), &[])
+        .await?
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().flatten())
+        .collect();
+    if seqs.is_empty() {
+        return Ok(0);
+    }
+    let these = format!("ANY ('{{{}}}'::bigint[])", seqs.join(","));
+    let pk: Vec<String> = t.pk.iter().map(|c| q(c)).collect();
+    let logged = format!("SELECT {} FROM {} WHERE combkey_seq = {these}", pk.join(", "), t.log.quoted(B));
+    let filter = format!("({}) IN ({logged})", pk.iter().map(|c| format!("t.{c}")).collect::<Vec<_>>().join(", "));
+    map_missing(db, swap, plan, t, &filter).await?;
+    // The copies as they are: their primary key is the row's, its key columns mapped.
+    let new_pk: Vec<String> =
+        t.pk.iter()
+            .map(|c| match t.key_index(c) {
+                Some(i) => format!("m{i}.new AS {}", q(c)),
+                None => format!("l.{} AS {}", q(c), q(c)),
+            })
+            .collect();
+    let joins: Vec<String> = t
+        .keys
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| t.pk.contains(k))
+        .map(|(i, k)| format!("LEFT JOIN {} m{i} ON m{i}.old = l.{}", swap.map.quoted(B), q(k)))
+        .collect();
+    let matches: Vec<String> = pk.iter().map(|c| format!("n.{c} = d.{c}")).collect();
+    db.exec(&format!(
+        "DELETE FROM {new} n USING (SELECT DISTINCT {} FROM {log} l {} WHERE l.combkey_seq = {these}) d WHERE {}",
+        new_pk.join(", "),
+        joins.join(" "),
+        matches.join(" AND "),
+        new = t.new.quoted(B),
+        log = t.log.quoted(B)
+    ))
+    .await?;
+    let (exprs, names, joins) = copy_parts(swap, t);
+    db.exec(&format!(
+        "INSERT INTO {new} ({names}) OVERRIDING SYSTEM VALUE SELECT {exprs} FROM ONLY {tab} t {joins} WHERE {filter}",
+        new = t.new.quoted(B),
+        tab = t.name.quoted(B)
+    ))
+    .await?;
+    db.exec(&format!("DELETE FROM {} WHERE combkey_seq = {these}", t.log.quoted(B))).await?;
+    Ok(seqs.len())
+}
+
+/// Log rows still to apply, over every table.
+async fn backlog(db: &mut Db, swap: &Swap) -> Result<i64, Error> {
+    let counts: Vec<String> =
+        swap.tables.iter().map(|t| format!("(SELECT count(*) FROM {})", t.log.quoted(B))).collect();
+    db.count(&format!("SELECT {}", counts.join(" + "))).await
+}
+
+/// Rows of a log applied per transaction before the swap.
+const APPLY_BATCH: usize = 5_000;
+
+/// A backlog small enough to apply under the swap's lock.
+const SWAP_BACKLOG: i64 = 2_000;
+
+/// The foreign keys of a table (its own, on its columns), as re-made at the swap.
+struct ForeignKey {
+    name: String,
+    definition: String,
+    validated: bool,
+    comment: Option<String>,
+}
+
+async fn foreign_keys(db: &mut Db, of: &Name) -> Result<Vec<ForeignKey>, Error> {
+    let rows = db
+        .rows(
+            &format!(
+                "SELECT conname::text, pg_get_constraintdef(oid), convalidated::text, obj_description(oid, 'pg_constraint') \
+                 FROM pg_constraint WHERE conrelid = {}::regclass AND contype = 'f' ORDER BY conname",
+                regclass(of)
+            ),
+            &[],
+        )
+        .await?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|r| {
+            let v = |i: usize| r.get(i).cloned().flatten();
+            Some(ForeignKey {
+                name: v(0)?,
+                definition: v(1)?,
+                validated: v(2).as_deref() == Some("true"),
+                comment: v(3),
+            })
+        })
+        .collect())
+}
+
+/// One attempt at the swap, in one transaction: `Ok(Some(keys to validate))` when it
+/// committed, `Ok(None)` when the locks were not had in time (rolled back; nothing changed).
+async fn swap_once(db: &mut Db, swap: &Swap, plan: &Plan, journal: &Journal) -> Result<Option<Vec<String>>, Error> {
+    let cat = db.catalog()?;
+    db.exec("BEGIN").await?;
+    let names: Vec<String> = swap.tables.iter().map(|t| t.name.quoted(B)).collect();
+    let lock = format!("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE", names.join(", "));
+    match lock_in_attempts(db, &[lock], plan.options.lock_timeout_ms).await {
+        Ok(()) => {}
+        Err(e) if e.kind() == ErrorKind::LockTimeout => {
+            let _ = db.exec("ROLLBACK").await;
+            return Ok(None);
+        }
+        Err(e) => return Err(e),
+    }
+    // Nothing writes to the tables now: the logs' last rows.
+    apply(db, swap, plan, None).await?;
+    let mut statements: Vec<String> = Vec::new();
+    let mut validate: Vec<String> = Vec::new();
+    let mut renames: Vec<String> = Vec::new();
+    let mut after: Vec<String> = Vec::new();
+    for t in &swap.tables {
+        let (trigger, function) = trigger_name(t);
+        statements.push(format!("DROP TRIGGER {} ON {}", q(&trigger), t.name.quoted(B)));
+        statements.push(format!("DROP FUNCTION {}()", function.quoted(B)));
+        // Its foreign keys go from the table that is kept (an archive constrains nothing) and
+        // come to the copy, not yet validated (that would read the table under this lock): the
+        // next step validates them, without blocking writes.
+        for fk in foreign_keys(db, &t.name).await? {
+            statements.push(format!("ALTER TABLE {} DROP CONSTRAINT {}", t.name.quoted(B), q(&fk.name)));
+            let invalid = if fk.definition.ends_with(" NOT VALID") { "" } else { " NOT VALID" };
+            after.push(format!(
+                "ALTER TABLE {} ADD CONSTRAINT {} {}{invalid}",
+                t.name.quoted(B),
+                q(&fk.name),
+                fk.definition
+            ));
+            if let Some(c) = &fk.comment {
+                after.push(format!(
+                    "COMMENT ON CONSTRAINT {} ON {} IS {}",
+                    q(&fk.name),
+                    t.name.quoted(B),
+                    string_literal(c)
+                ));
+            }
+            if fk.validated {
+                validate.push(format!("ALTER TABLE {} VALIDATE CONSTRAINT {}", t.name.quoted(B), q(&fk.name)));
+            }
+        }
+        let schema = |n: &str| Name { schema: t.name.schema.clone(), name: n.to_string() }.quoted(B);
+        for i in indexes(db, t, &t.name).await? {
+            renames.push(format!("ALTER INDEX {} RENAME TO {}", schema(&i.name), q(&i.archived)));
+            match &i.constraint {
+                Some((kind, cname, deferrable)) => {
+                    let what = if kind == "p" { "PRIMARY KEY" } else { "UNIQUE" };
+                    after.push(format!(
+                        "ALTER TABLE {} ADD CONSTRAINT {} {what} USING INDEX {}{deferrable}",
+                        t.name.quoted(B),
+                        q(cname),
+                        q(&i.temporary)
+                    ));
+                    if let Some(c) = &i.comments.1 {
+                        after.push(format!(
+                            "COMMENT ON CONSTRAINT {} ON {} IS {}",
+                            q(cname),
+                            t.name.quoted(B),
+                            string_literal(c)
+                        ));
+                    }
+                }
+                None => after.push(format!("ALTER INDEX {} RENAME TO {}", schema(&i.temporary), q(&i.name))),
+            }
+            if let Some(c) = &i.comments.0 {
+                after.push(format!("COMMENT ON INDEX {} IS {}", schema(&i.name), string_literal(c)));
+            }
+        }
+        // Sequences: one a column's default takes its numbers from is given to the copy's
+        // column (so dropping the kept table later leaves it); an identity column's own
+        // sequence goes on from where the table's stopped.
+        let seqs = db
+            .rows(
+                &format!(
+                    "SELECT a.attname::text, d.deptype::text, s.oid::regclass::text FROM pg_depend d JOIN pg_class s ON \
+                     s.oid = d.objid AND s.relkind = 'S' JOIN pg_attribute a ON a.attrelid = d.refobjid AND a.attnum = \
+                     d.refobjsubid WHERE d.refobjid = {}::regclass AND d.deptype IN ('a', 'i') ORDER BY 1",
+                    regclass(&t.name)
+                ),
+                &[],
+            )
+            .await?;
+        for r in seqs {
+            let v = |i: usize| r.get(i).cloned().flatten().unwrap_or_default();
+            let (column, kind, sequence) = (v(0), v(1), v(2));
+            if kind == "a" {
+                after.push(format!("ALTER SEQUENCE {sequence} OWNED BY {}.{}", t.name.quoted(B), q(&column)));
+            } else {
+                after.push(format!(
+                    "SELECT setval(pg_get_serial_sequence({}, {}), s.last_value, s.is_called) FROM {sequence} s",
+                    regclass(&t.name),
+                    string_literal(&column)
+                ));
+            }
+        }
+        // Its user triggers (their text names the table: they go to the copy once it has the
+        // name), and those of them that are disabled.
+        let triggers = db
+            .rows(
+                &format!(
+                    "SELECT pg_get_triggerdef(oid), tgname::text, tgenabled::text FROM pg_trigger WHERE tgrelid = {}::regclass \
+                     AND NOT tgisinternal AND tgname <> {} ORDER BY tgname",
+                    regclass(&t.name),
+                    string_literal(&trigger)
+                ),
+                &[],
+            )
+            .await?;
+        for r in triggers {
+            let v = |i: usize| r.get(i).cloned().flatten().unwrap_or_default();
+            after.push(v(0));
+            if v(2) == "D" {
+                after.push(format!("ALTER TABLE {} DISABLE TRIGGER {}", t.name.quoted(B), q(&v(1))));
+            }
+        }
+        let identity = db
+            .rows(
+                &format!(
+                    "SELECT c.relreplident::text, (SELECT quote_ident(ic.relname) FROM pg_index i JOIN pg_class ic ON ic.oid = \
+                     i.indexrelid WHERE i.indrelid = c.oid AND i.indisreplident) FROM pg_class c WHERE c.oid = {}::regclass",
+                    regclass(&t.name)
+                ),
+                &[],
+            )
+            .await?;
+        match rows_first(&identity, 2).as_slice() {
+            [Some(f), _] if f == "f" => after.push(format!("ALTER TABLE {} REPLICA IDENTITY FULL", t.name.quoted(B))),
+            [Some(n), _] if n == "n" => {
+                after.push(format!("ALTER TABLE {} REPLICA IDENTITY NOTHING", t.name.quoted(B)))
+            }
+            [Some(i), Some(index)] if i == "i" => {
+                after.push(format!("ALTER TABLE {} REPLICA IDENTITY USING INDEX {index}", t.name.quoted(B)));
+            }
+            _ => {}
+        }
+        renames.push(format!("ALTER TABLE {} RENAME TO {}", t.name.quoted(B), q(&t.old.name)));
+    }
+    for t in &swap.tables {
+        renames.push(format!("ALTER TABLE {} RENAME TO {}", t.new.quoted(B), q(&t.name.name)));
+    }
+    statements.extend(renames);
+    statements.extend(after);
+    let result: Result<(), Error> = async {
+        for s in &statements {
+            db.exec(s).await?;
+        }
+        // Every table as it was, but the key columns' type: the catalog's own text of each,
+        // compared with the plan's (a change another session made since the plan is caught
+        // here too, before anything is committed).
+        let retyped: Vec<String> =
+            if plan.retypes() { swap.tables.iter().flat_map(|t| t.keys.clone()).collect() } else { Vec::new() };
+        for t in &swap.tables {
+            let Some((_, before)) = plan.definitions.iter().find(|(n, _)| Name::from(n) == t.name) else { continue };
+            let now = db.query(cat.definition(&t.name)).await?;
+            // The foreign keys validated after the commit read NOT VALID until then.
+            let now_valid: String = now
+                .lines()
+                .map(|l| if before.contains(l) { l.to_string() } else { l.strip_suffix(" NOT VALID").unwrap_or(l).to_string() })
+                .collect::<Vec<_>>()
+                .join("\n");
+            if comparable(before, &retyped, B) != comparable(&now_valid, &retyped, B) {
+                return Err(Error::new(
+                    ErrorKind::Verification,
+                    format!(
+                        "the copy of {} would not be the table as it was beyond the key columns' type (another session \
+                         changed it since the run began, or it has something the copy does not carry):\nbefore:\n{before}\n\
+                         the copy:\n{now}",
+                        t.name
+                    ),
+                ));
+            }
+        }
+        journal.set_cursor(db, Some(&validate.join("\n")), usize::try_from(phase::SWAPPED).unwrap_or(0)).await?;
+        db.exec("COMMIT").await?;
+        Ok(())
+    }
+    .await;
+    if let Err(e) = result {
+        let _ = db.exec("ROLLBACK").await;
+        return Err(e);
+    }
+    Ok(Some(validate))
+}
+
+/// What comes after the swap (each step safe to run again): the foreign keys validated (the
+/// application's reads and writes go on), the key map filled from the mapping table, the
+/// run's work tables dropped, and the kept tables too where asked.
+async fn after_swap(db: &mut Db, swap: &Swap, plan: &Plan, validate: &[String], online: &Online) -> Result<(), Error> {
+    let cat = db.catalog()?;
+    for v in validate.iter().filter(|v| !v.is_empty()) {
+        db.exec(v).await?;
+    }
+    if let Some(map) = plan.key_map.as_ref().map(Name::from) {
+        let converted: Vec<&str> = plan.converted.keys().map(String::as_str).collect();
+        let about = crate::plan::key_map_about(&swap.tables[0].name, &plan.column, &converted);
+        db.exec_all(&cat.key_map_create(&map, &plan.final_type, &about)).await?;
+        db.exec(&format!(
+            "INSERT INTO {} (old_key, new_key) SELECT old::{ty}, new FROM {} WHERE old::{ty} <> new ON CONFLICT (old_key) DO NOTHING",
+            map.quoted(B),
+            swap.map.quoted(B),
+            ty = plan.final_type
+        ))
+        .await?;
+    }
+    let mut drops: Vec<String> = swap.tables.iter().map(|t| t.log.quoted(B)).collect();
+    drops.push(swap.map.quoted(B));
+    db.exec(&format!("DROP TABLE IF EXISTS {}", drops.join(", "))).await?;
+    if online.drop_old {
+        let kept: Vec<String> = swap.tables.iter().map(|t| t.old.quoted(B)).collect();
+        db.exec(&format!("DROP TABLE IF EXISTS {}", kept.join(", "))).await?;
+    }
+    Ok(())
+}
+
+/// Removes what a run made before its swap: the triggers (in attempts: dropping one locks its
+/// table), their functions, the copies, the logs and the mapping table. Safe to run again.
+pub(super) async fn clean(db: &mut Db, swap: &Swap, lock_timeout_ms: u64) -> Result<(), Error> {
+    let _ = db.exec("ROLLBACK").await;
+    db.exec("BEGIN").await?;
+    let result: Result<(), Error> = async {
+        let mut present = Vec::new();
+        for t in &swap.tables {
+            if db.count(&format!("SELECT count(*) FROM pg_trigger WHERE tgrelid = to_regclass({}) AND tgname = 'combkey_doctor_capture'", regclass(&t.name))).await? > 0 {
+                present.push(t);
+            }
+        }
+        if !present.is_empty() {
+            let names: Vec<String> = present.iter().map(|t| t.name.quoted(B)).collect();
+            lock_in_attempts(db, &[format!("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE", names.join(", "))], lock_timeout_ms).await?;
+        }
+        for t in &swap.tables {
+            let (trigger, function) = trigger_name(t);
+            if present.iter().any(|p| p.name == t.name) {
+                db.exec(&format!("DROP TRIGGER IF EXISTS {} ON {}", q(&trigger), t.name.quoted(B))).await?;
+            }
+            db.exec(&format!("DROP FUNCTION IF EXISTS {}()", function.quoted(B))).await?;
+        }
+        let mut drops: Vec<String> = swap.tables.iter().flat_map(|t| [t.new.quoted(B), t.log.quoted(B)]).collect();
+        drops.push(swap.map.quoted(B));
+        db.exec(&format!("DROP TABLE IF EXISTS {}", drops.join(", "))).await?;
+        db.exec("COMMIT").await?;
+        Ok(())
+    }
+    .await;
+    if result.is_err() {
+        let _ = db.exec("ROLLBACK").await;
+    }
+    result
+}
+
+/// Runs `plan` by copy and swap.
+pub(super) async fn run(
+    db: &mut Db,
+    plan: &Plan,
+    online: &Online,
+    progress: &mut dyn Progress,
+) -> Result<OnlineOutcome, Error> {
+    let cat = db.catalog()?;
+    let journal = Journal::new(cat, plan);
+    journal.ensure(db, plan.table.schema.as_deref()).await?;
+    let state = journal.swap_state(db, plan).await?;
+    if state.is_none()
+        && let Some(why) = refusal(db, plan).await?
+    {
+        return Err(Error::refused(format!(
+            "copy and swap cannot run here: {why}. Give --method in-place (changes the keys in place, batch by batch). \
+             Nothing was changed"
+        )));
+    }
+    let mut throttle = crate::throttle::Throttle::connect(online, cat).await?;
+    db.exec_all(&cat.session(plan.options.lock_timeout_ms)).await?;
+    let swap = Swap::of(db, plan).await?;
+    let (mut at, cursor) = state.clone().unwrap_or((phase::START, None));
+    if state.is_none() {
+        let taken: Vec<String> = {
+            let mut v = Vec::new();
+            for n in swap.made() {
+                if db.count(&format!("SELECT count(*) FROM pg_class WHERE oid = to_regclass({})", regclass(&n))).await?
+                    > 0
+                {
+                    v.push(n.to_string());
+                }
+            }
+            v
+        };
+        if !taken.is_empty() {
+            return Err(Error::refused(format!(
+                "copy and swap makes tables named {}, and a table of that name is there already (no run of this table's \
+                 keys is in the journal): rename or drop it, or give --method in-place. Nothing was changed",
+                taken.join(", ")
+            )));
+        }
+        journal.start_swap(db, plan).await?;
+    }
+    let mut tally = Tally::new(state.is_some());
+    let total = swap.tables.len();
+    let result: Result<Vec<String>, Error> = async {
+        if at < phase::MADE {
+            progress.step(1, 5, "make the copies, the mapping table and the triggers that log changes");
+            db.exec("BEGIN").await?;
+            let names: Vec<String> = swap.tables.iter().map(|t| t.name.quoted(B)).collect();
+            lock_in_attempts(db, &[format!("LOCK TABLE {} IN SHARE ROW EXCLUSIVE MODE", names.join(", "))], plan.options.lock_timeout_ms)
+                .await?;
+            for s in make(db, &swap, plan).await? {
+                db.exec(&s).await?;
+            }
+            journal.set_cursor(db, None, usize::try_from(phase::MADE).unwrap_or(0)).await?;
+            db.exec("COMMIT").await?;
+            stop_after("PHASE", phase::MADE);
+            at = phase::MADE;
+        }
+        if at < phase::COPIED {
+            progress.step(2, 5, &format!("copy the rows of {total} tables, keys converted"));
+            copy(db, &swap, plan, &journal, &mut Pacing { throttle: &mut throttle, progress: &mut *progress, tally: &mut tally }).await?;
+            at = phase::COPIED;
+        }
+        if at < phase::INDEXED {
+            progress.step(3, 5, "build the copies' indexes");
+            index(db, &swap, &journal).await?;
+            at = phase::INDEXED;
+        }
+        if at < phase::SWAPPED {
+            progress.step(4, 5, "apply the changes made meanwhile, then swap the tables");
+            let mut tries = 0u32;
+            loop {
+                // Rounds until what is left can be applied under the swap's lock.
+                loop {
+                    tally.out.paused += throttle.wait(db, progress).await?;
+                    if backlog(db, &swap).await? <= SWAP_BACKLOG {
+                        break;
+                    }
+                    db.exec("BEGIN").await?;
+                    let n = match apply(db, &swap, plan, Some(APPLY_BATCH)).await {
+                        Ok(n) => n,
+                        Err(e) => {
+                            let _ = db.exec("ROLLBACK").await;
+                            return Err(e);
+                        }
+                    };
+                    db.exec("COMMIT").await?;
+                    tally.out.passes += 1;
+                    tally.out.converted += n;
+                }
+                match swap_once(db, &swap, plan, &journal).await? {
+                    Some(validate) => {
+                        stop_after("PHASE", phase::SWAPPED);
+                        break Ok(validate);
+                    }
+                    None if tries < online.max_retries => {
+                        tries += 1;
+                        tally.out.retries += 1;
+                        tokio::time::sleep(Duration::from_millis(100 << tries.min(5))).await;
+                    }
+                    None => {
+                        break Err(Error::new(
+                            ErrorKind::LockTimeout,
+                            format!(
+                                "the swap did not get its tables' locks in {} tries (each waits at most --lock-timeout, \
+                                 in attempts; other sessions held them)",
+                                tries + 1
+                            ),
+                        ));
+                    }
+                }
+            }
+        } else {
+            Ok(cursor.unwrap_or_default().lines().map(str::to_string).collect())
+        }
+    }
+    .await;
+    let validate = match result {
+        Ok(v) => v,
+        Err(e) => {
+            // Not swapped: the application never saw the copies. They go, with the triggers.
+            let cleaned = clean(db, &swap, plan.options.lock_timeout_ms).await;
+            if cleaned.is_ok() {
+                let _ = journal.forget(db).await;
+            }
+            return Err(unchanged(e, cleaned));
+        }
+    };
+    progress.step(5, 5, "validate the foreign keys, fill the key map, drop the work tables");
+    after_swap(db, &swap, plan, &validate, online).await.map_err(|e| {
+        e.context("combkey doctor --online (copy and swap)").with_hint(
+            "; the tables are swapped (the application has the converted keys); what follows the swap did not finish: \
+             run the same command again to finish it",
+        )
+    })?;
+    journal.finish(db).await?;
+    if !online.drop_old {
+        tally.out.kept = swap.tables.iter().map(|t| t.old.to_string()).collect();
+    }
+    tally.out.passes += 1;
+    if tally.out.converted == 0 {
+        tally.out.converted = plan.converted.values().sum();
+    }
+    Ok(tally.done())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_parts_map_every_key_column() {
+        let t = SwapTable {
+            name: Name { schema: Some("public".into()), name: "c".into() },
+            new: Name { schema: Some("public".into()), name: "_c_new".into() },
+            old: Name { schema: Some("public".into()), name: "_c_old".into() },
+            log: Name { schema: Some("public".into()), name: "_c_log".into() },
+            columns: ["n", "p1", "p2", "g"]
+                .iter()
+                .map(|c| crate::catalog::Column {
+                    name: (*c).into(),
+                    data_type: "uuid".into(),
+                    nullable: true,
+                    default: None,
+                    auto_update: false,
+                    generated: *c == "g",
+                })
+                .collect(),
+            pk: vec!["n".into()],
+            keys: vec!["p1".into(), "p2".into()],
+        };
+        let swap = Swap { tables: vec![t.clone()], map: Name { schema: Some("public".into()), name: "_p_map".into() } };
+        let (exprs, names, joins) = copy_parts(&swap, &t);
+        assert_eq!(names, "\"n\", \"p1\", \"p2\"", "a generated column is computed again");
+        assert_eq!(exprs, "t.\"n\", m0.new, m1.new");
+        assert_eq!(
+            joins,
+            "LEFT JOIN \"public\".\"_p_map\" m0 ON m0.old = t.\"p1\" LEFT JOIN \"public\".\"_p_map\" m1 ON m1.old = t.\"p2\""
+        );
+    }
+}
