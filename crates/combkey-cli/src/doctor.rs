@@ -130,6 +130,11 @@ pub(crate) struct DoctorArgs {
     /// report its size before and after. Alone: rebuild it now.
     #[arg(long, conflicts_with_all = ["migration_sql", "sample"])]
     rebuild_index: bool,
+    /// Remove what a stopped --online copy-and-swap run on the table made (its copies, the
+    /// triggers that fed them, its work tables) and forget the run; the table stays as it was.
+    /// Refused once the run swapped the tables (run it again to finish it).
+    #[arg(long, conflicts_with_all = ["apply", "migration_sql", "sample", "rebuild_index"])]
+    abandon: bool,
     /// Progress on standard error: a bar (on a terminal), sparse lines, or none.
     #[arg(long, value_enum, default_value_t = ProgressChoice::Auto)]
     progress: ProgressChoice,
@@ -374,6 +379,22 @@ impl From<std::io::Error> for Failure {
 async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, Failure> {
     let options = args.options();
     let mut doctor = Doctor::connect(&args.url).await?;
+    if args.abandon {
+        let gone = doctor.abandon(&args.table, &args.column).await?;
+        writeln!(
+            out,
+            "{}",
+            if gone {
+                format!(
+                    "combkey doctor: the stopped copy-and-swap run on {} is abandoned: what it made is gone",
+                    args.table
+                )
+            } else {
+                format!("combkey doctor: no stopped copy-and-swap run on {}: nothing to abandon", args.table)
+            }
+        )?;
+        return Ok(true);
+    }
     if args.rebuild_index && !args.apply {
         let (before, after) = doctor.rebuild_index(&args.table).await?;
         writeln!(out, "{}", rebuilt_text(before, after))?;
@@ -413,13 +434,7 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, Failure
     for (layout, (n, why)) in &plan.kept {
         header.push_str(&format!("\n--   {n} {layout} keys stay: {why}"));
     }
-    if plan.journaled() {
-        header.push_str(
-            "\n--   MySQL/MariaDB cannot roll DDL back: the journal table combkey_doctor_journal keeps the plan and the \
-             step reached; after a crash, run the same command again to finish. Other sessions' writes to these tables \
-             are refused while the foreign keys are dropped.",
-        );
-    } else if args.online {
+    if args.online {
         match doctor.online_method(&plan, &online_choice(args)).await? {
             (Method::CopySwap, _) => header.push_str(
                 "\n--   --online, copy and swap: the tables are copied with the converted keys while triggers carry \
@@ -436,6 +451,12 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, Failure
                 }
             }
         }
+    } else if plan.journaled() {
+        header.push_str(
+            "\n--   MySQL/MariaDB cannot roll DDL back: the journal table combkey_doctor_journal keeps the plan and the \
+             step reached; after a crash, run the same command again to finish. Other sessions' writes to these tables \
+             are refused while the foreign keys are dropped.",
+        );
     } else if plan.steps.iter().any(|s| s.kind == combkey_doctor::StepKind::Begin) {
         header.push_str("\n--   one transaction: it commits whole, or nothing changes");
     }

@@ -378,6 +378,7 @@ impl Doctor {
         if let Some(plan) =
             apply::Journal::unfinished_online(&mut self.db, cat, read.schema.table.schema.as_deref(), &target).await?
         {
+            self.journaled_plan_matches(&plan).await?;
             return Ok(plan);
         }
         if read.unreadable.0 > 0 {
@@ -390,6 +391,74 @@ impl Doctor {
             )));
         }
         plan::build(self.db.backend(), &read.schema, &read.audit, &options)
+    }
+
+    /// Whether the tables are still those a journaled `--online` run's plan describes (a table
+    /// re-created from a backup, or altered, since the run stopped: its plan would copy or
+    /// convert what is not there). A copy-and-swap run that had not swapped the tables is
+    /// abandoned then (its copies and triggers go; nothing else changed); an in-place run is
+    /// refused with the statement that forgets it.
+    async fn journaled_plan_matches(&mut self, plan: &Plan) -> Result<(), Error> {
+        // After its swap a run only finishes what follows it, on the tables it swapped in.
+        if swap::swapped(&mut self.db, plan).await? {
+            return Ok(());
+        }
+        let cat = self.db.catalog()?;
+        let backend = self.db.backend();
+        let mut changed: Vec<String> = Vec::new();
+        if plan.retypes() {
+            changed.extend(plan.rewrites.iter().flat_map(|r| r.columns.clone()));
+        }
+        if plan.sets_default {
+            changed.push(plan.column.clone());
+        }
+        let mut differs = None;
+        for (t, before) in &plan.definitions {
+            let now = self.db.query(cat.definition(&t.into())).await?;
+            // What a stopped run leaves on them: its capture triggers, and (after a swap) its
+            // foreign keys not validated yet.
+            let now: String = now
+                .lines()
+                .filter(|l| !l.starts_with("CREATE TRIGGER combkey_doctor_capture "))
+                .map(|l| if before.contains(l) { l } else { l.strip_suffix(" NOT VALID").unwrap_or(l) })
+                .collect::<Vec<_>>()
+                .join("\n");
+            let (was, is) = (apply::comparable(before, &changed, backend), apply::comparable(&now, &changed, backend));
+            if was != is {
+                let gone: Vec<&String> = was.iter().filter(|l| !is.contains(l)).take(3).collect();
+                let new: Vec<&String> = is.iter().filter(|l| !was.contains(l)).take(3).collect();
+                let mut what = Vec::new();
+                if !gone.is_empty() {
+                    what.push(format!("gone: {}", gone.iter().map(|l| l.as_str()).collect::<Vec<_>>().join("; ")));
+                }
+                if !new.is_empty() {
+                    what.push(format!("new: {}", new.iter().map(|l| l.as_str()).collect::<Vec<_>>().join("; ")));
+                }
+                differs = Some((Name::from(t), what.join("; ")));
+                break;
+            }
+        }
+        let Some((table, what)) = differs else { return Ok(()) };
+        let cat = self.db.catalog()?;
+        let journal = apply::Journal::new(cat, plan);
+        if journal.swap_state(&mut self.db, plan).await?.is_some() {
+            self.lock(&plan_tables(plan), plan.options.lock_timeout_ms).await?;
+            swap::abandon(&mut self.db, plan).await?;
+            return Err(Error::refused(format!(
+                "{table} was changed (altered, or re-created) since an earlier --online copy-and-swap run stopped ({what}), \
+                 so its copy is not the table any more: that run is abandoned, its copies and triggers gone; nothing else \
+                 changed. Run again to start over"
+            )));
+        }
+        let (_, journal_table) = cat.journal_table(plan.table.schema.as_deref());
+        Err(Error::refused(format!(
+            "the journal holds an unfinished --online run of {}.{} whose plan no longer matches {table} (it was altered \
+             or re-created since: {what}): nothing was changed. If the table is as it should be, forget that run and run again: \
+             DELETE FROM {journal_table} WHERE target = '{}'",
+            Name::from(&plan.table),
+            plan.column,
+            plan.target().replace('\'', "''")
+        )))
     }
 
     /// Writes the plan's statements as text to `out`, every mapping row written out
@@ -597,6 +666,42 @@ impl Doctor {
             },
             m => (m, None),
         })
+    }
+
+    /// Removes what a stopped `--online` copy-and-swap run on `table`'s `column` made (the
+    /// copies, the triggers that fed them, its work tables) and forgets the run: `Ok(true)`;
+    /// `Ok(false)` where there is none. The tables stay as they were: the run had not swapped
+    /// them (once it has, running it again finishes it, and this is refused).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use combkey_doctor::Doctor;
+    ///
+    /// let mut doctor = Doctor::connect(&std::env::var("DATABASE_URL")?).await?;
+    /// if doctor.abandon("orders", "id").await? {
+    ///     println!("the stopped run's tables and triggers are gone; orders is as it was");
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn abandon(&mut self, table: &str, column: &str) -> Result<bool, Error> {
+        schema::check_table_name(table)?;
+        let cat = self.db.catalog()?;
+        let Some(name) = self.db.query(cat.resolve(table)?).await? else {
+            return Err(Error::usage(format!("no table {table}")));
+        };
+        let column = schema::unquote(column);
+        let target = plan::journal_target(&name, &column);
+        let Some(plan) = apply::Journal::unfinished_online(&mut self.db, cat, name.schema.as_deref(), &target).await?
+        else {
+            return Ok(false);
+        };
+        self.writable().await?;
+        self.lock(&plan_tables(&plan), plan.options.lock_timeout_ms).await?;
+        swap::abandon(&mut self.db, &plan).await
     }
 
     /// Rebuilds the primary key's index online (PostgreSQL `REINDEX INDEX CONCURRENTLY`,

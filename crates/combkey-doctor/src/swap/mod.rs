@@ -230,6 +230,50 @@ pub(crate) async fn run(
     }
 }
 
+/// Whether a copy-and-swap run of `plan` that the journal holds has swapped the tables.
+pub(crate) async fn swapped(db: &mut Db, plan: &Plan) -> Result<bool, Error> {
+    let cat = db.catalog()?;
+    let journal = crate::apply::Journal::new(cat, plan);
+    let Some((at, _)) = journal.swap_state(db, plan).await? else { return Ok(false) };
+    if at >= phase::SWAPPED {
+        return Ok(true);
+    }
+    match db.backend() {
+        combkey::Backend::MySql => {
+            let swap = Swap::of(db, plan).await?;
+            mysql::swapped(db, &swap).await
+        }
+        _ => Ok(false),
+    }
+}
+
+/// Removes what a stopped copy-and-swap run of `plan` made (its copies, triggers, logs and
+/// mapping table) and forgets it: `Ok(true)`; `Ok(false)` where the journal holds no such run.
+/// Refused once the tables are swapped: the run is then finished by running it again.
+pub(crate) async fn abandon(db: &mut Db, plan: &Plan) -> Result<bool, Error> {
+    let cat = db.catalog()?;
+    let journal = crate::apply::Journal::new(cat, plan);
+    let Some((at, _)) = journal.swap_state(db, plan).await? else { return Ok(false) };
+    let swap = Swap::of(db, plan).await?;
+    let swapped = match db.backend() {
+        combkey::Backend::MySql => mysql::swapped(db, &swap).await?,
+        _ => at >= phase::SWAPPED,
+    };
+    if swapped || at >= phase::SWAPPED {
+        return Err(Error::refused(format!(
+            "the copy-and-swap run of {} swapped the tables already (the application has the converted keys): run the \
+             same command again to finish what follows the swap; there is nothing to abandon",
+            plan.target()
+        )));
+    }
+    match db.backend() {
+        combkey::Backend::MySql => mysql::clean(db, &swap).await?,
+        _ => postgres::clean(db, &swap, plan.options.lock_timeout_ms).await?,
+    }
+    journal.forget(db).await?;
+    Ok(true)
+}
+
 /// Why `plan` cannot run by copy and swap on this database, where it cannot (read from the
 /// catalog; changes nothing).
 pub(crate) async fn refusal(db: &mut Db, plan: &Plan) -> Result<Option<String>, Error> {

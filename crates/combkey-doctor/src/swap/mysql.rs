@@ -1,19 +1,32 @@
-//! Copy and swap on MySQL/MariaDB, in pt-online-schema-change's way: triggers on each table
-//! write every change through to its copy as it happens (the key columns converted through the
-//! mapping table), the rows are copied in chunks that lock what they read (`LOCK IN SHARE
-//! MODE`: a row deleted meanwhile is never copied back), and one `RENAME TABLE` swaps every
-//! table at once. A write that reaches a table just before the rename is in its copy too: no
-//! log is left to drain, which MariaDB's lock order would make unsafe (see the module above).
+//! Copy and swap on MySQL/MariaDB. While the rows are copied, a trigger on each table logs
+//! the primary key of every row the application changes (as pg_repack does): the
+//! application's transactions never touch the copies, so they never wait for the copy nor
+//! deadlock on it (a copy's `INSERT ... SELECT` holds the copy's AUTO-INC lock for the whole
+//! statement; a trigger writing through to a row the copy has not reached takes, under
+//! REPEATABLE READ, a gap lock at the copy's end where every new row goes: both deadlocked
+//! writers in tests). The logs are applied in rounds, each changed row copied again from the
+//! table as it is.
 //!
-//! The mapping table is filled before the triggers are made, and not changed after: a key it
-//! does not hold (a row the application inserted since) goes to the copy as the same id in the
-//! column's new type, and is noted; after the swap, keys so noted that convert are changed in
-//! place, as the in-place method does.
+//! The swap is one `RENAME TABLE`, and a log cannot be drained safely before it: MariaDB gives
+//! writers queued behind a lock the old table before a waiting `RENAME` (gh-ost's two-session
+//! cut-over loses them; measured on 10.11), and renaming under `LOCK TABLES` one table at a
+//! time makes queued writers fail ("table doesn't exist"). So for the swap the triggers are
+//! replaced by pt-online-schema-change's: they write each change through to the copy as it
+//! happens (and still log it). Their creation waits for every transaction already under way on
+//! the table, the logs are applied to the end, the copies get their foreign keys, and the rename
+//! follows; a write that reaches a table just before it is in its copy too.
 //!
-//! The copies get their foreign keys (under a name of their own: a foreign key's name is the
-//! database's, not the table's) once they are complete; after the swap those are given the
-//! original names, the old tables (kept under new names) lose theirs, and every table's
-//! definition is compared with the original's.
+//! Keys are converted through the mapping table, filled before anything else and not changed
+//! after, so that the copy, the rounds and the triggers convert every key alike: a key it does
+//! not hold (a row the application inserted since) is written as the same id in the column's
+//! new type, and noted; after the swap, keys so noted that convert are changed in place, as
+//! the in-place method does.
+//!
+//! The copies get their foreign keys under a name of their own (a foreign key's name is the
+//! database's, not the table's); after the swap those get the original names, the old tables
+//! (kept under new names) lose theirs, and every table's definition is compared with the
+//! original's. Every statement that locks two tables' metadata does not wait for it
+//! (`NOWAIT`, tried again), so it never deadlocks an application transaction.
 
 use std::time::Instant;
 
@@ -130,6 +143,14 @@ pub(super) async fn refusal(db: &mut Db, plan: &Plan) -> Result<Option<String>, 
                 ));
             }
         }
+    }
+    if statement_binlog(db).await? {
+        why.push(
+            "the server writes a statement-based binary log (binlog_format = STATEMENT): each replica would run the \
+             triggers' and the copy's statements itself, the copy's reads under REPEATABLE READ locking the rows the \
+             application writes"
+                .to_string(),
+        );
     }
     let (names, rows) = db.rows_named("SHOW MASTER STATUS").await.unwrap_or_default();
     for (i, n) in names.iter().enumerate() {
@@ -274,7 +295,15 @@ async fn make(db: &mut Db, swap: &Swap, plan: &Plan) -> Result<Vec<String>, Erro
         }
     }
     for t in &swap.tables {
-        out.extend(triggers(swap, plan, t));
+        let mut cols = Vec::new();
+        for c in &t.pk {
+            cols.push(format!("{} {} NOT NULL", q(c), column_type(db, &t.name, c).await?));
+        }
+        out.push(format!(
+            "CREATE TABLE IF NOT EXISTS {} (combkey_seq BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, {}) ENGINE=InnoDB",
+            t.log.quoted(B),
+            cols.join(", ")
+        ));
     }
     Ok(out)
 }
@@ -286,33 +315,70 @@ fn row_parts(swap: &Swap, plan: &Plan, t: &SwapTable, row: &str) -> (String, Str
     (values_of(swap, plan, t, row).join(", "), names.join(", "))
 }
 
-/// The condition that finds, in the copy `n`, the row whose primary key `row` holds (its key
-/// columns converted).
-fn pk_match(swap: &Swap, plan: &Plan, t: &SwapTable, row: &str) -> String {
-    t.pk.iter()
-        .map(|c| {
-            let e = format!("{row}.{}", q(c));
-            let v = if t.key_index(c).is_some() { converted(&e, swap, plan) } else { e };
-            format!("n.{} <=> {v}", q(c))
-        })
-        .collect::<Vec<_>>()
-        .join(" AND ")
+/// `INSERT INTO log ...` of `row`'s (`NEW`, `OLD`) primary key.
+fn log_insert(t: &SwapTable, row: &str) -> String {
+    let cols: Vec<String> = t.pk.iter().map(|c| q(c)).collect();
+    let values: Vec<String> = t.pk.iter().map(|c| format!("{row}.{}", q(c))).collect();
+    format!("INSERT INTO {} ({}) VALUES ({})", t.log.quoted(B), cols.join(", "), values.join(", "))
 }
 
-/// The three triggers on `t` that write its changes through to its copy, each taking only
-/// the record locks of the rows it writes (an `INSERT ... ON DUPLICATE KEY UPDATE` or a
-/// `REPLACE` would lock the gaps beside them too, and deadlock writers that insert next to
-/// each other): an insert is inserted (the copy cannot hold an uncommitted row yet); an update
-/// updates the copy's row, or inserts it where the copy has not reached it; a delete deletes.
-fn triggers(swap: &Swap, plan: &Plan, t: &SwapTable) -> Vec<String> {
-    let (values, names) = row_parts(swap, plan, t, "NEW");
-    let insert = format!("INSERT INTO {} ({names}) VALUES ({values})", t.new.quoted(B));
-    let sets: Vec<String> = t
-        .insertable()
-        .iter()
-        .zip(values_of(swap, plan, t, "NEW"))
-        .map(|(c, v)| format!("n.{} = {v}", q(&c.name)))
-        .collect();
+/// The triggers on `t` while its rows are copied: each change's primary key goes to the log.
+fn log_triggers(t: &SwapTable) -> Vec<String> {
+    let table = t.name.quoted(B);
+    vec![
+        format!(
+            "CREATE OR REPLACE TRIGGER {} AFTER INSERT ON {table} FOR EACH ROW {}",
+            trigger(t, "ins").quoted(B),
+            log_insert(t, "NEW")
+        ),
+        format!(
+            "CREATE OR REPLACE TRIGGER {} AFTER UPDATE ON {table} FOR EACH ROW BEGIN {}; {}; END",
+            trigger(t, "upd").quoted(B),
+            log_insert(t, "OLD"),
+            log_insert(t, "NEW")
+        ),
+        format!(
+            "CREATE OR REPLACE TRIGGER {} AFTER DELETE ON {table} FOR EACH ROW {}",
+            trigger(t, "del").quoted(B),
+            log_insert(t, "OLD")
+        ),
+    ]
+}
+
+/// The triggers on `t` for the swap: each change is written through to the copy as it happens
+/// (pt-online-schema-change's), taking the record locks of the rows it writes (the log holds
+/// only what came before them, which the last rounds apply). Each
+/// key column's converted value is computed once into a variable, so the copy's row is found
+/// through its primary key. An update of a row the copy does not hold yet (only one the
+/// application inserted before these triggers and the rounds have not applied) is left to the
+/// log.
+fn through_triggers(swap: &Swap, plan: &Plan, t: &SwapTable) -> Vec<String> {
+    let cols = t.insertable();
+    let names: Vec<String> = cols.iter().map(|c| q(&c.name)).collect();
+    // `combkey_n0`, ... the NEW row's key columns converted; `combkey_o0`, ... the OLD row's.
+    let var = |row: &str, c: &str| t.key_index(c).map(|i| format!("combkey_{}{i}", &row[..1].to_lowercase()));
+    let declare = |row: &str| -> String {
+        t.keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| {
+                format!(
+                    "DECLARE combkey_{r}{i} {ty} DEFAULT {};",
+                    converted(&format!("{row}.{}", q(k)), swap, plan),
+                    r = &row[..1].to_lowercase(),
+                    ty = plan.final_type
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let value = |row: &str, c: &str| var(row, c).unwrap_or_else(|| format!("{row}.{}", q(c)));
+    let values: Vec<String> = cols.iter().map(|c| value("NEW", &c.name)).collect();
+    let insert = format!("INSERT INTO {} ({}) VALUES ({})", t.new.quoted(B), names.join(", "), values.join(", "));
+    let sets: Vec<String> = cols.iter().map(|c| format!("n.{} = {}", q(&c.name), value("NEW", &c.name))).collect();
+    let at = |row: &str| -> String {
+        t.pk.iter().map(|c| format!("n.{} <=> {}", q(c), value(row, c))).collect::<Vec<_>>().join(" AND ")
+    };
     // Keys the mapping table does not hold, noted for after the swap.
     let note: Vec<String> = t
         .keys
@@ -328,36 +394,39 @@ fn triggers(swap: &Swap, plan: &Plan, t: &SwapTable) -> Vec<String> {
             )
         })
         .collect();
-    let name = |event: &str| trigger(t, event).quoted(B);
     let changed_pk =
         t.pk.iter().map(|c| format!("NOT (OLD.{c} <=> NEW.{c})", c = q(c))).collect::<Vec<_>>().join(" OR ");
     let table = t.name.quoted(B);
     let new = t.new.quoted(B);
-    let at_new = pk_match(swap, plan, t, "NEW");
     vec![
         format!(
-            "CREATE TRIGGER IF NOT EXISTS {} AFTER INSERT ON {table} FOR EACH ROW BEGIN {} {insert}; END",
-            name("ins"),
+            "CREATE OR REPLACE TRIGGER {} AFTER INSERT ON {table} FOR EACH ROW BEGIN {} {} {insert}; END",
+            trigger(t, "ins").quoted(B),
+            declare("NEW"),
             note.join(" ")
         ),
         format!(
-            "CREATE TRIGGER IF NOT EXISTS {} AFTER UPDATE ON {table} FOR EACH ROW BEGIN {} IF {changed_pk} THEN \
-             DELETE n FROM {new} n WHERE {}; END IF; UPDATE {new} n SET {} WHERE {at_new}; \
-             IF NOT EXISTS (SELECT 1 FROM {new} n WHERE {at_new}) THEN {insert}; END IF; END",
-            name("upd"),
+            "CREATE OR REPLACE TRIGGER {} AFTER UPDATE ON {table} FOR EACH ROW BEGIN {} {} {} IF {changed_pk} THEN \
+             DELETE n FROM {new} n WHERE {}; END IF; UPDATE {new} n SET {} WHERE {}; END",
+            trigger(t, "upd").quoted(B),
+            declare("NEW"),
+            declare("OLD"),
             note.join(" "),
-            pk_match(swap, plan, t, "OLD"),
-            sets.join(", ")
+            at("OLD"),
+            sets.join(", "),
+            at("NEW")
         ),
         format!(
-            "CREATE TRIGGER IF NOT EXISTS {} AFTER DELETE ON {table} FOR EACH ROW DELETE n FROM {new} n WHERE {}",
-            name("del"),
-            pk_match(swap, plan, t, "OLD")
+            "CREATE OR REPLACE TRIGGER {} AFTER DELETE ON {table} FOR EACH ROW BEGIN {} DELETE n FROM {new} n WHERE {}; END",
+            trigger(t, "del").quoted(B),
+            declare("OLD"),
+            at("OLD")
         ),
     ]
 }
 
-/// The values of `t`'s insertable columns as its copy holds them, from `row` (`NEW`).
+/// The values of `t`'s insertable columns as its copy holds them, from `row` (`t`, a table's
+/// alias).
 fn values_of(swap: &Swap, plan: &Plan, t: &SwapTable, row: &str) -> Vec<String> {
     t.insertable()
         .iter()
@@ -497,24 +566,39 @@ async fn copy(
             let lits: Vec<String> = c.split(',').zip(&kinds).map(|(v, k)| k.literal(v)).collect();
             tuple(&lits)
         };
+        // Where the copy of this table ends: its last row now (rows the application adds later
+        // come through the triggers; a chunk never reads them, so it never waits for their
+        // writers).
+        let end = db
+            .rows(
+                &format!(
+                    "SELECT CONCAT_WS(',', {}) FROM {table_sql} ORDER BY {} LIMIT 1",
+                    read.join(", "),
+                    order.iter().map(|o| format!("{o} DESC")).collect::<Vec<_>>().join(", ")
+                ),
+                &[],
+            )
+            .await?
+            .first()
+            .and_then(|r| r.first().cloned().flatten());
+        let Some(end) = end else { continue };
         loop {
             pacing.wait(db).await?;
             let lower = cursor.as_deref().map(|c| format!(" AND {} > {}", tuple(&order), bound(c))).unwrap_or_default();
             let upper_row = db
                 .rows(
                     &format!(
-                        "SELECT CONCAT_WS(',', {}) FROM {table_sql} WHERE 1 = 1{lower} ORDER BY {order_list} LIMIT 1 OFFSET {}",
+                        "SELECT CONCAT_WS(',', {}) FROM {table_sql} WHERE {} <= {}{lower} ORDER BY {order_list} LIMIT 1 OFFSET {}",
                         read.join(", "),
+                        tuple(&order),
+                        bound(&end),
                         pace.rows.saturating_sub(1)
                     ),
                     &[],
                 )
                 .await?;
-            let upper = upper_row.first().and_then(|r| r.first().cloned().flatten());
-            let range = match &upper {
-                Some(u) => format!("{lower} AND {} <= {}", tuple(&order), bound(u)),
-                None => lower.clone(),
-            };
+            let upper = upper_row.first().and_then(|r| r.first().cloned().flatten()).unwrap_or_else(|| end.clone());
+            let range = format!("{lower} AND {} <= {}", tuple(&order), bound(&upper));
             let started = Instant::now();
             db.exec("START TRANSACTION").await?;
             if !parent {
@@ -531,14 +615,16 @@ async fn copy(
                     .await?;
                 }
             }
+            // Read as of the statement's start (READ COMMITTED, no lock): a row the application
+            // changes meanwhile is in the log, and the rounds copy it again after this chunk.
             let n = db
                 .exec(&format!(
                     "INSERT IGNORE INTO {new} ({names}) SELECT {exprs} FROM {table_sql} WHERE 1 = 1{range} \
-                     ORDER BY {order_list} LOCK IN SHARE MODE",
+                     ORDER BY {order_list}",
                     new = t.new.quoted(B)
                 ))
                 .await?;
-            let at = format!("{i}:{}", upper.clone().unwrap_or_default());
+            let at = format!("{i}:{upper}");
             journal.set_cursor(db, Some(&at), usize::try_from(phase::MADE).unwrap_or(0)).await?;
             db.exec("COMMIT").await?;
             let n = usize::try_from(n).unwrap_or(0);
@@ -548,10 +634,10 @@ async fn copy(
             chunks += 1;
             pacing.progress.batch(copied, copied, total);
             stop_after("CHUNK", chunks);
-            match upper {
-                Some(u) => cursor = Some(u),
-                None => break,
+            if upper == end {
+                break;
             }
+            cursor = Some(upper);
         }
         cursor = None;
         if parent {
@@ -600,7 +686,7 @@ async fn copy_unmapped(db: &mut Db, swap: &Swap, plan: &Plan, t: &SwapTable) -> 
         ))
         .await?;
         db.exec(&format!(
-            "INSERT IGNORE INTO {new} ({names}) SELECT {exprs} FROM {tab} t WHERE {filter} LOCK IN SHARE MODE",
+            "INSERT IGNORE INTO {new} ({names}) SELECT {exprs} FROM {tab} t WHERE {filter}",
             new = t.new.quoted(B),
             tab = t.name.quoted(B)
         ))
@@ -610,10 +696,196 @@ async fn copy_unmapped(db: &mut Db, swap: &Swap, plan: &Plan, t: &SwapTable) -> 
     Ok(())
 }
 
+/// A DDL statement on a table the application uses (a trigger's creation or drop), waiting for
+/// no metadata lock (`lock_wait_timeout = 0` for the statement) and tried again a few
+/// milliseconds later while one is held: a trigger's statement also locks the tables its
+/// table's foreign keys name, and one that waited there would deadlock application
+/// transactions (MariaDB then rolls the application's back). Done, it also means that no
+/// transaction that began before it is still under way on the table. Where the server has no
+/// `SET STATEMENT` (MySQL), the statement waits as the session allows.
+async fn ddl(db: &mut Db, statement: &str) -> Result<(), Error> {
+    let mut tries = 0u32;
+    loop {
+        match db.exec(&format!("SET STATEMENT lock_wait_timeout = 0 FOR {statement}")).await {
+            Ok(_) => return Ok(()),
+            Err(e) if e.code() == Some("42000") => return db.exec(statement).await.map(drop),
+            Err(e) if e.kind() == ErrorKind::LockTimeout && tries < 3000 => {
+                tries += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(if tries < 100 { 5 } else { 20 })).await;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// `ALTER TABLE table spec`, waiting for no metadata lock (MariaDB's `NOWAIT`) and tried
+/// again a few milliseconds later while one is held: a foreign key's statement locks two tables,
+/// and one that waited for the second while holding the first would deadlock application
+/// transactions that hold the second and want the first (MariaDB then rolls the application's
+/// back). Where the server has no `NOWAIT` there (MySQL), the statement waits as the session
+/// allows.
+async fn alter(db: &mut Db, table: &Name, spec: &str) -> Result<(), Error> {
+    let mut tries = 0u32;
+    loop {
+        match db.exec(&format!("ALTER TABLE {} NOWAIT {spec}", table.quoted(B))).await {
+            Ok(_) => return Ok(()),
+            Err(e) if e.code() == Some("42000") => {
+                return db.exec(&format!("ALTER TABLE {} {spec}", table.quoted(B))).await.map(drop);
+            }
+            Err(e) if e.kind() == ErrorKind::LockTimeout && tries < 3000 => {
+                tries += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(if tries < 100 { 5 } else { 20 })).await;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 async fn statement_binlog(db: &mut Db) -> Result<bool, Error> {
     match db.catalog()?.statement_binlog() {
         Some(q) => db.query(q).await,
         None => Ok(false),
+    }
+}
+
+/// Applies the first `limit` rows of each log, one transaction per table: a logged row that is
+/// gone from the table goes from its copy (its children's copies with it, where the key
+/// cascades), and one that is there is written to its copy as it is now (inserted, or its copy
+/// updated: a parent's copy is never deleted and inserted again, which the copies' foreign
+/// keys, once there, would refuse or cascade). A batch that loses a lock race to a writer is
+/// tried again. How many log rows it applied.
+async fn apply(db: &mut Db, swap: &Swap, plan: &Plan, limit: usize) -> Result<usize, Error> {
+    let mut applied = 0;
+    for t in &swap.tables {
+        let mut tries = 0u32;
+        loop {
+            match apply_batch(db, swap, plan, t, limit).await {
+                Ok(n) => {
+                    applied += n;
+                    break;
+                }
+                Err(e) if matches!(e.kind(), ErrorKind::Conflict | ErrorKind::LockTimeout) && tries < 50 => {
+                    let _ = db.exec("ROLLBACK").await;
+                    tries += 1;
+                    tokio::time::sleep(std::time::Duration::from_millis(10 * u64::from(tries.min(10)))).await;
+                }
+                Err(e) => {
+                    let _ = db.exec("ROLLBACK").await;
+                    return Err(e);
+                }
+            }
+        }
+    }
+    Ok(applied)
+}
+
+async fn apply_batch(db: &mut Db, swap: &Swap, plan: &Plan, t: &SwapTable, limit: usize) -> Result<usize, Error> {
+    let seqs: Vec<String> = db
+        .rows(
+            &format!("SELECT CAST(combkey_seq AS CHAR) FROM {} ORDER BY combkey_seq LIMIT {limit}", t.log.quoted(B)),
+            &[],
+        )
+        .await?
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().flatten())
+        .collect();
+    if seqs.is_empty() {
+        return Ok(0);
+    }
+    let these = seqs.join(", ");
+    let pk: Vec<String> = t.pk.iter().map(|c| q(c)).collect();
+    let same_row: Vec<String> = pk.iter().map(|c| format!("o.{c} = l.{c}")).collect();
+    let (exprs, names) = row_parts(swap, plan, t, "t");
+    let updates: Vec<String> = t.insertable().iter().map(|c| format!("{c} = VALUES({c})", c = q(&c.name))).collect();
+    let filter = format!(
+        "({}) IN (SELECT {} FROM {} l WHERE l.combkey_seq IN ({these}))",
+        pk.iter().map(|c| format!("t.{c}")).collect::<Vec<_>>().join(", "),
+        pk.iter().map(|c| format!("l.{c}")).collect::<Vec<_>>().join(", "),
+        t.log.quoted(B)
+    );
+    // The logged rows gone from the table, by a plain read: the applier locks no row of the
+    // table (a subquery of a DELETE would, and an application transaction waiting for it while
+    // it waits for that transaction's log row deadlocks).
+    let kinds = kinds(db, &t.name, &t.pk).await?;
+    let read: Vec<String> = t.pk.iter().zip(&kinds).map(|(c, k)| k.read(&format!("l.{}", q(c)))).collect();
+    let gone = db
+        .rows(
+            &format!(
+                "SELECT DISTINCT {} FROM {log} l WHERE l.combkey_seq IN ({these}) AND NOT EXISTS (SELECT 1 FROM {tab} o WHERE {})",
+                read.join(", "),
+                same_row.join(" AND "),
+                log = t.log.quoted(B),
+                tab = t.name.quoted(B)
+            ),
+            &[],
+        )
+        .await?;
+    db.exec("START TRANSACTION").await?;
+    for chunk in gone.chunks(500) {
+        let rows: Vec<String> = chunk
+            .iter()
+            .map(|r| {
+                let parts: Vec<String> =
+                    t.pk.iter()
+                        .zip(&kinds)
+                        .zip(r)
+                        .map(|((c, k), v)| {
+                            let lit = k.literal(v.as_deref().unwrap_or_default());
+                            let v = if t.key_index(c).is_some() { converted(&lit, swap, plan) } else { lit };
+                            format!("n.{} = {v}", q(c))
+                        })
+                        .collect();
+                format!("({})", parts.join(" AND "))
+            })
+            .collect();
+        db.exec(&format!("DELETE n FROM {} n WHERE {}", t.new.quoted(B), rows.join(" OR "))).await?;
+    }
+    for k in &t.keys {
+        db.exec(&format!(
+            "INSERT IGNORE INTO {todo} (k) SELECT DISTINCT {} FROM {tab} t LEFT JOIN {map} m ON m.old = t.{k} \
+             WHERE t.{k} IS NOT NULL AND m.old IS NULL AND {filter}",
+            same_id(&format!("t.{}", q(k)), plan),
+            todo = todo(swap).quoted(B),
+            tab = t.name.quoted(B),
+            map = swap.map.quoted(B),
+            k = q(k)
+        ))
+        .await?;
+    }
+    // A child whose parent's copy this round has not written yet waits for nothing: the checks
+    // are off for this statement's writes (the swap checks every key after the last round).
+    db.exec("SET SESSION foreign_key_checks = 0").await?;
+    let written = db
+        .exec(&format!(
+            "INSERT INTO {new} ({names}) SELECT {exprs} FROM {tab} t WHERE {filter} ON DUPLICATE KEY UPDATE {}",
+            updates.join(", "),
+            new = t.new.quoted(B),
+            tab = t.name.quoted(B)
+        ))
+        .await;
+    db.exec("SET SESSION foreign_key_checks = 1").await?;
+    written?;
+    db.exec(&format!("DELETE FROM {} WHERE combkey_seq IN ({these})", t.log.quoted(B))).await?;
+    db.exec("COMMIT").await?;
+    Ok(seqs.len())
+}
+
+/// Log rows still to apply, over every table.
+async fn backlog(db: &mut Db, swap: &Swap) -> Result<i64, Error> {
+    let counts: Vec<String> =
+        swap.tables.iter().map(|t| format!("(SELECT COUNT(*) FROM {})", t.log.quoted(B))).collect();
+    db.count(&format!("SELECT {}", counts.join(" + "))).await
+}
+
+/// Applies the logs until none is left.
+async fn drain(db: &mut Db, swap: &Swap, plan: &Plan) -> Result<usize, Error> {
+    let mut applied = 0;
+    loop {
+        let n = apply(db, swap, plan, 5_000).await?;
+        applied += n;
+        if n == 0 {
+            return Ok(applied);
+        }
     }
 }
 
@@ -667,26 +939,10 @@ fn fk_clause(swap: &Swap, line: &str, old_name: &str, name: &str, to_copies: boo
     l
 }
 
-/// Before the swap: children whose parent a cascade deleted in the table (MySQL fires no
-/// trigger for it) go from the copies too, and the copies get the tables' foreign keys under
-/// names of their own (the session's checks off: added in place, not checked again).
+/// Before the swap: the copies get the tables' foreign keys under names of their own (the
+/// session's checks off: added in place, not checked again), then the children whose parent a
+/// cascade deleted in the table (MySQL fires no trigger for it) go from the copies too.
 async fn copies_keys(db: &mut Db, swap: &Swap, plan: &Plan) -> Result<(), Error> {
-    for r in &plan.references {
-        let Some(child) = swap.tables.iter().find(|t| t.name == Name::from(&r.child)) else { continue };
-        let parent = &swap.tables[0];
-        let on: Vec<String> =
-            r.child_columns.iter().zip(&r.parent_columns).map(|(c, p)| format!("p.{} = c.{}", q(p), q(c))).collect();
-        let present: Vec<String> = r.child_columns.iter().map(|c| format!("c.{} IS NOT NULL", q(c))).collect();
-        db.exec(&format!(
-            "DELETE c FROM {} c LEFT JOIN {} p ON {} WHERE p.{} IS NULL AND {}",
-            child.new.quoted(B),
-            parent.new.quoted(B),
-            on.join(" AND "),
-            q(&r.parent_columns[0]),
-            present.join(" AND ")
-        ))
-        .await?;
-    }
     db.exec("SET SESSION foreign_key_checks = 0").await?;
     let fks = foreign_keys(db, swap, |t| t.name.clone()).await?;
     let present = foreign_keys(db, swap, |t| t.new.clone()).await?;
@@ -696,19 +952,53 @@ async fn copies_keys(db: &mut Db, swap: &Swap, plan: &Plan) -> Result<(), Error>
         if present.iter().any(|p| p.table == fk.table && p.name == temporary) {
             continue;
         }
-        db.exec(&format!(
-            "ALTER TABLE {} ADD {}, ALGORITHM=INPLACE",
-            t.new.quoted(B),
-            fk_clause(swap, &fk.line, &fk.name, &temporary, true)
-        ))
-        .await?;
+        alter(db, &t.new, &format!("ADD {}, ALGORITHM=INPLACE", fk_clause(swap, &fk.line, &fk.name, &temporary, true)))
+            .await?;
     }
     db.exec("SET SESSION foreign_key_checks = 1").await?;
+    // With the keys there, a parent's delete written through cascades in the copies too: the
+    // children whose parent a cascade in the table deleted before (MySQL fires no trigger for
+    // it) are all there are to remove.
+    // Found by a plain read (locking nothing the writers need), deleted by their primary key.
+    for r in &plan.references {
+        let Some(child) = swap.tables.iter().find(|t| t.name == Name::from(&r.child)) else { continue };
+        let parent = &swap.tables[0];
+        let on: Vec<String> =
+            r.child_columns.iter().zip(&r.parent_columns).map(|(c, p)| format!("p.{} = c.{}", q(p), q(c))).collect();
+        let present: Vec<String> = r.child_columns.iter().map(|c| format!("c.{} IS NOT NULL", q(c))).collect();
+        let kinds = kinds(db, &child.name, &child.pk).await?;
+        let read: Vec<String> = child.pk.iter().zip(&kinds).map(|(c, k)| k.read(&format!("c.{}", q(c)))).collect();
+        let orphans = db
+            .rows(
+                &format!(
+                    "SELECT {} FROM {} c WHERE {} AND NOT EXISTS (SELECT 1 FROM {} p WHERE {})",
+                    read.join(", "),
+                    child.new.quoted(B),
+                    present.join(" AND "),
+                    parent.new.quoted(B),
+                    on.join(" AND ")
+                ),
+                &[],
+            )
+            .await?;
+        let pk = format!("({})", child.pk.iter().map(|c| q(c)).collect::<Vec<_>>().join(", "));
+        for chunk in orphans.chunks(1000) {
+            let tuples: Vec<String> = chunk
+                .iter()
+                .map(|row| {
+                    let lits: Vec<String> =
+                        row.iter().zip(&kinds).map(|(v, k)| k.literal(v.as_deref().unwrap_or_default())).collect();
+                    format!("({})", lits.join(", "))
+                })
+                .collect();
+            db.exec(&format!("DELETE FROM {} WHERE {pk} IN ({})", child.new.quoted(B), tuples.join(", "))).await?;
+        }
+    }
     Ok(())
 }
 
 /// Whether the swap happened: the copies have the tables' names, the tables their kept names.
-async fn swapped(db: &mut Db, swap: &Swap) -> Result<bool, Error> {
+pub(super) async fn swapped(db: &mut Db, swap: &Swap) -> Result<bool, Error> {
     let t = &swap.tables[0];
     let n = db
         .count(&format!(
@@ -759,7 +1049,7 @@ async fn swap_tables(db: &mut Db, swap: &Swap, plan: &Plan, online: &Online) -> 
         if let Some(Some(n)) = next.first().and_then(|r| r.first()).map(|v| v.as_deref().map(str::to_string))
             && n.chars().all(|c| c.is_ascii_digit())
         {
-            db.exec(&format!("ALTER TABLE {} AUTO_INCREMENT = {n}", t.new.quoted(B))).await?;
+            alter(db, &t.new, &format!("AUTO_INCREMENT = {n}")).await?;
         }
     }
     let pairs = |first_wait: &str| -> String {
@@ -815,16 +1105,13 @@ async fn after_swap(
 ) -> Result<usize, Error> {
     let cat = db.catalog()?;
     for t in &swap.tables {
-        db.exec_all(&drop_triggers(t)).await?;
+        for s in drop_triggers(t) {
+            ddl(db, &s).await?;
+        }
     }
     db.exec("SET SESSION foreign_key_checks = 0").await?;
     for fk in foreign_keys(db, swap, |t| t.old.clone()).await? {
-        db.exec(&format!(
-            "ALTER TABLE {} DROP FOREIGN KEY {}, ALGORITHM=INPLACE",
-            swap.tables[fk.table].old.quoted(B),
-            q(&fk.name)
-        ))
-        .await?;
+        alter(db, &swap.tables[fk.table].old, &format!("DROP FOREIGN KEY {}, ALGORITHM=INPLACE", q(&fk.name))).await?;
     }
     let original: Vec<(usize, String)> = plan
         .definitions
@@ -853,7 +1140,7 @@ async fn after_swap(
                 parts.push(format!("RENAME INDEX {} TO {}", q(&temporary), q(&name)));
             }
             parts.push(format!("ADD {}", line.trim_end_matches(',')));
-            db.exec(&format!("ALTER TABLE {} {}", t.name.quoted(B), parts.join(", "))).await?;
+            alter(db, &t.name, &parts.join(", ")).await?;
         }
     }
     db.exec("SET SESSION foreign_key_checks = 1").await?;
@@ -861,7 +1148,14 @@ async fn after_swap(
     let noted =
         db.rows(&format!("SELECT HEX(k), 'bytes' FROM {}", todo(swap).quoted(B)), &[]).await.unwrap_or_default();
     let values: Vec<Stored> = noted.iter().map(|r| cat.parse_key(r)).collect::<Result<_, _>>()?;
-    let after = Plan { column_type: plan.final_type.clone(), ..plan.clone() };
+    // The in-place run's plan describes the tables as they are now (the journal keeps it, and
+    // checks it against them should that run stop).
+    let mut after = Plan { column_type: plan.final_type.clone(), ..plan.clone() };
+    // The copy got the default before the swap: nothing of it to do again on the live table.
+    after.steps.retain(|s| s.kind != crate::plan::StepKind::SetDefault);
+    for (t, d) in &mut after.definitions {
+        *d = db.query(cat.definition(&Name::from(&*t))).await?;
+    }
     let converting = map_pairs(&after, &values)?.into_iter().filter(|(o, n)| o != n).count();
     let mut converted = 0;
     if converting > 0 {
@@ -913,7 +1207,9 @@ async fn after_swap(
             last = rows.last().and_then(|r| r.get(2).cloned().flatten());
         }
     }
-    db.exec(&format!("DROP TABLE IF EXISTS {}, {}", swap.map.quoted(B), todo(swap).quoted(B))).await?;
+    let logs: Vec<String> = swap.tables.iter().map(|t| t.log.quoted(B)).collect();
+    db.exec(&format!("DROP TABLE IF EXISTS {}, {}, {}", swap.map.quoted(B), todo(swap).quoted(B), logs.join(", ")))
+        .await?;
     let retyped: Vec<String> =
         if plan.retypes() { swap.tables.iter().flat_map(|t| t.keys.clone()).collect() } else { Vec::new() };
     let mut changed = retyped.clone();
@@ -945,9 +1241,11 @@ async fn after_swap(
 pub(super) async fn clean(db: &mut Db, swap: &Swap) -> Result<(), Error> {
     let _ = db.exec("ROLLBACK").await;
     for t in &swap.tables {
-        db.exec_all(&drop_triggers(t)).await?;
+        for s in drop_triggers(t) {
+            ddl(db, &s).await?;
+        }
     }
-    let mut drops: Vec<String> = swap.tables.iter().rev().map(|t| t.new.quoted(B)).collect();
+    let mut drops: Vec<String> = swap.tables.iter().rev().flat_map(|t| [t.new.quoted(B), t.log.quoted(B)]).collect();
     drops.push(swap.map.quoted(B));
     drops.push(todo(swap).quoted(B));
     db.exec("SET SESSION foreign_key_checks = 0").await?;
@@ -977,11 +1275,9 @@ pub(super) async fn run(
     }
     let mut throttle = crate::throttle::Throttle::connect(online, cat).await?;
     db.exec_all(&cat.session(plan.options.lock_timeout_ms)).await?;
-    // Reads that lock only the rows they return (a chunk's `LOCK IN SHARE MODE` takes no gap),
-    // where the binary log allows it: a statement-based one needs REPEATABLE READ.
-    if !statement_binlog(db).await? {
-        db.exec("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED").await?;
-    }
+    // The copy's and the rounds' reads lock nothing (a binary log in row or mixed format takes
+    // them so: one in statement format is refused).
+    db.exec("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED").await?;
     let swap = Swap::of(db, plan).await?;
     let (mut at, mut cursor) = state.clone().unwrap_or((phase::START, None));
     // A run stopped between its rename and the journal's note of it.
@@ -1029,6 +1325,11 @@ pub(super) async fn run(
             for s in make(db, &swap, plan).await? {
                 db.exec(&s).await?;
             }
+            for t in &swap.tables {
+                for s in log_triggers(t) {
+                    ddl(db, &s).await?;
+                }
+            }
             journal.set_cursor(db, None, usize::try_from(phase::MADE).unwrap_or(0)).await?;
             stop_after("PHASE", phase::MADE);
             at = phase::MADE;
@@ -1036,14 +1337,33 @@ pub(super) async fn run(
         if at < phase::COPIED {
             progress.step(3, 5, &format!("copy the rows of {total} tables, keys converted"));
             copy(db, &swap, plan, &journal, cursor.take(), &mut Pacing { throttle: &mut throttle, progress: &mut *progress, tally: &mut tally }).await?;
-            copies_keys(db, &swap, plan).await?;
             journal.set_cursor(db, None, usize::try_from(phase::COPIED).unwrap_or(0)).await?;
             stop_after("PHASE", phase::COPIED);
             at = phase::COPIED;
         }
         if at < phase::SWAPPED {
-            progress.step(4, 5, "swap the tables (one RENAME TABLE)");
-            tally.out.paused += throttle.wait(db, progress).await?;
+            progress.step(4, 5, "apply the changes made meanwhile, then swap the tables (one RENAME TABLE)");
+            // Rounds until what is left is small.
+            loop {
+                tally.out.paused += throttle.wait(db, progress).await?;
+                if backlog(db, &swap).await? <= 100 {
+                    break;
+                }
+                tally.out.converted += apply(db, &swap, plan, 5_000).await?;
+                tally.out.passes += 1;
+            }
+            // From here on every change is written through to the copies as it happens; the
+            // triggers' creation waits for the transactions under way on each table, so what
+            // the logs hold then is all that is left.
+            for t in &swap.tables {
+                for s in through_triggers(&swap, plan, t) {
+                    ddl(db, &s).await?;
+                }
+            }
+            stop_after("THROUGH", 1);
+            tally.out.converted += drain(db, &swap, plan).await?;
+            copies_keys(db, &swap, plan).await?;
+            tally.out.converted += drain(db, &swap, plan).await?;
             swap_tables(db, &swap, plan, online).await?;
             stop_after("RENAME", 1);
             journal.set_cursor(db, None, usize::try_from(phase::SWAPPED).unwrap_or(0)).await?;

@@ -87,7 +87,10 @@ pub(super) async fn refusal(db: &mut Db, plan: &Plan) -> Result<Option<String>, 
                with the old table)' FROM pg_depend d WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = {oid} \
                AND d.deptype = 'n' AND NOT (d.classid = 'pg_constraint'::regclass AND EXISTS (SELECT 1 FROM pg_constraint \
                c WHERE c.oid = d.objid AND c.conrelid = ANY ({in_set}))) AND NOT (d.classid = 'pg_class'::regclass \
-               AND d.objid = ANY ({in_set})) \
+               AND d.objid = ANY ({in_set})) AND NOT (d.classid = 'pg_trigger'::regclass AND EXISTS (SELECT 1 FROM \
+               pg_trigger g WHERE g.oid = d.objid AND g.tgrelid = ANY ({in_set}))) AND NOT (d.classid = \
+               'pg_statistic_ext'::regclass AND EXISTS (SELECT 1 FROM pg_statistic_ext x WHERE x.oid = d.objid AND \
+               x.stxrelid = ANY ({in_set}))) \
              UNION ALL SELECT 'foreign key ' || conname || ' of ' || conrelid::regclass::text || ' references it by \
                another column' FROM pg_constraint WHERE confrelid = {oid} AND contype = 'f' AND NOT (conrelid = ANY ({in_set}))"
         );
@@ -560,6 +563,25 @@ async fn swap_once(db: &mut Db, swap: &Swap, plan: &Plan, journal: &Journal) -> 
         }
         Err(e) => return Err(e),
     }
+    // The tables as the plan found them (another session's change since, a column added,
+    // would not be in the copies: nothing is swapped then).
+    for t in &swap.tables {
+        let Some((_, before)) = plan.definitions.iter().find(|(n, _)| Name::from(n) == t.name) else { continue };
+        let now = db.query(cat.definition(&t.name)).await?;
+        let ours = "CREATE TRIGGER combkey_doctor_capture ";
+        let now: String = now.lines().filter(|l| !l.starts_with(&ours)).collect::<Vec<_>>().join("\n");
+        if comparable(before, &[], B) != comparable(&now, &[], B) {
+            let _ = db.exec("ROLLBACK").await;
+            return Err(Error::new(
+                ErrorKind::Verification,
+                format!(
+                    "{} was changed by another session since the run began, so the copy is not the table any more \
+                     (run again to copy it as it is now):\nbefore:\n{before}\nnow:\n{now}",
+                    t.name
+                ),
+            ));
+        }
+    }
     // Nothing writes to the tables now: the logs' last rows.
     apply(db, swap, plan, None).await?;
     let mut statements: Vec<String> = Vec::new();
@@ -641,11 +663,38 @@ async fn swap_once(db: &mut Db, swap: &Swap, plan: &Plan, journal: &Journal) -> 
             if kind == "a" {
                 after.push(format!("ALTER SEQUENCE {sequence} OWNED BY {}.{}", t.name.quoted(B), q(&column)));
             } else {
+                // The copy's own identity sequence goes on from the table's, and takes its
+                // name; the kept table's gets a name of its own.
+                let copy_sequence: String = db
+                    .rows(
+                        &format!("SELECT pg_get_serial_sequence({}, {})", regclass(&t.new), string_literal(&column)),
+                        &[],
+                    )
+                    .await?
+                    .first()
+                    .and_then(|r| r.first().cloned().flatten())
+                    .unwrap_or_default();
+                let bare: String = db
+                    .rows(
+                        &format!(
+                            "SELECT quote_ident(relname) FROM pg_class WHERE oid = '{}'::regclass",
+                            sequence.replace('\'', "''")
+                        ),
+                        &[],
+                    )
+                    .await?
+                    .first()
+                    .and_then(|r| r.first().cloned().flatten())
+                    .unwrap_or_default();
+                let plain = bare.trim_matches('"').replace("\"\"", "\"");
+                let kept = super::derived(B, &Name { schema: t.name.schema.clone(), name: plain.clone() }, "", "_old");
+                renames.push(format!("ALTER SEQUENCE {sequence} RENAME TO {}", q(&kept.name)));
                 after.push(format!(
-                    "SELECT setval(pg_get_serial_sequence({}, {}), s.last_value, s.is_called) FROM {sequence} s",
-                    regclass(&t.name),
-                    string_literal(&column)
+                    "SELECT setval({}, s.last_value, s.is_called) FROM {} s",
+                    string_literal(&copy_sequence),
+                    kept.quoted(B)
                 ));
+                after.push(format!("ALTER SEQUENCE {copy_sequence} RENAME TO {}", q(&plain)));
             }
         }
         // Its user triggers (their text names the table: they go to the copy once it has the

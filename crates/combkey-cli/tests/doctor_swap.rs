@@ -1,0 +1,924 @@
+//! `combkey doctor --apply --online` by copy and swap, on real PostgreSQL and MariaDB, with
+//! writers as an application has them the whole time: new parents with children, updates of
+//! parents found by a number, children added to them, deletes (cascading to children). Checked
+//! by the test itself, never by doctor: no writer statement failed, every row the writers left
+//! is there (their own bookkeeping against the counts), every key converted as its layout says
+//! (the core's `KeyMigration`, per row, against the kept old table), no orphan, every object as
+//! it was but the key type, nothing of the run left behind. A run stopped at each of its phases
+//! leaves the tables as the application knew them (or, after the swap, swapped), and a second
+//! run finishes it; a table changed by another session meanwhile stops the swap with nothing
+//! changed; what copy and swap cannot carry makes `auto` change the keys in place and say why.
+//!
+//! Each test has tables of its own, so tests running at once never meet.
+
+use std::process::{Command, Output};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+
+use combkey::layouts::{KeyMigration, Layout, RtCombLayout};
+use combkey::{Comb, RandomSource, SeededRandom, Timestamp};
+use serde_json::Value;
+use sqlx::{AssertSqlSafe, Connection, MySqlConnection, PgConnection, Row};
+
+fn combkey_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_combkey"));
+    cmd.args(args).stdin(std::process::Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run combkey")
+}
+
+fn ok(out: &Output) -> String {
+    assert!(out.status.success(), "{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn json(out: &Output) -> Value {
+    let text = ok(out);
+    serde_json::from_str(text.lines().last().unwrap()).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// `n` RT.Comb `Sql` keys one second apart up to now (keys made for SQL Server, which do not
+/// sort on PostgreSQL or MariaDB, by an application that still makes them).
+fn rtcomb_sql(n: usize, seed: u64) -> Vec<Comb> {
+    let t0 = Timestamp::now().saturating_add_ms(-1000 * i64::try_from(n).unwrap());
+    let r = SeededRandom::new(seed);
+    (0..n)
+        .map(|i| {
+            let mut b = [0u8; 16];
+            r.fill_bytes(&mut b);
+            b[6] = 0x40 | (b[6] & 0x0f);
+            b[8] = 0x80 | (b[8] & 0x3f);
+            RtCombLayout::Sql
+                .create(t0.saturating_add_ms(i64::try_from(i).unwrap() * 1000), Comb::from_bytes(b))
+                .unwrap()
+        })
+        .collect()
+}
+
+/// What the writers did: rows in and out, and statements that failed.
+#[derive(Default)]
+struct Writes {
+    parents_in: AtomicI64,
+    parents_out: AtomicI64,
+    children_in: AtomicI64,
+    updates: AtomicI64,
+    failures: AtomicI64,
+    last_error: std::sync::Mutex<String>,
+}
+
+impl Writes {
+    fn failed(&self, e: impl std::fmt::Display) {
+        self.failures.fetch_add(1, Ordering::Relaxed);
+        *self.last_error.lock().unwrap() = e.to_string();
+    }
+}
+
+/// The run, in a thread of its own while the writers go on.
+async fn run_doctor(args: Vec<String>, env: Vec<(String, String)>) -> Output {
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        combkey_env(&args, &env)
+    })
+    .await
+    .unwrap()
+}
+
+fn args(url: &str, table: &str, extra: &[&str]) -> Vec<String> {
+    let mut a: Vec<String> = ["doctor", "--url", url, "--table", table].iter().map(|s| (*s).to_string()).collect();
+    a.extend(extra.iter().map(|s| (*s).to_string()));
+    a
+}
+
+mod postgres {
+    use super::*;
+
+    async fn connect() -> PgConnection {
+        PgConnection::connect(&combkey_testutil::pg_url()).await.expect("PostgreSQL (source scripts/servers.sh)")
+    }
+
+    async fn exec(c: &mut PgConnection, sql: &str) {
+        sqlx::raw_sql(AssertSqlSafe(sql.to_string())).execute(c).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+
+    async fn count(c: &mut PgConnection, sql: &str) -> i64 {
+        sqlx::query_scalar(AssertSqlSafe(sql.to_string())).fetch_one(c).await.unwrap_or_else(|e| panic!("{sql}: {e}"))
+    }
+
+    /// A parent of RT.Comb keys numbered by `seq`, children referencing it (one per second
+    /// parent, deleted with their parent), with a grant, a comment, a check and a trigger that
+    /// must come back as they were.
+    async fn seed(c: &mut PgConnection, t: &str, n: usize, seed: u64) {
+        // An earlier run's journal row of these tables goes with them.
+        let _ = sqlx::raw_sql(AssertSqlSafe(format!(
+            "DELETE FROM combkey_doctor_journal WHERE target LIKE '%\"{t}\"%' OR target LIKE '%\"{t}_items\"%'"
+        )))
+        .execute(&mut *c)
+        .await;
+        exec(
+            c,
+            &format!(
+                "DROP TABLE IF EXISTS {t}_items, {t}, _{t}_old, _{t}_items_old, _{t}_new, _{t}_items_new, _{t}_map, \
+                 _{t}_log, _{t}_items_log CASCADE;
+                 DROP FUNCTION IF EXISTS _{t}_capture(), _{t}_items_capture(), {t}_touch() CASCADE;
+                 DROP ROLE IF EXISTS {t}_reader;
+                 CREATE ROLE {t}_reader;
+                 CREATE TABLE {t} (id uuid PRIMARY KEY, seq bigserial UNIQUE, n int NOT NULL DEFAULT 0 CHECK (n >= 0),
+                   note text, touched int NOT NULL DEFAULT 0);
+                 COMMENT ON TABLE {t} IS 'the parents';
+                 GRANT SELECT ON {t} TO {t}_reader;
+                 CREATE TABLE {t}_items (k bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                   parent uuid NOT NULL REFERENCES {t} (id) ON DELETE CASCADE, what text);
+                 CREATE INDEX {t}_items_parent ON {t}_items (parent);
+                 CREATE FUNCTION {t}_touch() RETURNS trigger LANGUAGE plpgsql AS $f$ BEGIN NEW.touched := NEW.touched + 1; RETURN NEW; END $f$;
+                 CREATE TRIGGER {t}_touch BEFORE UPDATE OF n ON {t} FOR EACH ROW EXECUTE FUNCTION {t}_touch();"
+            ),
+        )
+        .await;
+        let texts: Vec<String> = rtcomb_sql(n, seed).iter().map(ToString::to_string).collect();
+        sqlx::query(AssertSqlSafe(format!(
+            "INSERT INTO {t} (id, note) SELECT u::uuid, 'seeded' FROM UNNEST($1::text[]) u"
+        )))
+        .bind(&texts)
+        .execute(&mut *c)
+        .await
+        .unwrap();
+        exec(
+            c,
+            &format!(
+                "INSERT INTO {t}_items (parent, what) SELECT id, 'seeded' FROM {t} WHERE seq % 2 = 0; ANALYZE {t}"
+            ),
+        )
+        .await;
+    }
+
+    /// A writer: new parents (v7 keys, made with combkey) with a child, updates of parents it
+    /// finds by number, children added to them, deletes of its own parents (their children go
+    /// with them).
+    async fn writer(t: String, parents: i64, stop: Arc<AtomicBool>, w: Arc<Writes>) {
+        let mut c = connect().await;
+        let mut mine: Vec<Comb> = Vec::new();
+        let mut i = 0u64;
+        while !stop.load(Ordering::Relaxed) {
+            i += 1;
+            let id = Comb::new();
+            let seq = 1 + i64::try_from(i * 7919).unwrap() % parents;
+            let r = sqlx::raw_sql(AssertSqlSafe(format!(
+                "BEGIN; INSERT INTO {t} (id, note) VALUES ('{id}', 'writer'); \
+                 INSERT INTO {t}_items (parent, what) VALUES ('{id}', 'writer'); \
+                 UPDATE {t} SET n = n + 1 WHERE seq = {seq}; \
+                 INSERT INTO {t}_items (parent, what) SELECT id, 'added' FROM {t} WHERE seq = {seq}; COMMIT"
+            )))
+            .execute(&mut c)
+            .await;
+            match r {
+                Ok(_) => {
+                    w.parents_in.fetch_add(1, Ordering::Relaxed);
+                    w.children_in.fetch_add(1, Ordering::Relaxed);
+                    w.updates.fetch_add(1, Ordering::Relaxed);
+                    mine.push(id);
+                }
+                Err(e) => {
+                    w.failed(e);
+                    let _ = sqlx::raw_sql("ROLLBACK").execute(&mut c).await;
+                }
+            }
+            if i.is_multiple_of(4)
+                && let Some(old) = mine.pop()
+            {
+                match sqlx::raw_sql(AssertSqlSafe(format!("DELETE FROM {t} WHERE id = '{old}'"))).execute(&mut c).await
+                {
+                    Ok(r) if r.rows_affected() == 1 => {
+                        w.parents_out.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Ok(_) => w.failed("a delete of the writer's own parent found no row"),
+                    Err(e) => w.failed(e),
+                }
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+    }
+
+    /// Every row of the kept old table that is still in the table has the key its layout
+    /// converts to (its number says which row it is); the old table has every old key.
+    async fn converted_as_the_layout_says(c: &mut PgConnection, t: &str) -> usize {
+        let m = KeyMigration::new(Layout::RtCombSql, Layout::V7).unwrap();
+        let rows = sqlx::query(AssertSqlSafe(format!(
+            "SELECT o.id::text, n.id::text FROM _{t}_old o JOIN {t} n USING (seq) WHERE o.note = 'seeded'"
+        )))
+        .fetch_all(&mut *c)
+        .await
+        .unwrap();
+        for r in &rows {
+            let (old, new): (String, String) = (r.get(0), r.get(1));
+            let want = m.convert(&old.parse::<Comb>().unwrap()).unwrap();
+            assert_eq!(new, want.to_string(), "row of old key {old}");
+        }
+        rows.len()
+    }
+
+    /// What the run leaves behind, besides the kept old tables: nothing.
+    async fn leftovers(c: &mut PgConnection, t: &str) -> Vec<String> {
+        sqlx::query_scalar::<_, String>(AssertSqlSafe(format!(
+            "SELECT relname::text FROM pg_class WHERE relname IN ('_{t}_new', '_{t}_items_new', '_{t}_map', '_{t}_log', \
+             '_{t}_items_log') UNION ALL SELECT tgname::text FROM pg_trigger WHERE tgname = 'combkey_doctor_capture' \
+             AND tgrelid::regclass::text IN ('{t}', '{t}_items', '_{t}_old', '_{t}_items_old') \
+             UNION ALL SELECT proname::text FROM pg_proc WHERE proname IN ('_{t}_capture', '_{t}_items_capture')"
+        )))
+        .fetch_all(c)
+        .await
+        .unwrap()
+    }
+
+    /// The definitions a DBA would compare: columns, constraints, indexes, triggers, grants,
+    /// comment.
+    async fn shape(c: &mut PgConnection, t: &str) -> String {
+        sqlx::query_scalar::<_, String>(AssertSqlSafe(format!(
+            "SELECT concat_ws(E'\\n', \
+               (SELECT string_agg(attname || ' ' || format_type(atttypid, atttypmod) || ' ' || attnotnull || ' ' || \
+                  coalesce(pg_get_expr(d.adbin, d.adrelid), '') || attidentity::text, ',' ORDER BY attnum) FROM pg_attribute a \
+                  LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum WHERE attrelid = '{t}'::regclass \
+                  AND attnum > 0), \
+               (SELECT string_agg(conname || ' ' || pg_get_constraintdef(oid) || ' ' || convalidated, ',' ORDER BY conname) \
+                  FROM pg_constraint WHERE conrelid = '{t}'::regclass), \
+               (SELECT string_agg(pg_get_indexdef(indexrelid), ',' ORDER BY indexrelid::regclass::text) FROM pg_index \
+                  WHERE indrelid = '{t}'::regclass), \
+               (SELECT string_agg(pg_get_triggerdef(oid), ',') FROM pg_trigger WHERE tgrelid = '{t}'::regclass AND NOT tgisinternal), \
+               (SELECT relacl::text FROM pg_class WHERE oid = '{t}'::regclass), obj_description('{t}'::regclass, 'pg_class'), \
+               (SELECT string_agg(pg_get_serial_sequence('{t}', attname), ',' ORDER BY attnum) FROM pg_attribute \
+                  WHERE attrelid = '{t}'::regclass AND attnum > 0))"
+        )))
+        .fetch_one(c)
+        .await
+        .unwrap()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn copy_and_swap_while_writers_write_loses_nothing() {
+        let url = combkey_testutil::pg_url();
+        let t = "swap_pg";
+        let mut c = connect().await;
+        seed(&mut c, t, 20_000, 1).await;
+        let (shape_before, items_before) = (shape(&mut c, t).await, shape(&mut c, &format!("{t}_items")).await);
+        let (p0, c0) = (
+            count(&mut c, &format!("SELECT count(*) FROM {t}")).await,
+            count(&mut c, &format!("SELECT count(*) FROM {t}_items")).await,
+        );
+        let stop = Arc::new(AtomicBool::new(false));
+        let w = Arc::new(Writes::default());
+        let writers: Vec<_> =
+            (0..3).map(|_| tokio::spawn(writer(t.to_string(), p0, Arc::clone(&stop), Arc::clone(&w)))).collect();
+        while w.parents_in.load(Ordering::Relaxed) < 20 {
+            tokio::task::yield_now().await;
+        }
+        let out = run_doctor(
+            args(&url, t, &["--apply", "--online", "--triggers", "fire", "--method", "copy-swap", "--json"]),
+            Vec::new(),
+        )
+        .await;
+        // The writers go on a while against the swapped tables.
+        let swapped_at = w.parents_in.load(Ordering::Relaxed);
+        while w.parents_in.load(Ordering::Relaxed) < swapped_at + 20 {
+            tokio::task::yield_now().await;
+        }
+        stop.store(true, Ordering::Relaxed);
+        for h in writers {
+            h.await.unwrap();
+        }
+        let after = json(&out);
+        assert_eq!(after["online"]["method"], "copy-swap", "{after}");
+        assert_eq!(
+            w.failures.load(Ordering::Relaxed),
+            0,
+            "no writer statement failed: {}",
+            w.last_error.lock().unwrap()
+        );
+        assert!(layouts_of(&after).iter().all(|(l, _)| l != "rtcomb-sql"), "every old key converted: {after}");
+        let parents = p0 + w.parents_in.load(Ordering::Relaxed) - w.parents_out.load(Ordering::Relaxed);
+        assert_eq!(count(&mut c, &format!("SELECT count(*) FROM {t}")).await, parents, "every parent there");
+        // Children: the seeded ones, two per writer transaction, less those of deleted parents.
+        let children = count(&mut c, &format!("SELECT count(*) FROM {t}_items")).await;
+        let gone = c0 + 2 * w.parents_in.load(Ordering::Relaxed) - children;
+        assert!(gone >= w.parents_out.load(Ordering::Relaxed), "children of deleted parents only: {gone}");
+        let orphans = count(
+            &mut c,
+            &format!("SELECT count(*) FROM {t}_items i WHERE NOT EXISTS (SELECT 1 FROM {t} p WHERE p.id = i.parent)"),
+        )
+        .await;
+        assert_eq!(orphans, 0);
+        assert!(converted_as_the_layout_says(&mut c, t).await > 19_000);
+        // The updates of the run's time are in the table (the trigger's count came along).
+        let updated = count(&mut c, &format!("SELECT coalesce(sum(n), 0) FROM {t}")).await;
+        assert_eq!(updated, w.updates.load(Ordering::Relaxed), "every update is there");
+        assert_eq!(
+            count(&mut c, &format!("SELECT count(*) FROM {t} WHERE touched <> n")).await,
+            0,
+            "the trigger came too"
+        );
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+        assert_eq!(shape(&mut c, t).await, shape_before, "every definition as it was");
+        assert_eq!(shape(&mut c, &format!("{t}_items")).await, items_before, "every definition as it was");
+        // Its index is a sorted build's, not a bloated one.
+        assert_eq!(after["index"]["bloated"], false, "{after}");
+        let said = stderr(&out);
+        assert!(said.contains(&format!("the old tables are kept as public._{t}_old, public._{t}_items_old")), "{said}");
+        // The next id sorts after every converted key.
+        let last: String = sqlx::query_scalar(AssertSqlSafe(format!(
+            "SELECT n.id::text FROM {t} n JOIN _{t}_old o USING (seq) WHERE o.note = 'seeded' ORDER BY n.id DESC LIMIT 1"
+        )))
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+        assert!(Comb::new().to_string() > last, "{last}");
+    }
+
+    fn layouts_of(r: &Value) -> Vec<(String, u64)> {
+        r["layouts"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.as_u64().unwrap())).collect()
+    }
+
+    /// Stopped after each phase (and after a chunk of the copy), as a kill stops it: before the
+    /// swap the application sees the tables as they were and goes on writing to them; a second
+    /// run finishes, with the rows written in between converted too.
+    #[tokio::test]
+    async fn stopped_at_any_phase_a_second_run_finishes() {
+        let url = combkey_testutil::pg_url();
+        let mut c = connect().await;
+        for (k, (var, n)) in
+            [("CHUNK", 1), ("PHASE", 1), ("PHASE", 3), ("PHASE", 4), ("PHASE", 5)].into_iter().enumerate()
+        {
+            let t = format!("swap_pg_stop{k}");
+            let t = t.as_str();
+            seed(&mut c, t, 3000, 10 + k as u64).await;
+            let stopped = combkey_env(
+                &[
+                    "doctor",
+                    "--url",
+                    &url,
+                    "--table",
+                    t,
+                    "--apply",
+                    "--online",
+                    "--triggers",
+                    "fire",
+                    "--method",
+                    "copy-swap",
+                ],
+                &[(&format!("COMBKEY_DOCTOR_FAIL_AFTER_{var}"), &n.to_string())],
+            );
+            assert!(!stopped.status.success(), "it stopped: {}", stderr(&stopped));
+            let swapped =
+                count(&mut c, &format!("SELECT count(*) FROM pg_class WHERE relname = '_{t}_old'")).await == 1;
+            assert_eq!(swapped, var == "PHASE" && n == 5, "{var} {n}");
+            // The application goes on: a row it writes before the swap with the old layout is
+            // converted by the second run (after the swap it writes to the converted table).
+            let late = RtCombLayout::Sql.create(Timestamp::now(), Comb::new_v4()).unwrap();
+            if !swapped {
+                exec(&mut c, &format!("INSERT INTO {t} (id, note) VALUES ('{late}', 'late')")).await;
+            }
+            let done = json(&combkey_env(
+                &["doctor", "--url", &url, "--table", t, "--apply", "--online", "--triggers", "fire", "--json"],
+                &[],
+            ));
+            assert!(layouts_of(&done).iter().all(|(l, _)| l != "rtcomb-sql"), "{var} {n}: {done}");
+            if !swapped {
+                let late_now: String =
+                    sqlx::query_scalar(AssertSqlSafe(format!("SELECT id::text FROM {t} WHERE note = 'late'")))
+                        .fetch_one(&mut c)
+                        .await
+                        .unwrap();
+                let m = KeyMigration::new(Layout::RtCombSql, Layout::V7).unwrap();
+                assert_eq!(late_now, m.convert(&late).unwrap().to_string(), "{var} {n}: the late row converted");
+            }
+            assert!(leftovers(&mut c, t).await.is_empty(), "{var} {n}: {:?}", leftovers(&mut c, t).await);
+            let invalid = count(
+                &mut c,
+                &format!(
+                    "SELECT count(*) FROM pg_constraint WHERE conrelid = '{t}_items'::regclass AND NOT convalidated"
+                ),
+            )
+            .await;
+            assert_eq!(invalid, 0, "{var} {n}: the foreign key validated");
+        }
+    }
+
+    /// A stopped run abandoned: its tables, triggers and functions go, the table is as it was.
+    #[tokio::test]
+    async fn a_stopped_run_is_abandoned_and_the_table_is_as_it_was() {
+        let url = combkey_testutil::pg_url();
+        let t = "swap_pg_abandon";
+        let mut c = connect().await;
+        seed(&mut c, t, 2000, 30).await;
+        let before = shape(&mut c, t).await;
+        let keys = count(&mut c, &format!("SELECT count(*) FROM {t} WHERE id::text LIKE '%'")).await;
+        let stopped = combkey_env(
+            &[
+                "doctor",
+                "--url",
+                &url,
+                "--table",
+                t,
+                "--apply",
+                "--online",
+                "--triggers",
+                "fire",
+                "--method",
+                "copy-swap",
+            ],
+            &[("COMBKEY_DOCTOR_FAIL_AFTER_PHASE", "4")],
+        );
+        assert!(!stopped.status.success());
+        assert!(!leftovers(&mut c, t).await.is_empty(), "the stopped run left its objects");
+        let audit = json(&combkey_env(&["doctor", "--url", &url, "--table", t, "--json"], &[]));
+        assert_eq!(audit["unfinished_online"], true, "{audit}");
+        let out = ok(&combkey_env(&["doctor", "--url", &url, "--table", t, "--abandon"], &[]));
+        assert!(out.contains("abandoned"), "{out}");
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+        assert_eq!(shape(&mut c, t).await, before);
+        assert_eq!(count(&mut c, &format!("SELECT count(*) FROM {t}")).await, keys);
+        let audit = json(&combkey_env(&["doctor", "--url", &url, "--table", t, "--json"], &[]));
+        assert_eq!(audit["unfinished_online"], false, "{audit}");
+        let again = ok(&combkey_env(&["doctor", "--url", &url, "--table", t, "--abandon"], &[]));
+        assert!(again.contains("nothing to abandon"), "{again}");
+    }
+
+    /// Another session changes the table while the run copies it: the swap finds the
+    /// definition changed and stops, and what the run made goes; the table keeps its keys and
+    /// the change.
+    #[tokio::test]
+    async fn a_table_changed_meanwhile_stops_the_swap_with_nothing_changed() {
+        let url = combkey_testutil::pg_url();
+        let t = "swap_pg_ddl";
+        let mut c = connect().await;
+        seed(&mut c, t, 2000, 31).await;
+        let stopped = combkey_env(
+            &[
+                "doctor",
+                "--url",
+                &url,
+                "--table",
+                t,
+                "--apply",
+                "--online",
+                "--triggers",
+                "fire",
+                "--method",
+                "copy-swap",
+            ],
+            &[("COMBKEY_DOCTOR_FAIL_AFTER_PHASE", "4")],
+        );
+        assert!(!stopped.status.success());
+        exec(&mut c, &format!("ALTER TABLE {t} ADD COLUMN extra int")).await;
+        let out =
+            combkey_env(&["doctor", "--url", &url, "--table", t, "--apply", "--online", "--triggers", "fire"], &[]);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(stderr(&out).contains("abandoned") && stderr(&out).contains("new: extra integer"), "{}", stderr(&out));
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+        let audit = json(&combkey_env(&["doctor", "--url", &url, "--table", t, "--json"], &[]));
+        assert_eq!(layouts_of(&audit), [("rtcomb-sql".to_string(), 2000)], "the keys as they were: {audit}");
+    }
+
+    /// What copy and swap cannot carry (a view reads the table: it would go on reading the old
+    /// one): `auto` changes the keys in place and says why; `copy-swap` refuses and changes
+    /// nothing; a type change, which only copy and swap does online, is refused.
+    #[tokio::test]
+    async fn a_view_makes_auto_change_the_keys_in_place() {
+        let url = combkey_testutil::pg_url();
+        let t = "swap_pg_view";
+        let mut c = connect().await;
+        exec(&mut c, &format!("DROP VIEW IF EXISTS {t}_v")).await;
+        seed(&mut c, t, 500, 32).await;
+        exec(&mut c, &format!("CREATE VIEW {t}_v AS SELECT seq, n FROM {t}")).await;
+        let refused = combkey_env(
+            &[
+                "doctor",
+                "--url",
+                &url,
+                "--table",
+                t,
+                "--apply",
+                "--online",
+                "--triggers",
+                "fire",
+                "--method",
+                "copy-swap",
+            ],
+            &[],
+        );
+        assert_eq!(refused.status.code(), Some(1));
+        assert!(
+            stderr(&refused).contains(&format!("view {t}_v")) && stderr(&refused).contains("Nothing was changed"),
+            "{}",
+            stderr(&refused)
+        );
+        let out = combkey_env(
+            &["doctor", "--url", &url, "--table", t, "--apply", "--online", "--triggers", "fire", "--json"],
+            &[],
+        );
+        let done = json(&out);
+        assert_eq!(done["online"]["method"], "in-place", "{done}");
+        assert!(
+            stderr(&out).contains("not by copy and swap") && stderr(&out).contains(&format!("view {t}_v")),
+            "{}",
+            stderr(&out)
+        );
+        assert_eq!(layouts_of(&done), [("v7".to_string(), 500)], "{done}");
+        // Text keys with such a view: only copy and swap changes the type online.
+        let tt = "swap_pg_view_text";
+        exec(
+            &mut c,
+            &format!(
+                "DROP VIEW IF EXISTS {tt}_v; DROP TABLE IF EXISTS {tt}; CREATE TABLE {tt} (id text PRIMARY KEY); \
+             INSERT INTO {tt} SELECT id::text FROM {t}; CREATE VIEW {tt}_v AS SELECT count(*) FROM {tt}"
+            ),
+        )
+        .await;
+        let out = combkey_env(&["doctor", "--url", &url, "--table", tt, "--apply", "--online"], &[]);
+        assert_eq!(out.status.code(), Some(1));
+        assert!(
+            stderr(&out).contains("only copy and swap does online") && stderr(&out).contains("Nothing was changed"),
+            "{}",
+            stderr(&out)
+        );
+        assert_eq!(
+            count(
+                &mut c,
+                &format!(
+                    "SELECT count(*) FROM information_schema.columns WHERE table_name = '{tt}' AND data_type = 'text'"
+                )
+            )
+            .await,
+            1
+        );
+    }
+
+    /// Text keys (and a text column referencing them) become uuid online: the copies have the
+    /// new type, the foreign key, the converted keys.
+    #[tokio::test]
+    async fn text_keys_become_uuid_online() {
+        let url = combkey_testutil::pg_url();
+        let t = "swap_pg_text";
+        let mut c = connect().await;
+        exec(
+            &mut c,
+            &format!(
+                "DROP TABLE IF EXISTS {t}_items, {t}, _{t}_old, _{t}_items_old CASCADE;
+                 CREATE TABLE {t} (id varchar(36) PRIMARY KEY, seq serial);
+                 CREATE TABLE {t}_items (k serial PRIMARY KEY, parent varchar(36) REFERENCES {t} (id));
+                 CREATE INDEX ON {t}_items (parent)"
+            ),
+        )
+        .await;
+        let keys = rtcomb_sql(1000, 33);
+        for (i, k) in keys.iter().enumerate() {
+            // Upper case and lower case both: the same ids.
+            let text = if i % 2 == 0 { k.to_string().to_uppercase() } else { k.to_string() };
+            exec(
+                &mut c,
+                &format!("INSERT INTO {t} (id) VALUES ('{text}'); INSERT INTO {t}_items (parent) VALUES ('{text}')"),
+            )
+            .await;
+        }
+        let done = json(&combkey_env(
+            &["doctor", "--url", &url, "--table", t, "--apply", "--online", "--triggers", "fire", "--json"],
+            &[],
+        ));
+        assert_eq!(done["column_type"], "uuid", "{done}");
+        assert_eq!(done["online"]["method"], "copy-swap", "{done}");
+        assert_eq!(layouts_of(&done), [("v7".to_string(), 1000)], "{done}");
+        let joined = count(&mut c, &format!("SELECT count(*) FROM {t}_items i JOIN {t} p ON p.id = i.parent")).await;
+        assert_eq!(joined, 1000);
+        let typed = count(&mut c, &format!("SELECT count(*) FROM information_schema.columns WHERE table_name = '{t}_items' AND column_name = 'parent' AND data_type = 'uuid'")).await;
+        assert_eq!(typed, 1);
+        let m = KeyMigration::new(Layout::RtCombSql, Layout::V7).unwrap();
+        let first: String = sqlx::query_scalar(AssertSqlSafe(format!("SELECT id::text FROM {t} WHERE seq = 1")))
+            .fetch_one(&mut c)
+            .await
+            .unwrap();
+        assert_eq!(first, m.convert(&keys[0]).unwrap().to_string());
+    }
+}
+
+mod mariadb {
+    use super::*;
+
+    async fn connect() -> MySqlConnection {
+        MySqlConnection::connect(&combkey_testutil::mysql_url()).await.expect("MariaDB (source scripts/servers.sh)")
+    }
+
+    async fn exec(c: &mut MySqlConnection, sql: &str) {
+        sqlx::raw_sql(AssertSqlSafe(sql.to_string())).execute(c).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+
+    async fn count(c: &mut MySqlConnection, sql: &str) -> i64 {
+        sqlx::query_scalar(AssertSqlSafe(sql.to_string())).fetch_one(c).await.unwrap_or_else(|e| panic!("{sql}: {e}"))
+    }
+
+    async fn show(c: &mut MySqlConnection, t: &str) -> String {
+        let row = sqlx::query(AssertSqlSafe(format!("SHOW CREATE TABLE {t}"))).fetch_one(c).await.unwrap();
+        let text: String = row.get(1);
+        // The counter moves with inserts.
+        text.split(' ').filter(|w| !w.starts_with("AUTO_INCREMENT=")).collect::<Vec<_>>().join(" ")
+    }
+
+    /// The most common legacy MySQL key: `UUID()` text in `CHAR(36)`, made by the column's
+    /// default, with a child referencing it (deleted with its parent) and one that does not
+    /// cascade.
+    async fn seed(c: &mut MySqlConnection, t: &str, n: usize) {
+        let _ =
+            sqlx::raw_sql(AssertSqlSafe(format!("DELETE FROM combkey_doctor_journal WHERE target LIKE '%\"{t}\"%'")))
+                .execute(&mut *c)
+                .await;
+        exec(
+            c,
+            &format!(
+                "SET foreign_key_checks = 0;
+                 DROP TABLE IF EXISTS {t}_items, {t}_notes, {t}, _{t}_old, _{t}_items_old, _{t}_notes_old, _{t}_new,
+                   _{t}_items_new, _{t}_notes_new, _{t}_map, _{t}_todo, _{t}_log, _{t}_items_log, _{t}_notes_log;
+                 SET foreign_key_checks = 1;
+                 CREATE TABLE {t} (id CHAR(36) NOT NULL DEFAULT (UUID()) COMMENT 'the key', seq INT NOT NULL AUTO_INCREMENT,
+                   n INT NOT NULL DEFAULT 0, note VARCHAR(20), PRIMARY KEY (id), UNIQUE KEY (seq)) ENGINE=InnoDB COMMENT 'parents';
+                 CREATE TABLE {t}_items (k BIGINT AUTO_INCREMENT PRIMARY KEY, parent CHAR(36) NOT NULL, what VARCHAR(20),
+                   CONSTRAINT {t}_items_fk FOREIGN KEY (parent) REFERENCES {t} (id) ON DELETE CASCADE) ENGINE=InnoDB;
+                 CREATE TABLE {t}_notes (k BIGINT AUTO_INCREMENT PRIMARY KEY, parent CHAR(36) NULL, KEY by_parent (parent),
+                   CONSTRAINT {t}_notes_fk FOREIGN KEY (parent) REFERENCES {t} (id)) ENGINE=InnoDB;
+                 INSERT INTO {t} (note) SELECT 'seeded' FROM seq_1_to_{n};
+                 INSERT INTO {t}_items (parent, what) SELECT id, 'seeded' FROM {t} WHERE seq % 2 = 0;
+                 INSERT INTO {t}_notes (parent) SELECT id FROM {t} WHERE seq % 7 = 0;
+                 INSERT INTO {t}_notes (parent) VALUES (NULL);"
+            ),
+        )
+        .await;
+    }
+
+    /// A writer that writes no key itself (the default makes them): new parents with a child,
+    /// updates of parents it finds by number, children added to them, deletes of its own
+    /// parents (their children go with them). Its statements work whatever the key column's
+    /// type.
+    async fn writer(t: String, parents: i64, stop: Arc<AtomicBool>, w: Arc<Writes>) {
+        let mut c = connect().await;
+        let mut mine: Vec<i64> = Vec::new();
+        let mut i = 0u64;
+        while !stop.load(Ordering::Relaxed) {
+            i += 1;
+            let seq = 1 + i64::try_from(i * 7919).unwrap() % parents;
+            let r = async {
+                sqlx::raw_sql("START TRANSACTION").execute(&mut c).await?;
+                sqlx::raw_sql(AssertSqlSafe(format!("INSERT INTO {t} (note) VALUES ('writer')")))
+                    .execute(&mut c)
+                    .await?;
+                let mine_seq: i64 =
+                    sqlx::query_scalar("SELECT CAST(LAST_INSERT_ID() AS SIGNED)").fetch_one(&mut c).await?;
+                sqlx::raw_sql(AssertSqlSafe(format!(
+                    "INSERT INTO {t}_items (parent, what) SELECT id, 'writer' FROM {t} WHERE seq = {mine_seq}; \
+                     UPDATE {t} SET n = n + 1 WHERE seq = {seq}; \
+                     INSERT INTO {t}_items (parent, what) SELECT id, 'added' FROM {t} WHERE seq = {seq}; COMMIT"
+                )))
+                .execute(&mut c)
+                .await?;
+                Ok::<_, sqlx::Error>(mine_seq)
+            }
+            .await;
+            match r {
+                Ok(s) => {
+                    w.parents_in.fetch_add(1, Ordering::Relaxed);
+                    w.children_in.fetch_add(2, Ordering::Relaxed);
+                    w.updates.fetch_add(1, Ordering::Relaxed);
+                    mine.push(s);
+                }
+                Err(e) => {
+                    w.failed(e);
+                    let _ = sqlx::raw_sql("ROLLBACK").execute(&mut c).await;
+                }
+            }
+            if i.is_multiple_of(4)
+                && let Some(old) = mine.pop()
+            {
+                match sqlx::raw_sql(AssertSqlSafe(format!("DELETE FROM {t} WHERE seq = {old}"))).execute(&mut c).await {
+                    Ok(r) if r.rows_affected() == 1 => {
+                        w.parents_out.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Ok(_) => w.failed("a delete of the writer's own parent found no row"),
+                    Err(e) => w.failed(e),
+                }
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+    }
+
+    fn layouts_of(r: &Value) -> Vec<(String, u64)> {
+        r["layouts"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.as_u64().unwrap())).collect()
+    }
+
+    async fn leftovers(c: &mut MySqlConnection, t: &str) -> Vec<String> {
+        sqlx::query_scalar::<_, String>(AssertSqlSafe(format!(
+            "SELECT CAST(TABLE_NAME AS CHAR) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN \
+             ('_{t}_new', '_{t}_items_new', '_{t}_notes_new', '_{t}_map', '_{t}_todo', '_{t}_log', '_{t}_items_log', \
+             '_{t}_notes_log') UNION ALL \
+             SELECT CAST(TRIGGER_NAME AS CHAR) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE() AND \
+             TRIGGER_NAME LIKE 'combkey\\_doctor\\_capture%' AND EVENT_OBJECT_TABLE IN ('{t}', '{t}_items', '{t}_notes', \
+             '_{t}_old', '_{t}_items_old', '_{t}_notes_old')"
+        )))
+        .fetch_all(c)
+        .await
+        .unwrap()
+    }
+
+    /// Every kept old key's row has the key its layout (MySQL's `UUID()`, version 1) converts
+    /// to, as 16 bytes.
+    async fn converted_as_the_layout_says(c: &mut MySqlConnection, t: &str) -> usize {
+        let m = KeyMigration::new(Layout::V1, Layout::V7).unwrap();
+        let rows = sqlx::query(AssertSqlSafe(format!(
+            "SELECT CAST(o.id AS CHAR), HEX(n.id) FROM _{t}_old o JOIN {t} n USING (seq) WHERE o.note = 'seeded'"
+        )))
+        .fetch_all(&mut *c)
+        .await
+        .unwrap();
+        for r in &rows {
+            let (old, new): (String, String) = (r.get(0), r.get(1));
+            let want = m.convert(&old.parse::<Comb>().unwrap()).unwrap();
+            assert_eq!(new, want.simple().to_string().to_uppercase(), "row of old key {old}");
+        }
+        rows.len()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn char36_keys_become_binary16_v7_while_writers_write() {
+        let url = combkey_testutil::mysql_url();
+        let t = "swap_my";
+        let mut c = connect().await;
+        seed(&mut c, t, 20_000).await;
+        let (items_before, notes_before) =
+            (show(&mut c, &format!("{t}_items")).await, show(&mut c, &format!("{t}_notes")).await);
+        let (p0, c0) = (
+            count(&mut c, &format!("SELECT COUNT(*) FROM {t}")).await,
+            count(&mut c, &format!("SELECT COUNT(*) FROM {t}_items")).await,
+        );
+        let stop = Arc::new(AtomicBool::new(false));
+        let w = Arc::new(Writes::default());
+        let writers: Vec<_> =
+            (0..3).map(|_| tokio::spawn(writer(t.to_string(), p0, Arc::clone(&stop), Arc::clone(&w)))).collect();
+        while w.parents_in.load(Ordering::Relaxed) < 20 {
+            tokio::task::yield_now().await;
+        }
+        let out = run_doctor(
+            args(&url, t, &["--apply", "--online", "--method", "copy-swap", "--set-default", "--json"]),
+            Vec::new(),
+        )
+        .await;
+        let swapped_at = w.parents_in.load(Ordering::Relaxed);
+        while w.parents_in.load(Ordering::Relaxed) < swapped_at + 20 {
+            tokio::task::yield_now().await;
+        }
+        stop.store(true, Ordering::Relaxed);
+        for h in writers {
+            h.await.unwrap();
+        }
+        let after = json(&out);
+        assert_eq!(after["online"]["method"], "copy-swap", "{after}");
+        assert_eq!(after["column_type"], "binary(16)", "{after}");
+        assert_eq!(
+            w.failures.load(Ordering::Relaxed),
+            0,
+            "no writer statement failed: {}",
+            w.last_error.lock().unwrap()
+        );
+        // Every key is v7 now: the old ones converted, those the writers' default made
+        // meanwhile converted after the swap, those made since by combkey's default.
+        let keys = count(&mut c, &format!("SELECT COUNT(*) FROM {t}")).await;
+        assert_eq!(layouts_of(&after).len(), 1, "only v7 keys when the run ended: {after}");
+        assert_eq!(
+            count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE SUBSTR(HEX(id), 13, 1) <> '7'")).await,
+            0,
+            "{after}"
+        );
+        let parents = p0 + w.parents_in.load(Ordering::Relaxed) - w.parents_out.load(Ordering::Relaxed);
+        assert_eq!(keys, parents, "every parent there");
+        let children = count(&mut c, &format!("SELECT COUNT(*) FROM {t}_items")).await;
+        assert!(children <= c0 + w.children_in.load(Ordering::Relaxed) && children > c0, "{children}");
+        for child in [format!("{t}_items"), format!("{t}_notes")] {
+            let orphans = count(
+                &mut c,
+                &format!("SELECT COUNT(*) FROM {child} i LEFT JOIN {t} p ON p.id = i.parent WHERE i.parent IS NOT NULL AND p.id IS NULL"),
+            )
+            .await;
+            assert_eq!(orphans, 0, "{child}");
+        }
+        assert!(converted_as_the_layout_says(&mut c, t).await > 19_000);
+        assert_eq!(
+            count(&mut c, &format!("SELECT CAST(COALESCE(SUM(n), 0) AS SIGNED) FROM {t}")).await,
+            w.updates.load(Ordering::Relaxed)
+        );
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+        // Every definition as it was but the key columns' type (and the key's default, which
+        // --set-default changed): foreign keys with their names and actions, indexes, comments.
+        let bin = |s: String| s.replace("char(36)", "binary(16)").replace(" NOT NULL DEFAULT uuid()", " NOT NULL");
+        assert_eq!(show(&mut c, &format!("{t}_items")).await, bin(items_before));
+        assert_eq!(show(&mut c, &format!("{t}_notes")).await, bin(notes_before));
+        // The next id sorts after every converted key.
+        let last: String = sqlx::query_scalar(AssertSqlSafe(format!(
+            "SELECT CAST(HEX(MAX(n.id)) AS CHAR) FROM {t} n JOIN _{t}_old o USING (seq) WHERE o.note = 'seeded'"
+        )))
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+        assert!(Comb::new().simple().to_string().to_uppercase() > last, "{last}");
+    }
+
+    /// Stopped after each phase and after a chunk of the copy: before the swap the application
+    /// sees the tables as they were; a second run finishes.
+    #[tokio::test]
+    async fn stopped_at_any_phase_a_second_run_finishes() {
+        let url = combkey_testutil::mysql_url();
+        let mut c = connect().await;
+        for (k, (var, n)) in [("CHUNK", 1), ("PHASE", 1), ("PHASE", 3), ("THROUGH", 1), ("RENAME", 1), ("PHASE", 5)]
+            .into_iter()
+            .enumerate()
+        {
+            let t = format!("swap_my_stop{k}");
+            let t = t.as_str();
+            seed(&mut c, t, 3000).await;
+            let stopped = combkey_env(
+                &[
+                    "doctor",
+                    "--url",
+                    &url,
+                    "--table",
+                    t,
+                    "--apply",
+                    "--online",
+                    "--method",
+                    "copy-swap",
+                    "--set-default",
+                ],
+                &[(&format!("COMBKEY_DOCTOR_FAIL_AFTER_{var}"), &n.to_string())],
+            );
+            assert!(!stopped.status.success(), "it stopped: {}", stderr(&stopped));
+            let swapped = count(&mut c, &format!("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '_{t}_old'")).await == 1;
+            assert_eq!(swapped, var == "RENAME" || n == 5, "{var} {n}");
+            if !swapped {
+                // The application goes on: its writes reach the copy too.
+                exec(&mut c, &format!("INSERT INTO {t} (note) VALUES ('late'); UPDATE {t} SET n = 5 WHERE seq = 3"))
+                    .await;
+            }
+            let done = json(&combkey_env(
+                &["doctor", "--url", &url, "--table", t, "--apply", "--online", "--set-default", "--json"],
+                &[],
+            ));
+            assert_eq!(done["column_type"], "binary(16)", "{var} {n}: {done}");
+            assert_eq!(
+                count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE SUBSTR(HEX(id), 13, 1) <> '7'")).await,
+                0,
+                "{var} {n}"
+            );
+            if !swapped {
+                assert_eq!(
+                    count(&mut c, &format!("SELECT n FROM {t} WHERE seq = 3")).await,
+                    5,
+                    "{var} {n}: the update came"
+                );
+                assert_eq!(
+                    count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE note = 'late'")).await,
+                    1,
+                    "{var} {n}"
+                );
+            }
+            assert!(leftovers(&mut c, t).await.is_empty(), "{var} {n}: {:?}", leftovers(&mut c, t).await);
+            let orphans = count(
+                &mut c,
+                &format!("SELECT COUNT(*) FROM {t}_items i LEFT JOIN {t} p ON p.id = i.parent WHERE p.id IS NULL"),
+            )
+            .await;
+            assert_eq!(orphans, 0, "{var} {n}");
+        }
+    }
+
+    /// A user trigger on the table would stay with the old one: `auto` cannot change the type
+    /// in place online, so it refuses, naming the trigger; nothing changed.
+    #[tokio::test]
+    async fn a_user_trigger_refuses_the_type_change_online() {
+        let url = combkey_testutil::mysql_url();
+        let t = "swap_my_trigger";
+        let mut c = connect().await;
+        seed(&mut c, t, 200).await;
+        exec(&mut c, &format!("DROP TRIGGER IF EXISTS {t}_audit; CREATE TRIGGER {t}_audit BEFORE UPDATE ON {t} FOR EACH ROW SET NEW.note = 'updated'")).await;
+        let before = show(&mut c, t).await;
+        let out = combkey_env(
+            &["doctor", "--url", &url, "--table", t, "--apply", "--online", "--set-default", "--triggers", "fire"],
+            &[],
+        );
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains(&format!("{t}_audit")) && stderr(&out).contains("Nothing was changed"),
+            "{}",
+            stderr(&out)
+        );
+        assert_eq!(show(&mut c, t).await, before);
+        assert!(leftovers(&mut c, t).await.is_empty());
+    }
+}
