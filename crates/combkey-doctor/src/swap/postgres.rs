@@ -569,7 +569,7 @@ async fn swap_once(db: &mut Db, swap: &Swap, plan: &Plan, journal: &Journal) -> 
         let Some((_, before)) = plan.definitions.iter().find(|(n, _)| Name::from(n) == t.name) else { continue };
         let now = db.query(cat.definition(&t.name)).await?;
         let ours = "CREATE TRIGGER combkey_doctor_capture ";
-        let now: String = now.lines().filter(|l| !l.starts_with(&ours)).collect::<Vec<_>>().join("\n");
+        let now: String = now.lines().filter(|l| !l.starts_with(ours)).collect::<Vec<_>>().join("\n");
         if comparable(before, &[], B) != comparable(&now, &[], B) {
             let _ = db.exec("ROLLBACK").await;
             return Err(Error::new(
