@@ -23,6 +23,16 @@ _combkey_missing() {
   command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)
   command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] || missing+=(pgbouncer)
   { command -v mono >/dev/null 2>&1 && command -v mcs >/dev/null 2>&1; } || missing+=(mono-runtime mono-mcs libmono-system-data4.0-cil)
+  # The peers and load generator of the benchmark beside them (scripts/bench-peers.sh sets
+  # COMBKEY_DEPS_PEERS=1): pg_repack for the server's major version, pt-online-schema-change,
+  # pgbench (PostgreSQL's own package).
+  if [ -n "${COMBKEY_DEPS_PEERS:-}" ]; then
+    local major
+    major=$(ls /usr/lib/postgresql 2>/dev/null | sort -V | tail -n 1)
+    command -v pg_repack >/dev/null 2>&1 || missing+=("postgresql-${major:-15}-repack")
+    command -v pt-online-schema-change >/dev/null 2>&1 || missing+=(percona-toolkit)
+    command -v pgbench >/dev/null 2>&1 || missing+=(postgresql-client)
+  fi
 }
 
 _combkey_deps() {

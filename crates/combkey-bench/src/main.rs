@@ -14,6 +14,7 @@ mod copy;
 mod doctor;
 mod doctor_memory;
 mod galera;
+mod peers;
 mod query;
 mod rekey;
 mod report;
@@ -70,6 +71,9 @@ enum Bench {
     /// The peak memory (RSS) of `combkey doctor`'s audit, `--apply` and `--apply --online` at
     /// several table sizes, on PostgreSQL and MariaDB: flat, whatever the table's size.
     DoctorMemory(DoctorMemoryArgs),
+    /// `combkey doctor` beside pg_repack and pt-online-schema-change on the same tables under the
+    /// same open-loop writers: run time, writers' p50/p99/max and errors, the primary key after.
+    Peers(PeersArgs),
     /// Random v4 keys left as they are against re-keyed from `created_at` (`combkey doctor
     /// --rekey-from`), before as many rows keyed by COMBs: index size, leaf density, insert
     /// rate, an old hour through the key, on PostgreSQL and MariaDB.
@@ -85,6 +89,33 @@ struct RekeyArgs {
     /// Old v4 rows, and as many new rows after them.
     #[arg(long, default_value_t = 500_000)]
     rows: usize,
+}
+
+/// `peers`.
+#[derive(clap::Args, Debug)]
+struct PeersArgs {
+    /// Which backends: postgres, mysql (MariaDB), comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "postgres,mysql", value_parser = parse_backend)]
+    backends: Vec<combkey::Backend>,
+    /// Parent rows (a child for every fifth), comma separated for several sizes.
+    #[arg(long, value_delimiter = ',', default_value = "300000")]
+    parents: Vec<usize>,
+    /// Writer transactions a second, in all (open loop: each on a schedule).
+    #[arg(long, default_value_t = 150.0)]
+    rate: f64,
+    /// Writer connections.
+    #[arg(long, default_value_t = 4)]
+    writers: usize,
+    /// Which runs: none, peer, copy-swap, in-place, offline, script (comma separated).
+    #[arg(long, value_delimiter = ',', default_value = "none,peer,copy-swap,in-place,offline,script")]
+    runs: Vec<String>,
+    /// Seconds the writers run alone (the `none` run).
+    #[arg(long, default_value_t = 15.0)]
+    alone: f64,
+    /// The `combkey` binary (default: the one next to this benchmark; build it with
+    /// `cargo build --release -p combkey-cli`).
+    #[arg(long)]
+    combkey: Option<std::path::PathBuf>,
 }
 
 /// `doctor-memory`.
@@ -550,6 +581,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         Bench::Doctor(args) => doctor_bench(&args, cli.own_servers, out).await?,
         Bench::DoctorMemory(args) => doctor_memory_bench(&args, out).await?,
+        Bench::Peers(args) => peers_bench(&args, out).await?,
         Bench::Rekey(args) => rekey_bench(&args, cli.own_servers, out).await?,
         Bench::Insert(args) => insert_bench(&args, cli.own_servers, out).await?,
     }
@@ -640,6 +672,73 @@ async fn insert_bench(args: &InsertArgs, own_servers: bool, out: &std::path::Pat
         settings.push(s);
     }
     report::write_all(&runs, &settings, out, args.batch)?;
+    Ok(())
+}
+
+async fn peers_bench(args: &PeersArgs, out: &std::path::Path) -> Result<(), BoxError> {
+    use peers::Kind;
+    let combkey = match &args.combkey {
+        Some(p) => p.clone(),
+        None => std::env::current_exe()?.with_file_name("combkey"),
+    };
+    if !combkey.exists() {
+        return Err(format!("{}: no combkey binary; cargo build --release -p combkey-cli", combkey.display()).into());
+    }
+    if !(args.rate > 0.0) || args.writers == 0 {
+        return Err("--rate and --writers must be above 0".into());
+    }
+    let kinds: Vec<Kind> = args
+        .runs
+        .iter()
+        .map(|r| match r.as_str() {
+            "none" => Ok(Kind::None),
+            "peer" => Ok(Kind::Peer),
+            "copy-swap" => Ok(Kind::CopySwap),
+            "in-place" => Ok(Kind::InPlace),
+            "offline" => Ok(Kind::Offline),
+            "script" => Ok(Kind::Script),
+            other => Err(format!("--runs: {other}? none, peer, copy-swap, in-place, offline, script")),
+        })
+        .collect::<Result<_, _>>()?;
+    let mut runs = Vec::new();
+    std::fs::create_dir_all(out)?;
+    for &backend in &args.backends {
+        let var = match backend {
+            combkey::Backend::Postgres => "COMBKEY_PG_URL",
+            _ => "COMBKEY_MYSQL_URL",
+        };
+        let url = std::env::var(var).map_err(|_| format!("{var} is not set: `source scripts/servers.sh`"))?;
+        for &parents in &args.parents {
+            eprintln!("peers: {} with {parents} parents: the template", backend.name());
+            peers::template(backend, &url, parents).await.map_err(|e| -> BoxError { e.to_string().into() })?;
+            let setup =
+                peers::Setup { backend, url: &url, parents, rate: args.rate, writers: args.writers, combkey: &combkey };
+            for &kind in &kinds {
+                eprintln!("peers: {} {parents}: {}", backend.name(), kind.name(backend));
+                let r = peers::run(
+                    &setup,
+                    kind,
+                    std::time::Duration::from_secs(3),
+                    std::time::Duration::from_secs_f64(args.alone),
+                )
+                .await
+                .map_err(|e| -> BoxError { e.to_string().into() })?;
+                eprintln!("{}", peers::table(std::slice::from_ref(&r)).lines().nth(2).unwrap_or_default());
+                runs.push(r);
+                // What is written so far, should a later run fail.
+                std::fs::write(out.join("summary-peers.md"), peers::table(&runs))?;
+            }
+        }
+    }
+    let text = format!(
+        "{}\n({} writer transactions a second on {} connections, open loop; {})\n",
+        peers::table(&runs),
+        args.rate,
+        args.writers,
+        std::env::var("COMBKEY_BENCH_NOTE").unwrap_or_default()
+    );
+    print!("{text}");
+    std::fs::write(out.join("summary-peers.md"), text)?;
     Ok(())
 }
 

@@ -89,6 +89,12 @@ pub(crate) struct DoctorArgs {
     /// not a time) refuse the run (the default), or keep their v4 keys.
     #[arg(long, value_enum, default_value_t = RekeyInvalidChoice::Refuse, requires = "rekey_from")]
     rekey_invalid: RekeyInvalidChoice,
+    /// Text keys (CHAR(36), VARCHAR, text) stay text: the values become v7 ids as text
+    /// (lowercase; 32 hex digits in a 32-character column) and the column keeps its type, for
+    /// applications that bind keys as text (combkey's CombText types). Without it text keys
+    /// become the stored form (uuid, BINARY(16), SQLite blobs).
+    #[arg(long)]
+    keep_type: bool,
     /// With --apply: convert in batches of short transactions while the application keeps
     /// reading and writing (PostgreSQL, MySQL/MariaDB; not a column type change). Resumes
     /// where a killed run stopped.
@@ -198,6 +204,7 @@ impl DoctorArgs {
                 RekeyInvalidChoice::Refuse => RekeyInvalid::Refuse,
                 RekeyInvalidChoice::Keep => RekeyInvalid::Keep,
             })
+            .with_keep_type(self.keep_type)
     }
 }
 

@@ -87,7 +87,7 @@ mod postgres {
         exec(
             c,
             &format!(
-                "DROP TABLE IF EXISTS {t}_items; DROP TABLE IF EXISTS {t};
+                "DROP TABLE IF EXISTS _{t}_items_old, _{t}_old; DROP TABLE IF EXISTS {t}_items; DROP TABLE IF EXISTS {t};
                  CREATE TABLE {t} (id uuid PRIMARY KEY, n int NOT NULL DEFAULT 0);
                  CREATE TABLE {t}_items (k serial PRIMARY KEY, parent uuid NOT NULL REFERENCES {t} (id) ON DELETE CASCADE);
                  CREATE INDEX ON {t}_items (parent)"
@@ -192,6 +192,8 @@ mod postgres {
                         t,
                         "--apply",
                         "--online",
+                        "--method",
+                        "in-place",
                         "--batch-size",
                         "500",
                         "--json",
@@ -256,7 +258,20 @@ mod postgres {
         let (parent0, child0) =
             (count(&mut c, &scans(t.into())).await, count(&mut c, &scans(format!("{t}_items"))).await);
         let out = combkey_env(
-            &["doctor", "--url", &url, "--table", t, "--apply", "--online", "--batch-size", "100", "--json"],
+            &[
+                "doctor",
+                "--url",
+                &url,
+                "--table",
+                t,
+                "--apply",
+                "--online",
+                "--method",
+                "in-place",
+                "--batch-size",
+                "100",
+                "--json",
+            ],
             &[],
         );
         let done = json(&out);
@@ -323,6 +338,8 @@ mod postgres {
                 t,
                 "--apply",
                 "--online",
+                "--method",
+                "in-place",
                 "--batch-size",
                 "100",
                 "--triggers",
@@ -377,6 +394,8 @@ mod postgres {
                 "x.id",
                 "--apply",
                 "--online",
+                "--method",
+                "in-place",
                 "--batch-size",
                 "200",
             ],
@@ -386,7 +405,10 @@ mod postgres {
         let v7 = |t: &str, col: &str| format!("SELECT count(*) FROM {t} WHERE substring({col}::text, 15, 1) = '7'");
         let half = count(&mut c, &v7("online_dot", "\"x.id\"")).await;
         assert!((1..3000).contains(&half), "{half} of online_dot converted before the kill");
-        let out = combkey_env(&["doctor", "--url", &url, "--table", "\"online_dot.x\"", "--apply", "--online"], &[]);
+        let out = combkey_env(
+            &["doctor", "--url", &url, "--table", "\"online_dot.x\"", "--apply", "--online", "--method", "in-place"],
+            &[],
+        );
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         assert!(
             !String::from_utf8_lossy(&out.stderr).contains("went on from"),
@@ -405,7 +427,19 @@ mod postgres {
         let mut c = connect().await;
         seed(&mut c, t, 5000, 2).await;
         let out = combkey_env(
-            &["doctor", "--url", &url, "--table", t, "--apply", "--online", "--batch-size", "300"],
+            &[
+                "doctor",
+                "--url",
+                &url,
+                "--table",
+                t,
+                "--apply",
+                "--online",
+                "--method",
+                "in-place",
+                "--batch-size",
+                "300",
+            ],
             &[("COMBKEY_DOCTOR_FAIL_AFTER_BATCH", "4")],
         );
         assert!(!out.status.success());
@@ -439,7 +473,10 @@ mod postgres {
             .execute(&mut c)
             .await
             .unwrap();
-        let again = combkey_env(&["doctor", "--url", &url, "--table", t, "--apply", "--online", "--json"], &[]);
+        let again = combkey_env(
+            &["doctor", "--url", &url, "--table", t, "--apply", "--online", "--method", "in-place", "--json"],
+            &[],
+        );
         assert!(
             String::from_utf8_lossy(&again.stderr).contains("went on from where"),
             "{}",
@@ -465,7 +502,10 @@ mod postgres {
         exec(&mut c, "DROP SCHEMA IF EXISTS online_sweep CASCADE; CREATE SCHEMA online_sweep").await;
         // The schema's journal, made by a run on another table.
         seed(&mut c, "online_sweep.d", 10, 8).await;
-        ok(&combkey_env(&["doctor", "--url", &url, "--table", "online_sweep.d", "--apply", "--online"], &[]));
+        ok(&combkey_env(
+            &["doctor", "--url", &url, "--table", "online_sweep.d", "--apply", "--online", "--method", "in-place"],
+            &[],
+        ));
         let t = "online_sweep.t";
         seed(&mut c, t, 4000, 9).await;
         let children = count(&mut c, &format!("SELECT count(*) FROM {t}_items")).await;
@@ -504,7 +544,20 @@ mod postgres {
         .await;
         // 80 batches of 50 in the first pass, which makes 240 keys behind its cursor; the
         // catch-up pass converts them in 5 batches, two at a time: killed after its first two.
-        let args = ["doctor", "--url", &url, "--table", t, "--apply", "--online", "--batch-size", "50", "--json"];
+        let args = [
+            "doctor",
+            "--url",
+            &url,
+            "--table",
+            t,
+            "--apply",
+            "--online",
+            "--method",
+            "in-place",
+            "--batch-size",
+            "50",
+            "--json",
+        ];
         let killed = combkey_env(&args, &[("COMBKEY_DOCTOR_FAIL_AFTER_BATCH", "82")]);
         assert!(!killed.status.success());
         assert!(String::from_utf8_lossy(&killed.stderr).contains("stopping after batch 82"), "{killed:?}");
@@ -541,7 +594,10 @@ mod postgres {
         let mut c = connect().await;
         exec(&mut c, "DROP SCHEMA IF EXISTS online_endless CASCADE; CREATE SCHEMA online_endless").await;
         seed(&mut c, "online_endless.d", 10, 8).await;
-        ok(&combkey_env(&["doctor", "--url", &url, "--table", "online_endless.d", "--apply", "--online"], &[]));
+        ok(&combkey_env(
+            &["doctor", "--url", &url, "--table", "online_endless.d", "--apply", "--online", "--method", "in-place"],
+            &[],
+        ));
         let t = "online_endless.t";
         seed(&mut c, t, 0, 11).await;
         // Keys of the last hour, as an application that still makes them writes them.
@@ -573,7 +629,19 @@ mod postgres {
                FOR EACH ROW WHEN (NEW.cursor_value IS NOT NULL) EXECUTE FUNCTION online_endless.more()",
         )
         .await;
-        let args = ["doctor", "--url", &url, "--table", t, "--apply", "--online", "--batch-size", "10"];
+        let args = [
+            "doctor",
+            "--url",
+            &url,
+            "--table",
+            t,
+            "--apply",
+            "--online",
+            "--method",
+            "in-place",
+            "--batch-size",
+            "10",
+        ];
         let out = combkey_env(&args, &[]);
         assert_eq!(out.status.code(), Some(1), "{out:?}");
         let e = String::from_utf8_lossy(&out.stderr);
@@ -602,7 +670,19 @@ mod postgres {
         let start = Timestamp::now().saturating_add_ms(-3_000_000);
         insert(rtcomb_sql_from(start, 3000, 5)).execute(&mut c).await.unwrap();
         let out = combkey_env(
-            &["doctor", "--url", &url, "--table", t, "--apply", "--online", "--batch-size", "300"],
+            &[
+                "doctor",
+                "--url",
+                &url,
+                "--table",
+                t,
+                "--apply",
+                "--online",
+                "--method",
+                "in-place",
+                "--batch-size",
+                "300",
+            ],
             &[("COMBKEY_DOCTOR_FAIL_AFTER_BATCH", "2")],
         );
         assert!(!out.status.success());
@@ -619,7 +699,10 @@ mod postgres {
             .collect();
         // Made ten minutes on (as a run resumed later finds them): past the audit's windows.
         insert(later).execute(&mut c).await.unwrap();
-        let again = combkey_env(&["doctor", "--url", &url, "--table", t, "--apply", "--online", "--json"], &[]);
+        let again = combkey_env(
+            &["doctor", "--url", &url, "--table", t, "--apply", "--online", "--method", "in-place", "--json"],
+            &[],
+        );
         assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
         assert_eq!(layouts(&json(&again)), [("v7".to_string(), 3050)], "every key, also those made meanwhile");
     }
@@ -644,12 +727,18 @@ mod postgres {
             )
             .await;
         }
-        let out = combkey_env(&["doctor", "--url", &url, "--table", "online_noidx", "--apply", "--online"], &[]);
+        let out = combkey_env(
+            &["doctor", "--url", &url, "--table", "online_noidx", "--apply", "--online", "--method", "in-place"],
+            &[],
+        );
         assert_eq!(out.status.code(), Some(1));
         let e = String::from_utf8_lossy(&out.stderr);
         assert!(e.contains("online_noidx_items(parent)") && e.contains("CREATE INDEX CONCURRENTLY"), "{e}");
         exec(&mut c, "DROP TABLE IF EXISTS online_text; CREATE TABLE online_text (id text PRIMARY KEY); INSERT INTO online_text VALUES ('017f22e2-79b0-7cc3-98c4-dc0c0c07398f')").await;
-        let out = combkey_env(&["doctor", "--url", &url, "--table", "online_text", "--apply", "--online"], &[]);
+        let out = combkey_env(
+            &["doctor", "--url", &url, "--table", "online_text", "--apply", "--online", "--method", "in-place"],
+            &[],
+        );
         assert_eq!(out.status.code(), Some(1));
         assert!(String::from_utf8_lossy(&out.stderr).contains("maintenance window"), "{out:?}");
     }
@@ -671,6 +760,8 @@ mod postgres {
                 t,
                 "--apply",
                 "--online",
+                "--method",
+                "in-place",
                 "--batch-size",
                 "2000",
                 "--progress",
@@ -714,7 +805,7 @@ mod mariadb {
         exec(
             c,
             &format!(
-                "DROP TABLE IF EXISTS {t}_items; DROP TABLE IF EXISTS {t};
+                "DROP TABLE IF EXISTS _{t}_items_old, _{t}_old; DROP TABLE IF EXISTS {t}_items; DROP TABLE IF EXISTS {t};
                  CREATE TABLE {t} (id BINARY(16) NOT NULL PRIMARY KEY, n INT NOT NULL DEFAULT 0);
                  CREATE TABLE {t}_items (k INT AUTO_INCREMENT PRIMARY KEY, parent BINARY(16) NOT NULL,
                    CONSTRAINT {t}_fk FOREIGN KEY (parent) REFERENCES {t} (id) ON DELETE CASCADE)"
@@ -813,7 +904,8 @@ mod mariadb {
         exec(&mut c, &format!("SET SESSION foreign_key_checks = 0; ALTER TABLE {t}_items DROP INDEX `{index}`")).await;
         let keys = format!("SELECT CAST(SUM(CRC32(id)) AS SIGNED) FROM {t}");
         let before = count(&mut c, &keys).await;
-        let out = combkey_env(&["doctor", "--url", &url, "--table", t, "--apply", "--online"], &[]);
+        let out =
+            combkey_env(&["doctor", "--url", &url, "--table", t, "--apply", "--online", "--method", "in-place"], &[]);
         assert_eq!(out.status.code(), Some(1), "{out:?}");
         let e = String::from_utf8_lossy(&out.stderr);
         assert!(e.contains(&format!("{t}_items(parent)")) && e.contains("LOCK=NONE"), "{e}");
@@ -846,8 +938,22 @@ mod mariadb {
             .await
         };
         let before = read(&mut c).await;
-        let out =
-            combkey_env(&["doctor", "--url", &url, "--table", t, "--apply", "--online", "--batch-size", "100"], &[]);
+        let out = combkey_env(
+            &[
+                "doctor",
+                "--url",
+                &url,
+                "--table",
+                t,
+                "--apply",
+                "--online",
+                "--method",
+                "in-place",
+                "--batch-size",
+                "100",
+            ],
+            &[],
+        );
         let after = read(&mut c).await;
         if userstat == 0 {
             exec(&mut c, "SET GLOBAL userstat = 0").await;
@@ -879,7 +985,19 @@ mod mariadb {
             let url = url.clone();
             move || {
                 combkey_env(
-                    &["doctor", "--url", &url, "--table", t, "--apply", "--online", "--batch-size", "500"],
+                    &[
+                        "doctor",
+                        "--url",
+                        &url,
+                        "--table",
+                        t,
+                        "--apply",
+                        "--online",
+                        "--method",
+                        "in-place",
+                        "--batch-size",
+                        "500",
+                    ],
                     &[("COMBKEY_DOCTOR_FAIL_AFTER_BATCH", "5")],
                 )
             }
@@ -891,7 +1009,20 @@ mod mariadb {
             let url = url.clone();
             move || {
                 combkey_env(
-                    &["doctor", "--url", &url, "--table", t, "--apply", "--online", "--batch-size", "500", "--json"],
+                    &[
+                        "doctor",
+                        "--url",
+                        &url,
+                        "--table",
+                        t,
+                        "--apply",
+                        "--online",
+                        "--method",
+                        "in-place",
+                        "--batch-size",
+                        "500",
+                        "--json",
+                    ],
                     &[],
                 )
             }

@@ -90,6 +90,17 @@ pub(crate) fn stored_for(backend: combkey::Backend, final_type: &str, id: Comb) 
     }
 }
 
+/// The value an id takes in the key column `plan` converts: its stored form, or with
+/// `--keep-type` its text in the column's form (32 hex digits where the column holds 32
+/// characters, else hyphenated; lowercase).
+pub(crate) fn stored_in(plan: &Plan, id: Comb) -> Result<Stored, Error> {
+    if plan.options.keep_type {
+        let simple = plan.final_type.contains("(32)");
+        return Ok(Stored::Text(if simple { id.simple().to_string() } else { id.hyphenated().to_string() }));
+    }
+    Ok(stored_for(plan.backend()?, &plan.final_type, id))
+}
+
 /// The mapping of every key value that changes, from values read in key order (with
 /// `--rekey-from`, `times` holds each value's row's time as the time expression gives it).
 pub(crate) fn changes(plan: &Plan, values: &[Stored], times: &[Option<String>]) -> Result<Vec<KeyChange>, Error> {
@@ -122,7 +133,11 @@ pub(crate) fn changes(plan: &Plan, values: &[Stored], times: &[Option<String>]) 
         } else {
             new_id(&id, kind, &plan.options).unwrap_or(id)
         };
-        let new_value = stored_for(backend, &plan.final_type, new);
+        // `--keep-type`: an id that stays keeps its text as it is (its letter case too).
+        if plan.options.keep_type && new == id {
+            continue;
+        }
+        let new_value = stored_in(plan, new)?;
         if new_value != *value {
             out.push(KeyChange { old: value.clone(), new: new_value });
         }

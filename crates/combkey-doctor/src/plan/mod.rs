@@ -249,6 +249,10 @@ pub struct Options {
     /// What `rekey_from` does with rows whose time makes no v7 key.
     #[serde(default)]
     pub rekey_invalid: RekeyInvalid,
+    /// `--keep-type`: a text key column keeps its type, its values becoming v7 ids as text
+    /// (for applications that bind keys as text), instead of changing to the stored form's type.
+    #[serde(default)]
+    pub keep_type: bool,
 }
 
 fn v7() -> Layout {
@@ -458,6 +462,26 @@ impl Options {
         self
     }
 
+    /// Whether a text key column keeps its type (`--keep-type`): its values become v7 ids as
+    /// text in the column's own form (lowercase; 32 hex digits in a 32-character column), for
+    /// applications that bind keys as text (combkey's `CombText` types). Without it a text key
+    /// column changes to the stored form's type (PostgreSQL `uuid`, MySQL/MariaDB `BINARY(16)`,
+    /// SQLite's 16-byte blobs).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey_doctor::Options;
+    ///
+    /// assert!(!Options::default().keep_type);
+    /// // The application binds its CHAR(36) keys as text: they stay text, as v7 ids.
+    /// assert!(Options::default().with_keep_type(true).keep_type);
+    /// ```
+    pub fn with_keep_type(mut self, keep: bool) -> Self {
+        self.keep_type = keep;
+        self
+    }
+
     /// What `--rekey-from` does with rows whose time makes no v7 key (`NULL`, in the future,
     /// before 1970, not a time): refuse the run (the default) or keep their v4 keys.
     ///
@@ -538,7 +562,9 @@ fn check_key_map(
     }
     if facts.exists() {
         let names: Vec<&str> = facts.columns.iter().map(|c| c.name.as_str()).collect();
-        let key_type = |c: &crate::catalog::Column| c.data_type == final_type || c.data_type == "uuid";
+        let key_type = |c: &crate::catalog::Column| {
+            c.data_type == final_type || c.data_type == "uuid" || c.data_type == "binary(16)"
+        };
         let shape = names == ["old_key", "new_key"] && facts.columns.iter().all(key_type);
         let mine = format!(" of {}.{} it converted", schema.table, schema.column.name);
         let owned = facts.about.as_deref().is_some_and(|a| a.contains("combkey doctor: ") && a.contains(&mine));
@@ -584,6 +610,7 @@ impl Default for Options {
             set_default: false,
             rekey_from: None,
             rekey_invalid: RekeyInvalid::Refuse,
+            keep_type: false,
         }
     }
 }
@@ -910,16 +937,37 @@ pub(crate) fn build(backend: Backend, schema: &Schema, audit: &Audit, options: &
             ));
         }
     }
+    // `--keep-type`: a text key stays text (what reads it still reads text).
+    let keep_type = options.keep_type;
+    if keep_type {
+        if !cat.values_change_form(column) {
+            return Err(Error::usage(format!(
+                "--keep-type: {}.{} is {}, which holds the ids themselves, not text: there is no text type to keep",
+                schema.table, column.name, column.data_type
+            )));
+        }
+        if options.set_default {
+            return Err(Error::usage(
+                "--keep-type with --set-default: combkey's database-side generator makes ids of the stored form's type, \
+                 not text; give the text column a default of your own, or let the application make the keys",
+            ));
+        }
+        if options.rekey_from.is_some() {
+            return Err(Error::usage(
+                "--keep-type with --rekey-from: not supported; re-key a uuid or BINARY(16) column",
+            ));
+        }
+    }
     // Whatever reads the key column sees another type once its values change form (a text
     // key to 16 bytes: a type change, or SQLite's values rewritten in place).
-    if cat.values_change_form(column) {
+    if cat.values_change_form(column) && !keep_type {
         refuse::readers(schema)?;
     }
     // The key column's type at the end, and the type changes that take it there (the
     // catalog refuses what its database's type change cannot keep: PostgreSQL's bytea, a
     // text default).
     let mut retypes: Vec<(Name, crate::catalog::Column, Retype)> = Vec::new();
-    if cat.retype_needed(column) {
+    if cat.retype_needed(column) && !keep_type {
         // With --set-default the old default is dropped first (the run makes a new one), so it
         // refuses nothing.
         let mut key_column = column.clone();
@@ -961,7 +1009,7 @@ pub(crate) fn build(backend: Backend, schema: &Schema, audit: &Audit, options: &
             if names.len() == 1 { "is" } else { "are" }
         ));
     }
-    if !retype_needed && cat.values_change_form(column) {
+    if !retype_needed && cat.values_change_form(column) && !keep_type {
         notes.push(format!(
             "{}.{} is declared {}: SQLite keeps the declaration, and the values become 16-byte blobs in place; code that \
              compares or binds the keys as text finds none of them afterwards (bind them as blobs: combkey's column \

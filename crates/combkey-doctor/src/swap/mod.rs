@@ -29,7 +29,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::apply::{Progress, id_of, stored_for};
+use crate::apply::{Progress, id_of};
 use crate::catalog::{Column, Name, Stored};
 use crate::db::Db;
 use crate::error::Error;
@@ -136,7 +136,6 @@ impl Swap {
 /// The mapping rows of `values` (a key column's values as stored): each value and what it
 /// becomes, its stored form in the key column's final type (the same id where it stays).
 pub(crate) fn map_pairs(plan: &Plan, values: &[Stored]) -> Result<Vec<(Stored, Stored)>, Error> {
-    let backend = plan.backend()?;
     let classifier = plan.classifier.extended_to(combkey::Timestamp::now().unix_ms());
     let mut bad = Vec::new();
     let mut out = Vec::with_capacity(values.len());
@@ -151,7 +150,9 @@ pub(crate) fn map_pairs(plan: &Plan, values: &[Stored]) -> Result<Vec<(Stored, S
             }
         };
         let new = new_id(&id, classifier.classify(&id), &plan.options).unwrap_or(id);
-        out.push((v.clone(), stored_for(backend, &plan.final_type, new)));
+        // `--keep-type`: an id that stays keeps its text as it is.
+        let stored = if plan.options.keep_type && new == id { v.clone() } else { crate::apply::stored_in(plan, new)? };
+        out.push((v.clone(), stored));
     }
     if !bad.is_empty() {
         return Err(Error::refused(format!(

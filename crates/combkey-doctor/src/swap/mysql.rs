@@ -1185,12 +1185,16 @@ async fn after_swap(
             let mut pairs = Vec::new();
             for r in &rows {
                 let old = cat.parse_key(r)?;
-                let new = crate::catalog::unhex(r.get(2).cloned().flatten().as_deref().unwrap_or_default())?;
-                if let Ok(id) = crate::apply::id_of(&old) {
-                    let old = crate::apply::stored_for(B, &plan.final_type, id);
-                    if old != Stored::Bytes(new.clone()) {
-                        pairs.push((old, Stored::Bytes(new)));
-                    }
+                let new =
+                    Stored::Bytes(crate::catalog::unhex(r.get(2).cloned().flatten().as_deref().unwrap_or_default())?);
+                // The map keeps ids, whatever form the column holds them in.
+                if let (Ok(old), Ok(new)) = (crate::apply::id_of(&old), crate::apply::id_of(&new))
+                    && old != new
+                {
+                    pairs.push((
+                        crate::apply::stored_for(B, &plan.final_type, old),
+                        crate::apply::stored_for(B, &plan.final_type, new),
+                    ));
                 }
             }
             for chunk in pairs.chunks(crate::apply::MAP_BATCH) {

@@ -661,6 +661,9 @@ async fn swap_once(db: &mut Db, swap: &Swap, plan: &Plan, journal: &Journal) -> 
             let v = |i: usize| r.get(i).cloned().flatten().unwrap_or_default();
             let (column, kind, sequence) = (v(0), v(1), v(2));
             if kind == "a" {
+                // The kept table's column no longer takes numbers from it (an archive writes
+                // nothing, and its default would tie the sequence, and so the table, to it).
+                renames.push(format!("ALTER TABLE {} ALTER COLUMN {} DROP DEFAULT", t.name.quoted(B), q(&column)));
                 after.push(format!("ALTER SEQUENCE {sequence} OWNED BY {}.{}", t.name.quoted(B), q(&column)));
             } else {
                 // The copy's own identity sequence goes on from the table's, and takes its
@@ -751,8 +754,12 @@ async fn swap_once(db: &mut Db, swap: &Swap, plan: &Plan, journal: &Journal) -> 
         // Every table as it was, but the key columns' type: the catalog's own text of each,
         // compared with the plan's (a change another session made since the plan is caught
         // here too, before anything is committed).
-        let retyped: Vec<String> =
+        let mut retyped: Vec<String> =
             if plan.retypes() { swap.tables.iter().flat_map(|t| t.keys.clone()).collect() } else { Vec::new() };
+        // `--set-default` changes the key column's default on purpose.
+        if plan.sets_default {
+            retyped.push(plan.column.clone());
+        }
         for t in &swap.tables {
             let Some((_, before)) = plan.definitions.iter().find(|(n, _)| Name::from(n) == t.name) else { continue };
             let now = db.query(cat.definition(&t.name)).await?;
@@ -799,10 +806,10 @@ async fn after_swap(db: &mut Db, swap: &Swap, plan: &Plan, validate: &[String], 
         let about = crate::plan::key_map_about(&swap.tables[0].name, &plan.column, &converted);
         db.exec_all(&cat.key_map_create(&map, &plan.final_type, &about)).await?;
         db.exec(&format!(
-            "INSERT INTO {} (old_key, new_key) SELECT old::{ty}, new FROM {} WHERE old::{ty} <> new ON CONFLICT (old_key) DO NOTHING",
+            "INSERT INTO {} (old_key, new_key) SELECT old::uuid, new::uuid FROM {} WHERE old::uuid <> new::uuid \
+             ON CONFLICT (old_key) DO NOTHING",
             map.quoted(B),
-            swap.map.quoted(B),
-            ty = plan.final_type
+            swap.map.quoted(B)
         ))
         .await?;
     }
