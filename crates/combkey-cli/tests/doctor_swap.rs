@@ -602,6 +602,65 @@ mod postgres {
             .unwrap();
         assert_eq!(first, m.convert(&keys[0]).unwrap().to_string());
     }
+
+    /// `--keep-type`: text keys stay text, as v7 ids (lowercase, hyphenated), by either method
+    /// and offline; a key that does not convert keeps its text exactly (its letter case too).
+    #[tokio::test]
+    async fn keep_type_keeps_text_keys_text() {
+        let url = combkey_testutil::pg_url();
+        let mut c = connect().await;
+        for (t, method) in [("keep_pg_swap", "copy-swap"), ("keep_pg_place", "in-place"), ("keep_pg_offline", "")] {
+            exec(
+                &mut c,
+                &format!(
+                    "DROP TABLE IF EXISTS {t}_items, {t}, _{t}_old, _{t}_items_old CASCADE;
+                     DELETE FROM combkey_doctor_journal WHERE target LIKE '%\"{t}\"%';
+                     CREATE TABLE {t} (id text PRIMARY KEY, seq serial);
+                     CREATE TABLE {t}_items (k serial PRIMARY KEY, parent text REFERENCES {t} (id));
+                     CREATE INDEX ON {t}_items (parent)"
+                ),
+            )
+            .await;
+            let keys = rtcomb_sql(300, 40);
+            let values: Vec<String> = keys.iter().map(|k| format!("('{}')", k.to_string().to_uppercase())).collect();
+            exec(
+                &mut c,
+                &format!(
+                    "INSERT INTO {t} (id) VALUES {}; INSERT INTO {t}_items (parent) SELECT id FROM {t}",
+                    values.join(", ")
+                ),
+            )
+            .await;
+            // A random key, upper case: it stays as it is.
+            exec(&mut c, &format!("INSERT INTO {t} (id) VALUES ('{}')", Comb::new_v4().to_string().to_uppercase()))
+                .await;
+            let mut args = vec!["doctor", "--url", &url, "--table", t, "--apply", "--keep-type", "--json"];
+            if !method.is_empty() {
+                args.extend(["--online", "--method", method]);
+            }
+            let done = json(&combkey_env(&args, &[]));
+            assert_eq!(done["column_type"], "text", "{t}: {done}");
+            let m = KeyMigration::new(Layout::RtCombSql, Layout::V7).unwrap();
+            let first: String = sqlx::query_scalar(AssertSqlSafe(format!("SELECT id FROM {t} WHERE seq = 1")))
+                .fetch_one(&mut c)
+                .await
+                .unwrap();
+            assert_eq!(first, m.convert(&keys[0]).unwrap().to_string(), "{t}: v7, as lowercase text");
+            let kept: String = sqlx::query_scalar(AssertSqlSafe(format!("SELECT id FROM {t} WHERE seq = 301")))
+                .fetch_one(&mut c)
+                .await
+                .unwrap();
+            assert_eq!(kept, kept.to_uppercase(), "{t}: the random key as it was");
+            let joined =
+                count(&mut c, &format!("SELECT count(*) FROM {t}_items i JOIN {t} p ON p.id = i.parent")).await;
+            assert_eq!(joined, 300, "{t}");
+        }
+        // A uuid column has no text type to keep.
+        exec(&mut c, "DROP TABLE IF EXISTS keep_pg_uuid; CREATE TABLE keep_pg_uuid (id uuid PRIMARY KEY)").await;
+        let out = combkey_env(&["doctor", "--url", &url, "--table", "keep_pg_uuid", "--apply", "--keep-type"], &[]);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains("no text type to keep"), "{}", stderr(&out));
+    }
 }
 
 mod mariadb {
@@ -920,5 +979,58 @@ mod mariadb {
         );
         assert_eq!(show(&mut c, t).await, before);
         assert!(leftovers(&mut c, t).await.is_empty());
+    }
+
+    /// `--keep-type` on MySQL/MariaDB text keys, `CHAR(36)` and `CHAR(32)`: the column keeps its
+    /// type, the keys become v7 ids in its form, online (copy and swap) and offline.
+    #[tokio::test]
+    async fn keep_type_keeps_char_keys_char() {
+        let url = combkey_testutil::mysql_url();
+        let mut c = connect().await;
+        for (t, width, online) in [("keep_my_36", 36, true), ("keep_my_32", 32, true), ("keep_my_off", 36, false)] {
+            let _ = sqlx::raw_sql(AssertSqlSafe(format!(
+                "DELETE FROM combkey_doctor_journal WHERE target LIKE '%\"{t}\"%'"
+            )))
+            .execute(&mut c)
+            .await;
+            exec(
+                &mut c,
+                &format!(
+                    "SET foreign_key_checks = 0;
+                     DROP TABLE IF EXISTS {t}_items, {t}, _{t}_old, _{t}_items_old;
+                     SET foreign_key_checks = 1;
+                     CREATE TABLE {t} (id CHAR({width}) NOT NULL PRIMARY KEY, seq INT NOT NULL AUTO_INCREMENT UNIQUE);
+                     CREATE TABLE {t}_items (k INT AUTO_INCREMENT PRIMARY KEY, parent CHAR({width}) NOT NULL,
+                       CONSTRAINT {t}_fk FOREIGN KEY (parent) REFERENCES {t} (id))"
+                ),
+            )
+            .await;
+            let keys = rtcomb_sql(200, 41);
+            let text = |k: &Comb| if width == 32 { k.simple().to_string() } else { k.to_string() };
+            let values: Vec<String> = keys.iter().map(|k| format!("('{}')", text(k))).collect();
+            exec(
+                &mut c,
+                &format!(
+                    "INSERT INTO {t} (id) VALUES {}; INSERT INTO {t}_items (parent) SELECT id FROM {t}",
+                    values.join(", ")
+                ),
+            )
+            .await;
+            let mut args = vec!["doctor", "--url", &url, "--table", t, "--apply", "--keep-type", "--json"];
+            if online {
+                args.push("--online");
+            }
+            let done = json(&combkey_env(&args, &[]));
+            assert_eq!(done["column_type"], format!("char({width})"), "{t}: {done}");
+            let m = KeyMigration::new(Layout::RtCombSql, Layout::V7).unwrap();
+            let first: String = sqlx::query_scalar(AssertSqlSafe(format!("SELECT id FROM {t} WHERE seq = 1")))
+                .fetch_one(&mut c)
+                .await
+                .unwrap();
+            assert_eq!(first, text(&m.convert(&keys[0]).unwrap()), "{t}: v7 in the column's form");
+            let joined =
+                count(&mut c, &format!("SELECT COUNT(*) FROM {t}_items i JOIN {t} p ON p.id = i.parent")).await;
+            assert_eq!(joined, 200, "{t}");
+        }
     }
 }

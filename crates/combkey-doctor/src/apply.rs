@@ -104,7 +104,6 @@ pub(crate) fn stored_in(plan: &Plan, id: Comb) -> Result<Stored, Error> {
 /// The mapping of every key value that changes, from values read in key order (with
 /// `--rekey-from`, `times` holds each value's row's time as the time expression gives it).
 pub(crate) fn changes(plan: &Plan, values: &[Stored], times: &[Option<String>]) -> Result<Vec<KeyChange>, Error> {
-    let backend = plan.backend()?;
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let mut bad = Vec::new();
