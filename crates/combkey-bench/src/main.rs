@@ -684,7 +684,7 @@ async fn peers_bench(args: &PeersArgs, out: &std::path::Path) -> Result<(), BoxE
     if !combkey.exists() {
         return Err(format!("{}: no combkey binary; cargo build --release -p combkey-cli", combkey.display()).into());
     }
-    if !(args.rate > 0.0) || args.writers == 0 {
+    if args.rate.is_nan() || args.rate <= 0.0 || args.writers == 0 {
         return Err("--rate and --writers must be above 0".into());
     }
     let kinds: Vec<Kind> = args

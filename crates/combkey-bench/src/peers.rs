@@ -179,22 +179,28 @@ fn make_tables(backend: Backend, parents: usize) -> (Vec<String>, Vec<String>) {
     }
 }
 
-/// Runs statements on a connection of their own.
+/// Runs statements on a connection of their own (the journal's clean-up only where the journal
+/// is there: doctor makes it at its first run).
 async fn exec_all(backend: Backend, url: &str, sqls: &[String]) -> Result<(), BoxError> {
+    let optional = |s: &str| s.starts_with("DELETE FROM combkey_doctor_journal");
     match backend {
         Backend::Postgres => {
             let mut c = PgConnection::connect(url).await?;
             for s in sqls {
-                sqlx::raw_sql(AssertSqlSafe(s.clone())).execute(&mut c).await.map_err(|e| format!("{s}: {e}"))?;
+                if let Err(e) = sqlx::raw_sql(AssertSqlSafe(s.clone())).execute(&mut c).await
+                    && !optional(s)
+                {
+                    return Err(format!("{s}: {e}").into());
+                }
             }
         }
         _ => {
             let mut c = MySqlConnection::connect(url).await?;
             for s in sqls {
-                // The journal table is not there before doctor's first run.
-                match sqlx::raw_sql(AssertSqlSafe(s.clone())).execute(&mut c).await {
-                    Err(e) if s.starts_with("DELETE FROM combkey_doctor_journal") => drop(e),
-                    r => drop(r.map_err(|e| format!("{s}: {e}"))?),
+                if let Err(e) = sqlx::raw_sql(AssertSqlSafe(s.clone())).execute(&mut c).await
+                    && !optional(s)
+                {
+                    return Err(format!("{s}: {e}").into());
                 }
             }
         }
@@ -208,8 +214,8 @@ pub(crate) async fn template(backend: Backend, url: &str, parents: usize) -> Res
     exec_all(backend, url, &t).await
 }
 
-/// One writer: its share of the schedule, on a connection of its own.
-async fn writer(
+/// One writer's share of the schedule.
+struct Writer {
     backend: Backend,
     url: String,
     parents: usize,
@@ -219,7 +225,11 @@ async fn writer(
     stop: Arc<std::sync::atomic::AtomicBool>,
     out: Arc<Mutex<Vec<Tx>>>,
     seed: u64,
-) -> Result<(), BoxError> {
+}
+
+/// One writer: its share of the schedule, on a connection of its own.
+async fn writer(w: Writer) -> Result<(), BoxError> {
+    let Writer { backend, url, parents, start, interval, offset, stop, out, seed } = w;
     use std::sync::atomic::Ordering;
     let mut pg = None;
     let mut my = None;
@@ -459,17 +469,17 @@ pub(crate) async fn run(setup: &Setup<'_>, kind: Kind, warmup: Duration, alone: 
     let handles: Vec<_> = (0..setup.writers)
         .map(|w| {
             let offset = interval.mul_f64(w as f64 / setup.writers as f64);
-            tokio::spawn(writer(
-                setup.backend,
-                setup.url.to_string(),
-                setup.parents,
+            tokio::spawn(writer(Writer {
+                backend: setup.backend,
+                url: setup.url.to_string(),
+                parents: setup.parents,
                 start,
                 interval,
                 offset,
-                Arc::clone(&stop),
-                Arc::clone(&txs),
-                0x9e37_79b9_7f4a_7c15 ^ (w as u64 + 1),
-            ))
+                stop: Arc::clone(&stop),
+                out: Arc::clone(&txs),
+                seed: 0x9e37_79b9_7f4a_7c15 ^ (w as u64 + 1),
+            }))
         })
         .collect();
     tokio::time::sleep(warmup).await;
@@ -485,7 +495,7 @@ pub(crate) async fn run(setup: &Setup<'_>, kind: Kind, warmup: Duration, alone: 
             let took = began.elapsed().as_secs_f64();
             let failed = (!out.status.success()).then(|| {
                 let e = String::from_utf8_lossy(&out.stderr);
-                e.lines().filter(|l| !l.trim().is_empty()).last().unwrap_or_default().chars().take(300).collect()
+                e.lines().rfind(|l| !l.trim().is_empty()).unwrap_or_default().chars().take(300).collect()
             });
             (took, failed)
         }
