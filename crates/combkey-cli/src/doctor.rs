@@ -533,11 +533,12 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, Failure
         }
         if done.method == "copy-swap" {
             say!(
-                "combkey doctor: copied {} rows in {} chunks, applied {} changes made meanwhile, swapped ({} swap attempts \
-                 retried, {:.1} s paused), {:.1} s{}",
+                "combkey doctor: copied {} rows in {} chunks ({} keys converted), applied the changes made meanwhile in {} \
+                 rounds, swapped ({} swap attempts retried, {:.1} s paused), {:.1} s{}",
                 done.scanned,
                 done.batches,
                 done.converted,
+                done.passes,
                 done.retries,
                 done.paused.as_secs_f64(),
                 done.seconds,

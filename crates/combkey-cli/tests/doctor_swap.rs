@@ -603,6 +603,51 @@ mod postgres {
         assert_eq!(first, m.convert(&keys[0]).unwrap().to_string());
     }
 
+    /// The offline run under the same writers: it locks the tables against writes first, so
+    /// their inserts of children and updates wait for its commit instead of failing it (before,
+    /// a child inserted after its statement began failed the foreign key check at its end,
+    /// every time), and none of theirs fails.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_offline_run_ends_done_while_writers_insert_children() {
+        let url = combkey_testutil::pg_url();
+        let t = "swap_pg_offline";
+        let mut c = connect().await;
+        seed(&mut c, t, 20_000, 2).await;
+        let (p0, c0) = (
+            count(&mut c, &format!("SELECT count(*) FROM {t}")).await,
+            count(&mut c, &format!("SELECT count(*) FROM {t}_items")).await,
+        );
+        let stop = Arc::new(AtomicBool::new(false));
+        let w = Arc::new(Writes::default());
+        let writers: Vec<_> =
+            (0..3).map(|_| tokio::spawn(writer(t.to_string(), p0, Arc::clone(&stop), Arc::clone(&w)))).collect();
+        while w.parents_in.load(Ordering::Relaxed) < 20 {
+            tokio::task::yield_now().await;
+        }
+        let out = run_doctor(args(&url, t, &["--apply", "--triggers", "fire", "--json"]), Vec::new()).await;
+        let done_at = w.parents_in.load(Ordering::Relaxed);
+        while w.parents_in.load(Ordering::Relaxed) < done_at + 20 {
+            tokio::task::yield_now().await;
+        }
+        stop.store(true, Ordering::Relaxed);
+        for h in writers {
+            h.await.unwrap();
+        }
+        let after = json(&out);
+        assert_eq!(w.failures.load(Ordering::Relaxed), 0, "no writer failed: {}", w.last_error.lock().unwrap());
+        assert!(layouts_of(&after).iter().all(|(l, _)| l != "rtcomb-sql"), "every old key converted: {after}");
+        let parents = p0 + w.parents_in.load(Ordering::Relaxed) - w.parents_out.load(Ordering::Relaxed);
+        assert_eq!(count(&mut c, &format!("SELECT count(*) FROM {t}")).await, parents);
+        let children = count(&mut c, &format!("SELECT count(*) FROM {t}_items")).await;
+        assert!(children > c0, "the writers' children are there");
+        let orphans = count(
+            &mut c,
+            &format!("SELECT count(*) FROM {t}_items i WHERE NOT EXISTS (SELECT 1 FROM {t} p WHERE p.id = i.parent)"),
+        )
+        .await;
+        assert_eq!(orphans, 0);
+    }
+
     /// `--keep-type`: text keys stay text, as v7 ids (lowercase, hyphenated), by either method
     /// and offline; a key that does not convert keeps its text exactly (its letter case too).
     #[tokio::test]
@@ -1032,5 +1077,43 @@ mod mariadb {
                 count(&mut c, &format!("SELECT COUNT(*) FROM {t}_items i JOIN {t} p ON p.id = i.parent")).await;
             assert_eq!(joined, 200, "{t}");
         }
+    }
+
+    /// `--migration-sql` of a type change with `--set-default` (guard triggers, combkey's
+    /// functions and trigger: bodies with `;` in them) runs to its end in the `mariadb` client,
+    /// and the table ends as `--apply` would leave it.
+    #[tokio::test]
+    async fn the_script_runs_in_the_mariadb_client() {
+        let url = combkey_testutil::mysql_url();
+        let t = "script_my";
+        let mut c = connect().await;
+        seed(&mut c, t, 300).await;
+        let out = combkey_env(&["doctor", "--url", &url, "--table", t, "--migration-sql", "--set-default"], &[]);
+        let script = ok(&out);
+        assert!(script.contains("DELIMITER //"), "trigger bodies between DELIMITER lines");
+        let rest = url.split_once("://").unwrap().1;
+        let (user, rest) = rest.split_once('@').unwrap();
+        let (hostport, db) = rest.split_once('/').unwrap();
+        let (host, port) = hostport.split_once(':').unwrap();
+        let mut client = Command::new("mariadb")
+            .args(["--protocol=tcp", "-h", host, "-P", port, "-u", user.split(':').next().unwrap(), db.split('?').next().unwrap()])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("the mariadb client (scripts/deps.sh)");
+        {
+            use std::io::Write as _;
+            client.stdin.take().unwrap().write_all(script.as_bytes()).unwrap();
+        }
+        let ran = client.wait_with_output().unwrap();
+        assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
+        let after = json(&combkey_env(&["doctor", "--url", &url, "--table", t, "--json"], &[]));
+        assert_eq!(after["column_type"], "binary(16)", "{after}");
+        assert_eq!(layouts_of(&after), [("v7".to_string(), 300)], "{after}");
+        assert_eq!(after["default"]["makes"], "v7", "{after}");
+        // A row inserted without a key gets combkey's.
+        exec(&mut c, &format!("INSERT INTO {t} (note) VALUES ('after')")).await;
+        assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE SUBSTR(HEX(id), 13, 1) <> '7'")).await, 0);
     }
 }

@@ -35,7 +35,7 @@ pub(crate) async fn write(db: &mut Db, plan: &Plan, out: &mut dyn Write) -> Resu
             }
             StepKind::Map => {
                 for sql in &step.sql {
-                    put(out, &format!("{sql};\n"))?;
+                    put(out, &cat.script_statement(sql))?;
                 }
                 for source in key_sources(db, plan).await? {
                     db.each_page(&source, PAGE, async |rows| {
@@ -44,11 +44,11 @@ pub(crate) async fn write(db: &mut Db, plan: &Plan, out: &mut dyn Write) -> Resu
                         for chunk in page.chunks(MAP_BATCH) {
                             let rows: Vec<(Stored, Stored)> =
                                 chunk.iter().map(|c| (c.old.clone(), c.new.clone())).collect();
-                            put(out, &format!("{};\n", cat.insert_map(&rows)))?;
+                            put(out, &cat.script_statement(&cat.insert_map(&rows)))?;
                             if let Some(map) = &plan.key_map {
                                 let kept = key_map_rows(plan, chunk)?;
                                 if !kept.is_empty() {
-                                    put(out, &format!("{};\n", cat.key_map_insert(&map.into(), &kept)))?;
+                                    put(out, &cat.script_statement(&cat.key_map_insert(&map.into(), &kept)))?;
                                 }
                             }
                         }
@@ -65,7 +65,7 @@ pub(crate) async fn write(db: &mut Db, plan: &Plan, out: &mut dyn Write) -> Resu
             StepKind::CompareDefinitions | StepKind::Done => {}
             _ => {
                 for sql in &step.sql {
-                    put(out, &format!("{sql};\n"))?;
+                    put(out, &cat.script_statement(sql))?;
                 }
             }
         }

@@ -574,6 +574,12 @@ pub(crate) trait Catalog: Sync {
     fn reader_session(&self) -> Vec<String> {
         Vec::new()
     }
+    /// A statement as a script the database's own client runs writes it, terminated:
+    /// `sql;` (MySQL/MariaDB: between `DELIMITER` lines where the statement itself holds a
+    /// `;`, a trigger's or a function's body, which the `mysql`/`mariadb` client would cut there).
+    fn script_statement(&self, sql: &str) -> String {
+        format!("{sql};\n")
+    }
     /// The statements that add back a foreign key from its [`ForeignKey::definition`], and
     /// what went with it (PostgreSQL: its comment; MySQL/MariaDB: the index it named after
     /// itself, given the child table's `definition` from before), so the table ends as it was;

@@ -836,6 +836,10 @@ impl Catalog for MySql {
         ))
     }
 
+    fn script_statement(&self, sql: &str) -> String {
+        if sql.contains(';') { format!("DELIMITER //\n{sql} //\nDELIMITER ;\n") } else { format!("{sql};\n") }
+    }
+
     fn pass_guard(&self) -> Vec<String> {
         vec!["SET @combkey_doctor = 1".into()]
     }

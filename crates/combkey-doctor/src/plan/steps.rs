@@ -162,12 +162,14 @@ pub(crate) fn steps(
         }
         steps.extend(retypes.iter().filter_map(|r| retype_step(r, false)));
         steps.extend(schema.references.iter().filter_map(add_fk));
+        // The new default before the guards go: a writer that leaves the key to the default is
+        // refused while the column has none, never failed by a missing default.
+        steps.extend(set_default);
         for t in &tables {
             if let Some((_, drop)) = cat.write_guard(t, &guard_name(&tag, t)) {
                 steps.push(Step::new(StepKind::Unguard, format!("writes to {t} allowed again"), drop));
             }
         }
-        steps.extend(set_default);
         steps.push(Step::new(StepKind::Verify, "check: no orphaned row", verify));
         steps.push(Step::new(StepKind::CompareDefinitions, "check: every definition as it was", Vec::new()));
         steps.push(Step::new(StepKind::Done, "record the end in the journal", Vec::new()));

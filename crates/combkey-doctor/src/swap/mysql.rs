@@ -1353,7 +1353,7 @@ pub(super) async fn run(
                 if backlog(db, &swap).await? <= 100 {
                     break;
                 }
-                tally.out.converted += apply(db, &swap, plan, 5_000).await?;
+                apply(db, &swap, plan, 5_000).await?;
                 tally.out.passes += 1;
             }
             // From here on every change is written through to the copies as it happens; the
@@ -1365,9 +1365,9 @@ pub(super) async fn run(
                 }
             }
             stop_after("THROUGH", 1);
-            tally.out.converted += drain(db, &swap, plan).await?;
+            drain(db, &swap, plan).await?;
             copies_keys(db, &swap, plan).await?;
-            tally.out.converted += drain(db, &swap, plan).await?;
+            drain(db, &swap, plan).await?;
             swap_tables(db, &swap, plan, online).await?;
             stop_after("RENAME", 1);
             journal.set_cursor(db, None, usize::try_from(phase::SWAPPED).unwrap_or(0)).await?;

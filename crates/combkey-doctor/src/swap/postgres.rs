@@ -237,9 +237,23 @@ fn copy_parts(swap: &Swap, t: &SwapTable) -> (String, String, String) {
 }
 
 /// Adds to the mapping table every value of `t`'s key columns, in the rows `filter` selects
-/// (on `t` aliased `t`), that it does not hold yet: converted here, by combkey.
+/// (on `t` aliased `t`), that it does not hold yet: converted here, by combkey, and sent as two
+/// arrays (`unnest`), which the server reads as two values where a `VALUES` list of as many rows
+/// is a statement to parse row by row (several times the time).
 async fn map_missing(db: &mut Db, swap: &Swap, plan: &Plan, t: &SwapTable, filter: &str) -> Result<usize, Error> {
     let cat = db.catalog()?;
+    let types = db
+        .rows(
+            &format!(
+                "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = {}::regclass \
+                 AND attname IN ('old', 'new') ORDER BY attname DESC",
+                regclass(&swap.map)
+            ),
+            &[],
+        )
+        .await?;
+    let ty = |i: usize| types.get(i).and_then(|r| r.first().cloned().flatten()).unwrap_or_else(|| "text".into());
+    let (old_type, new_type) = (ty(0), ty(1));
     let mut added = 0;
     for k in &t.keys {
         let c = q(k);
@@ -258,17 +272,37 @@ async fn map_missing(db: &mut Db, swap: &Swap, plan: &Plan, t: &SwapTable, filte
             continue;
         }
         let values: Vec<Stored> = rows.iter().map(|r| cat.parse_key(r)).collect::<Result<_, _>>()?;
-        for chunk in map_pairs(plan, &values)?.chunks(crate::apply::MAP_BATCH) {
+        for chunk in map_pairs(plan, &values)?.chunks(MAP_ARRAY) {
+            let (old, new): (Vec<&Stored>, Vec<&Stored>) = chunk.iter().map(|(o, n)| (o, n)).unzip();
             db.exec(&format!(
-                "INSERT INTO {} (old, new) VALUES {} ON CONFLICT (old) DO NOTHING",
+                "INSERT INTO {} (old, new) SELECT * FROM unnest({}::{old_type}[], {}::{new_type}[]) ON CONFLICT (old) DO NOTHING",
                 swap.map.quoted(B),
-                crate::catalog::value_pairs(cat, chunk)
+                array_literal(&old),
+                array_literal(&new)
             ))
             .await?;
             added += chunk.len();
         }
     }
     Ok(added)
+}
+
+/// Mapping rows per statement.
+const MAP_ARRAY: usize = 10_000;
+
+/// Key values as a PostgreSQL array literal of their text, as an SQL string.
+fn array_literal(values: &[&Stored]) -> String {
+    let items: Vec<String> = values
+        .iter()
+        .map(|v| {
+            let text = match v {
+                Stored::Text(t) => t.clone(),
+                Stored::Bytes(b) => format!("\\x{}", crate::catalog::hex(b)),
+            };
+            format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+        })
+        .collect();
+    string_literal(&format!("{{{}}}", items.join(",")))
 }
 
 /// Copies every table in one snapshot (a row that the application moves meanwhile is seen
@@ -806,8 +840,9 @@ async fn after_swap(db: &mut Db, swap: &Swap, plan: &Plan, validate: &[String], 
         let about = crate::plan::key_map_about(&swap.tables[0].name, &plan.column, &converted);
         db.exec_all(&cat.key_map_create(&map, &plan.final_type, &about)).await?;
         db.exec(&format!(
+            // In the new keys' order: one of its two indexes filled from left to right.
             "INSERT INTO {} (old_key, new_key) SELECT old::uuid, new::uuid FROM {} WHERE old::uuid <> new::uuid \
-             ON CONFLICT (old_key) DO NOTHING",
+             ORDER BY new ON CONFLICT (old_key) DO NOTHING",
             map.quoted(B),
             swap.map.quoted(B)
         ))
@@ -941,8 +976,8 @@ pub(super) async fn run(
                         break;
                     }
                     db.exec("BEGIN").await?;
-                    let n = match apply(db, &swap, plan, Some(APPLY_BATCH)).await {
-                        Ok(n) => n,
+                    match apply(db, &swap, plan, Some(APPLY_BATCH)).await {
+                        Ok(_) => {}
                         Err(e) => {
                             let _ = db.exec("ROLLBACK").await;
                             return Err(e);
@@ -950,7 +985,6 @@ pub(super) async fn run(
                     };
                     db.exec("COMMIT").await?;
                     tally.out.passes += 1;
-                    tally.out.converted += n;
                 }
                 match swap_once(db, &swap, plan, &journal).await? {
                     Some(validate) => {
@@ -1002,15 +1036,23 @@ pub(super) async fn run(
         tally.out.kept = swap.tables.iter().map(|t| t.old.to_string()).collect();
     }
     tally.out.passes += 1;
-    if tally.out.converted == 0 {
-        tally.out.converted = plan.converted.values().sum();
-    }
+    tally.out.converted = plan.converted.values().sum();
     Ok(tally.done())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn array_literals_quote_what_an_array_would_split() {
+        let a = Stored::Text("017f22e2-79b0-7cc3-98c4-dc0c0c07398f".into());
+        let b = Stored::Text("{A,\"b\\'}".into());
+        assert_eq!(
+            array_literal(&[&a, &b]),
+            "'{\"017f22e2-79b0-7cc3-98c4-dc0c0c07398f\",\"{A,\\\"b\\\\''}\"}'"
+        );
+    }
 
     #[test]
     fn copy_parts_map_every_key_column() {
