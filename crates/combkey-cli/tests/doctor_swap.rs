@@ -1091,12 +1091,33 @@ mod mariadb {
         let out = combkey_env(&["doctor", "--url", &url, "--table", t, "--migration-sql", "--set-default"], &[]);
         let script = ok(&out);
         assert!(script.contains("DELIMITER //"), "trigger bodies between DELIMITER lines");
+        // The application writes on between the script's making and its run: keys the
+        // script's mapping does not hold (MySQL's UUID(), one in upper case with a child
+        // that spells it in lower case, as a case-insensitive collation lets it).
+        exec(
+            &mut c,
+            &format!(
+                "INSERT INTO {t} (note) VALUES ('late');
+                 INSERT INTO {t} (id, note) VALUES (UPPER(UUID()), 'late');
+                 INSERT INTO {t}_items (parent, what) SELECT LOWER(id), 'late' FROM {t} WHERE note = 'late'"
+            ),
+        )
+        .await;
         let rest = url.split_once("://").unwrap().1;
         let (user, rest) = rest.split_once('@').unwrap();
         let (hostport, db) = rest.split_once('/').unwrap();
         let (host, port) = hostport.split_once(':').unwrap();
         let mut client = Command::new("mariadb")
-            .args(["--protocol=tcp", "-h", host, "-P", port, "-u", user.split(':').next().unwrap(), db.split('?').next().unwrap()])
+            .args([
+                "--protocol=tcp",
+                "-h",
+                host,
+                "-P",
+                port,
+                "-u",
+                user.split(':').next().unwrap(),
+                db.split('?').next().unwrap(),
+            ])
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
@@ -1110,8 +1131,22 @@ mod mariadb {
         assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
         let after = json(&combkey_env(&["doctor", "--url", &url, "--table", t, "--json"], &[]));
         assert_eq!(after["column_type"], "binary(16)", "{after}");
-        assert_eq!(layouts_of(&after), [("v7".to_string(), 300)], "{after}");
+        // The late keys are stored as the UUIDs they spell (MySQL's v1), not converted, and
+        // every child still finds its parent.
+        assert_eq!(layouts_of(&after), [("v1".to_string(), 2), ("v7".to_string(), 300)], "{after}");
+        assert_eq!(
+            count(
+                &mut c,
+                &format!("SELECT COUNT(*) FROM {t}_items i JOIN {t} p ON p.id = i.parent WHERE i.what = 'late'")
+            )
+            .await,
+            2
+        );
         assert_eq!(after["default"]["makes"], "v7", "{after}");
+        // The next run converts them.
+        ok(&combkey_env(&["doctor", "--url", &url, "--table", t, "--apply"], &[]));
+        let after = json(&combkey_env(&["doctor", "--url", &url, "--table", t, "--json"], &[]));
+        assert_eq!(layouts_of(&after), [("v7".to_string(), 302)], "{after}");
         // A row inserted without a key gets combkey's.
         exec(&mut c, &format!("INSERT INTO {t} (note) VALUES ('after')")).await;
         assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE SUBSTR(HEX(id), 13, 1) <> '7'")).await, 0);

@@ -56,6 +56,17 @@ pub(crate) async fn write(db: &mut Db, plan: &Plan, out: &mut dyn Write) -> Resu
                     })
                     .await?;
                 }
+                let since = written_since(plan, backend);
+                if !since.is_empty() {
+                    put(
+                        out,
+                        "--   keys written since this script was made: stored as the UUID their text spells, not converted \
+                         (run `combkey doctor --apply` again afterwards to convert them)\n",
+                    )?;
+                }
+                for sql in since {
+                    put(out, &cat.script_statement(&sql))?;
+                }
             }
             StepKind::Verify => {
                 for sql in &step.sql {
@@ -71,4 +82,42 @@ pub(crate) async fn write(db: &mut Db, plan: &Plan, out: &mut dyn Write) -> Resu
         }
     }
     Ok(())
+}
+
+/// A MySQL/MariaDB type change from UUID text: the script's mapping holds the keys there were
+/// when it was made, and the application may have written more before it runs (its guard
+/// triggers refuse writes only from their step on). Those keys are mapped to the 16 bytes their
+/// canonical (or 32-digit) text spells, unconverted, as PostgreSQL's `ALTER ... TYPE uuid USING
+/// id::uuid` stores the text it finds; without it the `ALTER` to `BINARY(16)` fails half-way
+/// ("Data too long") with the foreign keys dropped. Only text matching the UUID pattern
+/// exactly is read; a key already mapped keeps its mapping (`INSERT IGNORE` on the primary key:
+/// a temporary table cannot be read twice in one MySQL statement). `--apply` reads its keys
+/// after the guards are up and never needs it.
+fn written_since(plan: &Plan, backend: combkey::Backend) -> Vec<String> {
+    let text = plan.column_type.starts_with("char") || plan.column_type.starts_with("varchar");
+    if backend != combkey::Backend::MySql || !plan.retypes() || !text {
+        return Vec::new();
+    }
+    let mut columns: Vec<(Name, String)> = vec![((&plan.table).into(), plan.column.clone())];
+    for r in &plan.rewrites {
+        for c in &r.columns {
+            let t: Name = (&r.table).into();
+            if !columns.contains(&(t.clone(), c.clone())) {
+                columns.push((t, c.clone()));
+            }
+        }
+    }
+    let h = "[0-9A-Fa-f]";
+    let pattern = format!("^({h}{{8}}-{h}{{4}}-{h}{{4}}-{h}{{4}}-{h}{{12}}|{h}{{32}})$");
+    columns
+        .into_iter()
+        .map(|(t, c)| {
+            let c = backend.quote(&c);
+            format!(
+                "INSERT IGNORE INTO combkey_doctor_map (old, new) SELECT DISTINCT t.{c}, UNHEX(REPLACE(t.{c}, '-', '')) \
+                 FROM {} t WHERE t.{c} REGEXP '{pattern}'",
+                t.quoted(backend)
+            )
+        })
+        .collect()
 }

@@ -1048,10 +1048,7 @@ mod tests {
     fn array_literals_quote_what_an_array_would_split() {
         let a = Stored::Text("017f22e2-79b0-7cc3-98c4-dc0c0c07398f".into());
         let b = Stored::Text("{A,\"b\\'}".into());
-        assert_eq!(
-            array_literal(&[&a, &b]),
-            "'{\"017f22e2-79b0-7cc3-98c4-dc0c0c07398f\",\"{A,\\\"b\\\\''}\"}'"
-        );
+        assert_eq!(array_literal(&[&a, &b]), "'{\"017f22e2-79b0-7cc3-98c4-dc0c0c07398f\",\"{A,\\\"b\\\\''}\"}'");
     }
 
     #[test]
