@@ -1026,6 +1026,25 @@ mod mariadb {
         assert_eq!(after, before, "nothing changed");
         assert!(show(&mut c, "doctor_same_my").await.contains("`id` char(36)"), "the column kept its type");
         exec(&mut c, "DROP TABLE doctor_same_my").await;
+        // One id in its 36 and its 32 characters, both lower case (each value alone looks
+        // like every other: the grouping is not skipped for it); and all values one way: none.
+        exec(
+            &mut c,
+            "DROP TABLE IF EXISTS doctor_same_my2;
+             CREATE TABLE doctor_same_my2 (id VARCHAR(36) NOT NULL PRIMARY KEY)",
+        )
+        .await;
+        exec(&mut c, &format!("INSERT INTO doctor_same_my2 VALUES {}", values.join(","))).await;
+        let r = report(&url, "doctor_same_my2", &[]);
+        assert!(r["refusal"].is_null(), "{r}");
+        let short = ids[7].to_string().replace('-', "");
+        exec(&mut c, &format!("INSERT INTO doctor_same_my2 VALUES ('{short}')")).await;
+        let r = report(&url, "doctor_same_my2", &[]);
+        let refusal = r["refusal"].as_str().unwrap_or_default();
+        for said in [format!("'{short}'"), format!("'{}'", ids[7]), "2 values read as".to_string()] {
+            assert!(refusal.contains(&said), "{said}: {refusal}");
+        }
+        exec(&mut c, "DROP TABLE doctor_same_my2").await;
     }
 
     #[tokio::test]

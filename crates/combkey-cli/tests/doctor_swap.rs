@@ -407,6 +407,111 @@ mod postgres {
         }
     }
 
+    /// v1 keys, whose conversion drops bits: the key map holds every old key with the new one
+    /// combkey makes of it, whether the run makes it (from its mapping table) or finds one
+    /// with rows of an earlier run (they stay), and when stopped right after the swap or right
+    /// after the key map is filled, the second run leaves it whole.
+    #[tokio::test]
+    async fn v1_keys_leave_the_key_map_whole() {
+        use combkey::FixedClock;
+        use combkey::layouts::V1Generator;
+        let url = combkey_testutil::pg_url();
+        let mut c = connect().await;
+        let clock = Arc::new(FixedClock::new(Timestamp::now().saturating_add_ms(-3_600_000)));
+        let g = V1Generator::with_clock_and_random(Arc::clone(&clock), SeededRandom::new(41));
+        let old: Vec<Comb> = (0..1500)
+            .map(|_| {
+                clock.advance(std::time::Duration::from_millis(7));
+                g.generate()
+            })
+            .collect();
+        let m = KeyMigration::new(Layout::V1, Layout::V7).unwrap();
+        let mut want: Vec<(String, String)> =
+            old.iter().map(|o| (o.to_string(), m.convert(o).unwrap().to_string())).collect();
+        want.sort();
+        for (k, (stop, earlier)) in
+            [(None, false), (None, true), (Some(5), false), (Some(6), false)].into_iter().enumerate()
+        {
+            let t = format!("swap_pg_v1_{k}");
+            let t = t.as_str();
+            let map = format!("combkey_keymap_{t}");
+            exec(
+                &mut c,
+                &format!(
+                    "DROP TABLE IF EXISTS {t}_items, {t}, _{t}_old, _{t}_items_old, _{t}_new, _{t}_items_new, _{t}_map, \
+                     _{t}_log, _{t}_items_log, {map} CASCADE;
+                     DELETE FROM combkey_doctor_journal WHERE target LIKE '%\"{t}\"%';
+                     CREATE TABLE {t} (id uuid PRIMARY KEY, note text);
+                     CREATE TABLE {t}_items (k bigserial PRIMARY KEY, parent uuid NOT NULL REFERENCES {t} (id));
+                     CREATE INDEX ON {t}_items (parent);"
+                ),
+            )
+            .await;
+            let texts: Vec<String> = old.iter().map(ToString::to_string).collect();
+            sqlx::query(AssertSqlSafe(format!("INSERT INTO {t} (id) SELECT u::uuid FROM UNNEST($1::text[]) u")))
+                .bind(&texts)
+                .execute(&mut c)
+                .await
+                .unwrap();
+            exec(&mut c, &format!("INSERT INTO {t}_items (parent) SELECT id FROM {t}")).await;
+            let mut expected = want.clone();
+            if earlier {
+                // A key map an earlier run left, with a key no longer in the table.
+                let gone = (
+                    "00000000-0000-1000-8000-000000000001".to_string(),
+                    "01890000-0000-7000-8000-000000000001".to_string(),
+                );
+                exec(
+                    &mut c,
+                    &format!(
+                        "CREATE TABLE {map} (old_key uuid PRIMARY KEY, new_key uuid NOT NULL UNIQUE);
+                         COMMENT ON TABLE {map} IS 'combkey doctor: the old and the new key of every key of public.{t}.id it converted (v1 -> v7)';
+                         INSERT INTO {map} VALUES ('{}', '{}')",
+                        gone.0, gone.1
+                    ),
+                )
+                .await;
+                expected.push(gone);
+                expected.sort();
+            }
+            let run = ["doctor", "--url", &url, "--table", t, "--apply", "--online", "--method", "copy-swap"];
+            if let Some(n) = stop {
+                let stopped = combkey_env(&run, &[("COMBKEY_DOCTOR_FAIL_AFTER_PHASE", &n.to_string())]);
+                assert!(!stopped.status.success(), "{k}: it stopped: {}", stderr(&stopped));
+            }
+            ok(&combkey_env(&run, &[]));
+            let kept: Vec<(String, String)> = sqlx::query_as(AssertSqlSafe(format!(
+                "SELECT old_key::text, new_key::text FROM {map} ORDER BY old_key::text"
+            )))
+            .fetch_all(&mut c)
+            .await
+            .unwrap();
+            assert_eq!(kept.len(), expected.len(), "{k}");
+            assert!(kept == expected, "{k}: the key map holds every old key with combkey's new one");
+            // The key map is the table a key map is (what the offline run makes).
+            assert_eq!(
+                count(
+                    &mut c,
+                    &format!(
+                        "SELECT count(*) FROM pg_constraint WHERE conrelid = '{map}'::regclass AND conname IN \
+                         ('{map}_pkey', '{map}_new_key_key')"
+                    )
+                )
+                .await,
+                2,
+                "{k}"
+            );
+            let ids: Vec<String> = sqlx::query_scalar(AssertSqlSafe(format!("SELECT id::text FROM {t} ORDER BY id")))
+                .fetch_all(&mut c)
+                .await
+                .unwrap();
+            let mut converted: Vec<String> = want.iter().map(|(_, n)| n.clone()).collect();
+            converted.sort();
+            assert_eq!(ids, converted, "{k}");
+            assert!(leftovers(&mut c, t).await.is_empty(), "{k}: {:?}", leftovers(&mut c, t).await);
+        }
+    }
+
     /// A stopped run abandoned: its tables, triggers and functions go, the table is as it was.
     #[tokio::test]
     async fn a_stopped_run_is_abandoned_and_the_table_is_as_it_was() {
@@ -750,10 +855,11 @@ mod mariadb {
                  CREATE TABLE {t}_items (k BIGINT AUTO_INCREMENT PRIMARY KEY, parent CHAR(36) NOT NULL, what VARCHAR(20),
                    CONSTRAINT {t}_items_fk FOREIGN KEY (parent) REFERENCES {t} (id) ON DELETE CASCADE) ENGINE=InnoDB;
                  CREATE TABLE {t}_notes (k BIGINT AUTO_INCREMENT PRIMARY KEY, parent CHAR(36) NULL, KEY by_parent (parent),
-                   CONSTRAINT {t}_notes_fk FOREIGN KEY (parent) REFERENCES {t} (id)) ENGINE=InnoDB;
+                   CONSTRAINT {t}_notes_fk FOREIGN KEY (parent) REFERENCES {t} (id),
+                   also CHAR(36) NULL, FOREIGN KEY (also) REFERENCES {t} (id)) ENGINE=InnoDB;
                  INSERT INTO {t} (note) SELECT 'seeded' FROM seq_1_to_{n};
                  INSERT INTO {t}_items (parent, what) SELECT id, 'seeded' FROM {t} WHERE seq % 2 = 0;
-                 INSERT INTO {t}_notes (parent) SELECT id FROM {t} WHERE seq % 7 = 0;
+                 INSERT INTO {t}_notes (parent, also) SELECT id, IF(seq % 2 = 0, id, NULL) FROM {t} WHERE seq % 7 = 0;
                  INSERT INTO {t}_notes (parent) VALUES (NULL);"
             ),
         )

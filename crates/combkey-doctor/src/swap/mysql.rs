@@ -918,6 +918,36 @@ async fn foreign_keys(db: &mut Db, swap: &Swap, of: impl Fn(&SwapTable) -> Name)
     Ok(out)
 }
 
+/// `RENAME INDEX` clauses that give each plain index of `now` (a `SHOW CREATE TABLE` text)
+/// that `before` does not have the name `before` gave the same index (its columns and options),
+/// where that name is free in `now`.
+fn index_renames(before: &str, now: &str) -> Vec<String> {
+    // (name, what follows it) of each `KEY` line.
+    let keys = |text: &str| -> Vec<(String, String)> {
+        text.lines()
+            .map(|l| l.trim().trim_end_matches(','))
+            .filter_map(|l| l.strip_prefix("KEY `"))
+            .filter_map(|r| r.find("` (").map(|end| (r[..end].replace("``", "`"), r[end + 1..].to_string())))
+            .collect()
+    };
+    let (was, is) = (keys(before), keys(now));
+    let mut out = Vec::new();
+    for (name, rest) in &is {
+        if was.iter().any(|(n, r)| n == name && r == rest) {
+            continue;
+        }
+        let given: &Vec<String> = &out;
+        let taken = |n: &String| {
+            is.iter().any(|(m, _)| m == n) || given.iter().any(|o: &String| o.ends_with(&format!(" TO {}", q(n))))
+        };
+        if let Some((old, _)) = was.iter().find(|(n, r)| r == rest && !taken(n)) {
+            let rename = format!("RENAME INDEX {} TO {}", q(name), q(old));
+            out.push(rename);
+        }
+    }
+    out
+}
+
 /// The name a foreign key has on the copy until the swap (pt-online-schema-change's leading
 /// underscore), cut to 64 characters.
 fn temporary_fk(name: &str) -> String {
@@ -1141,6 +1171,13 @@ async fn after_swap(
             }
             parts.push(format!("ADD {}", line.trim_end_matches(',')));
             alter(db, &t.name, &parts.join(", ")).await?;
+        }
+        // MariaDB also renames an index it made for an unnamed foreign key (`KEY parent_id`)
+        // after a named constraint added over it: each index gets back the name it had.
+        let now = db.query(cat.definition(&t.name)).await?;
+        let renames = index_renames(def, &now);
+        if !renames.is_empty() {
+            alter(db, &t.name, &renames.join(", ")).await?;
         }
     }
     db.exec("SET SESSION foreign_key_checks = 1").await?;
@@ -1403,4 +1440,25 @@ pub(super) async fn run(
     tally.out.converted = plan.converted.values().sum::<usize>() + converted;
     tally.out.passes = 1;
     Ok(tally.done())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_index_renamed_after_a_constraint_gets_its_name_back() {
+        let before = "CREATE TABLE `c` (\n  `id` int(11) NOT NULL,\n  `p` binary(16) NOT NULL,\n  `q` binary(16),\n  \
+                      PRIMARY KEY (`id`),\n  KEY `p` (`p`),\n  KEY `by q` (`q`) COMMENT 'x',\n  KEY `q2` (`q`),\n  \
+                      CONSTRAINT `c_ibfk_1` FOREIGN KEY (`p`) REFERENCES `t` (`id`)\n) ENGINE=InnoDB";
+        let now = before.replace("KEY `p` (`p`)", "KEY `c_ibfk_1` (`p`)");
+        assert_eq!(index_renames(before, &now), ["RENAME INDEX `c_ibfk_1` TO `p`"]);
+        // Nothing renamed: nothing to do; an index that is new stays.
+        assert!(index_renames(before, before).is_empty());
+        let added = before.replace("  KEY `p` (`p`),\n", "  KEY `p` (`p`),\n  KEY `extra` (`id`, `p`),\n");
+        assert!(index_renames(before, &added).is_empty());
+        // Two indexes on the same columns: each old name is given once.
+        let both = before.replace("KEY `q2` (`q`)", "KEY `z` (`q`)");
+        assert_eq!(index_renames(before, &both), ["RENAME INDEX `z` TO `q2`"]);
+    }
 }

@@ -275,7 +275,10 @@ async fn map_missing(db: &mut Db, swap: &Swap, plan: &Plan, t: &SwapTable, filte
         for chunk in map_pairs(plan, &values)?.chunks(MAP_ARRAY) {
             let (old, new): (Vec<&Stored>, Vec<&Stored>) = chunk.iter().map(|(o, n)| (o, n)).unzip();
             db.exec(&format!(
-                "INSERT INTO {} (old, new) SELECT * FROM unnest({}::{old_type}[], {}::{new_type}[]) ON CONFLICT (old) DO NOTHING",
+                // No `ON CONFLICT`: the values are distinct and none is mapped yet (only this
+                // session writes the mapping table), and a speculative insert takes twice the
+                // time; a duplicate would fail the run before its swap, changing nothing.
+                "INSERT INTO {} (old, new) SELECT * FROM unnest({}::{old_type}[], {}::{new_type}[])",
                 swap.map.quoted(B),
                 array_literal(&old),
                 array_literal(&new)
@@ -835,19 +838,46 @@ async fn after_swap(db: &mut Db, swap: &Swap, plan: &Plan, validate: &[String], 
     for v in validate.iter().filter(|v| !v.is_empty()) {
         db.exec(v).await?;
     }
-    if let Some(map) = plan.key_map.as_ref().map(Name::from) {
+    let exists = async |db: &mut Db, n: &Name| -> Result<bool, Error> {
+        Ok(db.count(&format!("SELECT count(*) FROM pg_class WHERE oid = to_regclass({})", regclass(n))).await? > 0)
+    };
+    // Once the mapping table is gone (a run stopped after it dropped it), the key map is full.
+    if let Some(map) = plan.key_map.as_ref().map(Name::from)
+        && exists(db, &swap.map).await?
+    {
         let converted: Vec<&str> = plan.converted.keys().map(String::as_str).collect();
         let about = crate::plan::key_map_about(&swap.tables[0].name, &plan.column, &converted);
-        db.exec_all(&cat.key_map_create(&map, &plan.final_type, &about)).await?;
-        db.exec(&format!(
-            // In the new keys' order: one of its two indexes filled from left to right.
-            "INSERT INTO {} (old_key, new_key) SELECT old::uuid, new::uuid FROM {} WHERE old::uuid <> new::uuid \
-             ORDER BY new ON CONFLICT (old_key) DO NOTHING",
-            map.quoted(B),
-            swap.map.quoted(B)
-        ))
-        .await?;
+        if let Some(statements) = map_becomes_key_map(db, swap, &map).await? {
+            // The mapping table holds every pair already: it becomes the key map, its second
+            // index built sorted, instead of a copy of its rows inserted into two indexes
+            // (1.2 s of a 3.8 s run of 300,000 keys).
+            db.exec("BEGIN").await?;
+            let result: Result<(), Error> = async {
+                for s in statements.iter().chain(cat.key_map_create(&map, &plan.final_type, &about).iter()) {
+                    db.exec(s).await?;
+                }
+                db.exec("COMMIT").await?;
+                Ok(())
+            }
+            .await;
+            if let Err(e) = result {
+                let _ = db.exec("ROLLBACK").await;
+                return Err(e);
+            }
+        } else {
+            db.exec_all(&cat.key_map_create(&map, &plan.final_type, &about)).await?;
+            db.exec(&format!(
+                // In the new keys' order: one of its two indexes filled from left to right.
+                "INSERT INTO {} (old_key, new_key) SELECT old::uuid, new::uuid FROM {} WHERE old::uuid <> new::uuid \
+                 ORDER BY new ON CONFLICT (old_key) DO NOTHING",
+                map.quoted(B),
+                swap.map.quoted(B)
+            ))
+            .await?;
+        }
     }
+    // For tests: the key map is full, the work tables are still there.
+    stop_after("PHASE", 6);
     let mut drops: Vec<String> = swap.tables.iter().map(|t| t.log.quoted(B)).collect();
     drops.push(swap.map.quoted(B));
     db.exec(&format!("DROP TABLE IF EXISTS {}", drops.join(", "))).await?;
@@ -856,6 +886,47 @@ async fn after_swap(db: &mut Db, swap: &Swap, plan: &Plan, validate: &[String], 
         db.exec(&format!("DROP TABLE IF EXISTS {}", kept.join(", "))).await?;
     }
     Ok(())
+}
+
+/// The statements that turn the mapping table into the key map `map` (the table
+/// `Catalog::key_map_create` makes: `old_key uuid PRIMARY KEY, new_key uuid NOT NULL UNIQUE`,
+/// with the names PostgreSQL would give its constraints), where that gives the very same table:
+/// no key map there yet, both columns `uuid`, the same schema, and constraint names PostgreSQL
+/// would not have had to shorten or number. `None` otherwise: its rows are copied.
+async fn map_becomes_key_map(db: &mut Db, swap: &Swap, map: &Name) -> Result<Option<Vec<String>>, Error> {
+    let (pkey, unique) = (format!("{}_pkey", map.name), format!("{}_new_key_key", map.name));
+    if map.schema != swap.map.schema || unique.len() > 63 {
+        return Ok(None);
+    }
+    let schema = string_literal(map.schema.as_deref().unwrap_or("public"));
+    let rows = db
+        .rows(
+            &format!(
+                "SELECT (SELECT count(*) FROM pg_class c WHERE c.relnamespace = {schema}::regnamespace \
+                   AND c.relname IN ({}, {}, {}))::text, \
+                 (SELECT string_agg(format_type(atttypid, atttypmod), ',' ORDER BY attnum) FROM pg_attribute \
+                   WHERE attrelid = {m}::regclass AND attnum > 0 AND NOT attisdropped), \
+                 (SELECT conname::text FROM pg_constraint WHERE conrelid = {m}::regclass AND contype = 'p')",
+                string_literal(&map.name),
+                string_literal(&pkey),
+                string_literal(&unique),
+                m = regclass(&swap.map)
+            ),
+            &[],
+        )
+        .await?;
+    let row = rows_first(&rows, 3);
+    let (taken, types, primary) = (row[0].as_deref(), row[1].as_deref(), row[2].clone());
+    let (Some("0"), Some("uuid,uuid"), Some(primary)) = (taken, types, primary) else { return Ok(None) };
+    let m = swap.map.quoted(B);
+    Ok(Some(vec![
+        format!("DELETE FROM {m} WHERE old = new"),
+        format!("ALTER TABLE {m} RENAME COLUMN old TO old_key"),
+        format!("ALTER TABLE {m} RENAME COLUMN new TO new_key"),
+        format!("ALTER TABLE {m} RENAME CONSTRAINT {} TO {}", q(&primary), q(&pkey)),
+        format!("ALTER TABLE {m} ADD CONSTRAINT {} UNIQUE (new_key)", q(&unique)),
+        format!("ALTER TABLE {m} RENAME TO {}", q(&map.name)),
+    ]))
 }
 
 /// Removes what a run made before its swap: the triggers (in attempts: dropping one locks its
