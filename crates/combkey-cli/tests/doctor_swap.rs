@@ -1040,6 +1040,77 @@ mod mariadb {
         assert!(Comb::new().simple().to_string().to_uppercase() > last, "{last}");
     }
 
+    /// An application that goes on writing old keys (the column keeps its `UUID()` default,
+    /// `--keep-type` without `--set-default`) through the copy, the swap and after: the run
+    /// converts what was there and what was written through, and ends; it does not chase the
+    /// application's new keys pass after pass and fail. The report says what is left.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn old_keys_written_on_after_the_swap_end_the_run_done() {
+        let url = combkey_testutil::mysql_url();
+        let t = "swap_my_still_v1";
+        let mut c = connect().await;
+        seed(&mut c, t, 20_000).await;
+        let p0 = count(&mut c, &format!("SELECT COUNT(*) FROM {t}")).await;
+        let stop = Arc::new(AtomicBool::new(false));
+        let w = Arc::new(Writes::default());
+        let writers: Vec<_> =
+            (0..3).map(|_| tokio::spawn(writer(t.to_string(), p0, Arc::clone(&stop), Arc::clone(&w)))).collect();
+        while w.parents_in.load(Ordering::Relaxed) < 20 {
+            tokio::task::yield_now().await;
+        }
+        let out = run_doctor(
+            args(&url, t, &["--apply", "--online", "--method", "copy-swap", "--keep-type", "--json"]),
+            Vec::new(),
+        )
+        .await;
+        let swapped_at = w.parents_in.load(Ordering::Relaxed);
+        while w.parents_in.load(Ordering::Relaxed) < swapped_at + 20 {
+            tokio::task::yield_now().await;
+        }
+        stop.store(true, Ordering::Relaxed);
+        for h in writers {
+            h.await.unwrap();
+        }
+        let after = json(&out);
+        assert_eq!(after["online"]["method"], "copy-swap", "{after}");
+        assert_eq!(after["column_type"], "char(36)", "{after}");
+        assert_eq!(w.failures.load(Ordering::Relaxed), 0, "{}", w.last_error.lock().unwrap());
+        // Every seeded key is v7; so is every key written before the swap began to count.
+        assert!(converted_as_the_layout_says_text(&mut c, t).await > 19_000);
+        let v1_seeded =
+            count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE note = 'seeded' AND SUBSTR(id, 15, 1) <> '7'"))
+                .await;
+        assert_eq!(v1_seeded, 0, "{after}");
+        // The application's keys since are its own: v1, as its default makes them.
+        let v1 = count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE SUBSTR(id, 15, 1) = '1'")).await;
+        assert!(v1 > 0, "the writers wrote v1 keys after the swap");
+        for child in [format!("{t}_items"), format!("{t}_notes")] {
+            let orphans = count(
+                &mut c,
+                &format!("SELECT COUNT(*) FROM {child} i LEFT JOIN {t} p ON p.id = i.parent WHERE i.parent IS NOT NULL AND p.id IS NULL"),
+            )
+            .await;
+            assert_eq!(orphans, 0, "{child}");
+        }
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+    }
+
+    /// [`converted_as_the_layout_says`] where the column kept its text type.
+    async fn converted_as_the_layout_says_text(c: &mut MySqlConnection, t: &str) -> usize {
+        let m = KeyMigration::new(Layout::V1, Layout::V7).unwrap();
+        let rows = sqlx::query(AssertSqlSafe(format!(
+            "SELECT CAST(o.id AS CHAR), CAST(n.id AS CHAR) FROM _{t}_old o JOIN {t} n USING (seq) WHERE o.note = 'seeded'"
+        )))
+        .fetch_all(&mut *c)
+        .await
+        .unwrap();
+        for r in &rows {
+            let (old, new): (String, String) = (r.get(0), r.get(1));
+            assert_eq!(new, m.convert(&old.parse::<Comb>().unwrap()).unwrap().to_string(), "row of old key {old}");
+        }
+        rows.len()
+    }
+
     /// Stopped after each phase and after a chunk of the copy: before the swap the application
     /// sees the tables as they were; a second run finishes.
     #[tokio::test]

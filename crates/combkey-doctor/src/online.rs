@@ -90,6 +90,10 @@ pub struct Online {
     pub max_retries: u32,
     /// A pause after each batch that changed keys, to leave the server room.
     pub sleep: Duration,
+    /// Only the keys this condition selects (SQL on the key column), in one pass: a copy and
+    /// swap's keys written through unconverted, after the swap. Keys the application writes
+    /// meanwhile are its own new rows, not chased.
+    pub(crate) only: Option<String>,
 }
 
 impl Online {
@@ -237,6 +241,7 @@ impl Default for Online {
             replica_urls: Vec::new(),
             max_retries: 20,
             sleep: Duration::ZERO,
+            only: None,
         }
     }
 }
@@ -443,10 +448,13 @@ pub(crate) async fn run(
             rows.iter().enumerate().map(|(i, r)| Ok((cat.parse_key(r)?, times.get(i).cloned().flatten()))).collect()
         };
         let scan = async |scanner: &mut Db, cursor: Option<&Stored>| -> Result<Vec<Keyed>, Error> {
-            let filter = match cursor {
+            let mut filter = match cursor {
                 Some(c) => format!(" AND {} > {}", q(&plan.column), cat.key_literal(c)),
                 None => String::new(),
             };
+            if let Some(only) = &online.only {
+                filter.push_str(&format!(" AND {only}"));
+            }
             let sql = format!("{} LIMIT {}", cat.select_keys(&table, &column, only, &filter, also), online.batch_size);
             let rows = scanner.rows(&sql, &[]).await?;
             keyed(&rows)
@@ -700,7 +708,7 @@ pub(crate) async fn run(
                 if sweep_complete {
                     out.passes += 1;
                 }
-                if converted_this_pass == 0 && (pass_from_start || sweeping) {
+                if (converted_this_pass == 0 || online.only.is_some()) && (pass_from_start || sweeping) {
                     break;
                 }
                 if out.passes >= MAX_PASSES && converted_this_pass > 0 && sweep_complete {

@@ -1198,6 +1198,7 @@ async fn after_swap(
     if converting > 0 {
         let mut plain = online.clone();
         plain.method = crate::online::Method::InPlace;
+        plain.only = Some(format!("{} IN (SELECT d.k FROM {} d)", q(&plan.column), todo(swap).quoted(B)));
         let out = crate::online::run(db, &after, &plain, progress).await?;
         converted = out.converted;
     }
