@@ -533,10 +533,13 @@ async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, Failure
         }
         if done.method == "copy-swap" {
             say!(
-                "combkey doctor: copied {} rows in {} chunks ({} keys converted), applied the changes made meanwhile in {} \
+                "combkey doctor: {} ({} keys converted), applied the changes made meanwhile in {} \
                  rounds, swapped ({} swap attempts retried, {:.1} s paused), {:.1} s{}",
-                done.scanned,
-                done.batches,
+                if done.resumed && done.scanned == 0 {
+                    "the earlier run had copied the rows".to_string()
+                } else {
+                    format!("copied {} rows in {} chunks", done.scanned, done.batches)
+                },
                 done.converted,
                 done.passes,
                 done.retries,
