@@ -1,5 +1,5 @@
 //! `combkey doctor` holds a bounded amount of memory whatever the table's size: its audit,
-//! `--migration-sql` and `--apply` of a PostgreSQL table of 400,000 RT.Comb keys (with
+//! `--migration-sql`, `--apply` and `--apply --online` by copy and swap of a PostgreSQL table of 400,000 RT.Comb keys (with
 //! 25,000 referencing rows; about 50 MiB of table and indexes) finish with the process's data
 //! segment capped at 16 MiB (`prlimit --data`), and of an SQLite file of as many at 24 MiB
 //! (SQLite runs in the process: two connections, each with its page cache and thread). Holding
@@ -117,6 +117,65 @@ async fn audit_script_and_apply_of_a_table_far_larger_than_the_memory_cap() {
         "every child follows its parent"
     );
     sqlx::raw_sql("DROP TABLE doctor_mem_items; DROP TABLE doctor_mem").execute(&mut c).await.unwrap();
+}
+
+/// `--apply --online` by copy and swap under the same cap: the parent's keys go to the client
+/// and back a chunk at a time (they took 66 MiB for 3,000,000 keys when a chunk could hold
+/// 100,000).
+#[tokio::test]
+async fn copy_and_swap_of_a_table_far_larger_than_the_memory_cap() {
+    let url = combkey_testutil::pg_url();
+    let mut c = PgConnection::connect(&url).await.unwrap_or_else(|e| panic!("PostgreSQL at {url}: {e}"));
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "DROP TABLE IF EXISTS doctor_mem_swap_items, doctor_mem_swap, _doctor_mem_swap_old, _doctor_mem_swap_items_old;
+         CREATE TABLE doctor_mem_swap (id uuid PRIMARY KEY, n int NOT NULL DEFAULT 0, note text);
+         CREATE TABLE doctor_mem_swap_items (k bigserial PRIMARY KEY, parent uuid NOT NULL REFERENCES doctor_mem_swap (id));
+         CREATE INDEX ON doctor_mem_swap_items (parent);
+         INSERT INTO doctor_mem_swap (id, note)
+           SELECT encode(set_byte(set_byte(substring(r FROM 1 FOR 10), 6, (get_byte(r, 6) & 15) | 64), 8,
+                         (get_byte(r, 8) & 63) | 128) || substring(int8send(1767225600000 + i::bigint * 1000) FROM 3 FOR 6), 'hex')::uuid,
+                  md5(i::text)
+           FROM (SELECT i, decode(md5(i::text), 'hex') AS r FROM generate_series(1, {ROWS}) i) g;
+         INSERT INTO doctor_mem_swap_items (parent) SELECT id FROM doctor_mem_swap WHERE right(id::text, 1) = '0';
+         ANALYZE doctor_mem_swap; ANALYZE doctor_mem_swap_items;"
+    )))
+    .execute(&mut c)
+    .await
+    .expect("the tables");
+    // (No journal yet on a new server: nothing to clear then.)
+    let _ = sqlx::raw_sql("DELETE FROM combkey_doctor_journal WHERE target LIKE '%\"doctor_mem_swap\"%'")
+        .execute(&mut c)
+        .await;
+    assert_eq!(scalar(&mut c, "SELECT count(*) FROM doctor_mem_swap").await, ROWS, "the table");
+    let children = scalar(&mut c, "SELECT count(*) FROM doctor_mem_swap_items").await;
+    let (ok, _, _, err) = capped(&[
+        "doctor",
+        "--url",
+        &url,
+        "--table",
+        "doctor_mem_swap",
+        "--apply",
+        "--online",
+        "--method",
+        "copy-swap",
+    ]);
+    assert!(ok, "copy and swap under the cap: {err}");
+    assert!(err.contains(&format!("copied {} rows", ROWS + children)), "{err}");
+    assert_eq!(
+        scalar(&mut c, "SELECT count(*) FROM doctor_mem_swap WHERE substring(id::text, 15, 1) = '7'").await,
+        ROWS
+    );
+    assert_eq!(
+        scalar(&mut c, "SELECT count(*) FROM doctor_mem_swap_items i JOIN doctor_mem_swap m ON m.id = i.parent").await,
+        children,
+        "every child follows its parent"
+    );
+    sqlx::raw_sql(
+        "DROP TABLE doctor_mem_swap_items, doctor_mem_swap, _doctor_mem_swap_old, _doctor_mem_swap_items_old",
+    )
+    .execute(&mut c)
+    .await
+    .unwrap();
 }
 
 async fn lite(c: &mut SqliteConnection, sql: &'static str) -> i64 {

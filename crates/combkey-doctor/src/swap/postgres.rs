@@ -283,6 +283,10 @@ async fn map_missing(db: &mut Db, swap: &Swap, plan: &Plan, t: &SwapTable, filte
 /// Mapping rows per statement.
 const MAP_ARRAY: usize = 10_000;
 
+/// Rows of the parent per chunk at most, where its keys come to the client and go back
+/// (`copy_direct`): the keys, their conversions and the statement stay a few MiB.
+const DIRECT_ROWS: usize = 10_000;
+
 /// The mapping table's column types, `old` and `new`.
 async fn map_types(db: &mut Db, swap: &Swap) -> Result<(String, String), Error> {
     let types = db
@@ -431,7 +435,8 @@ async fn copy(db: &mut Db, swap: &Swap, plan: &Plan, journal: &Journal, pacing: 
             pacing.wait(db).await?;
             // OK because rows per page is at least 1 and the chunk at most 100,000 rows.
             #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
-            let span = ((pace.rows as f64 / per_page).ceil() as i64).max(1);
+            let rows = if direct { pace.rows.min(DIRECT_ROWS) } else { pace.rows };
+            let span = ((rows as f64 / per_page).ceil() as i64).max(1);
             let to = from + span;
             let filter = if to >= pages {
                 format!("t.ctid >= '({from},0)'::tid")
