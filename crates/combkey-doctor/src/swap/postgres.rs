@@ -433,9 +433,9 @@ async fn copy(db: &mut Db, swap: &Swap, plan: &Plan, journal: &Journal, pacing: 
         let mut from = 0i64;
         while from < pages {
             pacing.wait(db).await?;
+            let rows = if direct { pace.rows.min(DIRECT_ROWS) } else { pace.rows };
             // OK because rows per page is at least 1 and the chunk at most 100,000 rows.
             #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
-            let rows = if direct { pace.rows.min(DIRECT_ROWS) } else { pace.rows };
             let span = ((rows as f64 / per_page).ceil() as i64).max(1);
             let to = from + span;
             let filter = if to >= pages {
