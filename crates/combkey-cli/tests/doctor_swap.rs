@@ -130,7 +130,7 @@ mod postgres {
                  DROP ROLE IF EXISTS {t}_reader;
                  CREATE ROLE {t}_reader;
                  CREATE TABLE {t} (id uuid PRIMARY KEY, seq bigserial UNIQUE, n int NOT NULL DEFAULT 0 CHECK (n >= 0),
-                   note text, touched int NOT NULL DEFAULT 0);
+                   note text, touched int NOT NULL DEFAULT 0, twice int GENERATED ALWAYS AS (n * 2) STORED);
                  COMMENT ON TABLE {t} IS 'the parents';
                  GRANT SELECT ON {t} TO {t}_reader;
                  CREATE TABLE {t}_items (k bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -316,6 +316,9 @@ mod postgres {
         // The updates of the run's time are in the table (the trigger's count came along).
         let updated = count(&mut c, &format!("SELECT coalesce(sum(n), 0) FROM {t}")).await;
         assert_eq!(updated, w.updates.load(Ordering::Relaxed), "every update is there");
+        // A stored generated column (its expression depends on the table's own column, which
+        // is no dependent that stays with the old table) is computed on the copy.
+        assert_eq!(count(&mut c, &format!("SELECT count(*) FROM {t} WHERE twice IS DISTINCT FROM n * 2")).await, 0);
         assert_eq!(
             count(&mut c, &format!("SELECT count(*) FROM {t} WHERE touched <> n")).await,
             0,
@@ -1101,6 +1104,105 @@ mod mariadb {
             .await;
             assert_eq!(orphans, 0, "{child}");
         }
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+    }
+
+    /// An application that gives rows new primary keys throughout the run (`UPDATE ... SET id =
+    /// UUID()`, rows no child references): every row is there after the swap, with every update.
+    /// (The write-through triggers once removed the old row from the copy and updated a new one
+    /// that was not there: each key changed while they ran lost its row.)
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn rows_whose_key_the_application_changes_are_all_there() {
+        let url = combkey_testutil::mysql_url();
+        let t = "swap_my_rekeyed";
+        let mut c = connect().await;
+        seed(&mut c, t, 20_000).await;
+        let p0 = count(&mut c, &format!("SELECT COUNT(*) FROM {t}")).await;
+        let stop = Arc::new(AtomicBool::new(false));
+        let updates = Arc::new(std::sync::atomic::AtomicI64::new(0));
+        let writers: Vec<_> = (0..2u64)
+            .map(|w| {
+                let (stop, updates, t) = (Arc::clone(&stop), Arc::clone(&updates), t.to_string());
+                tokio::spawn(async move {
+                    let mut c = connect().await;
+                    let mut i = w;
+                    while !stop.load(Ordering::Relaxed) {
+                        i += 2;
+                        // Parents with no child: odd numbers not divisible by 7.
+                        let seq = 1 + 2 * ((i * 7919) % 10_000);
+                        if seq % 7 == 0 {
+                            continue;
+                        }
+                        let r = sqlx::raw_sql(AssertSqlSafe(format!(
+                            "UPDATE {t} SET id = UUID(), n = n + 1 WHERE seq = {seq}"
+                        )))
+                        .execute(&mut c)
+                        .await
+                        .unwrap_or_else(|e| panic!("the application's update: {e}"));
+                        updates.fetch_add(i64::try_from(r.rows_affected()).unwrap(), Ordering::Relaxed);
+                        // An application's pace, not a flood the rounds could never catch up with.
+                        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+                    }
+                })
+            })
+            .collect();
+        while updates.load(Ordering::Relaxed) < 50 {
+            tokio::task::yield_now().await;
+        }
+        let out = run_doctor(
+            args(&url, t, &["--apply", "--online", "--method", "copy-swap", "--keep-type", "--json"]),
+            Vec::new(),
+        )
+        .await;
+        stop.store(true, Ordering::Relaxed);
+        for h in writers {
+            h.await.unwrap();
+        }
+        let after = json(&out);
+        assert_eq!(after["online"]["method"], "copy-swap", "{after}");
+        assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t}")).await, p0, "every row there");
+        assert_eq!(
+            count(&mut c, &format!("SELECT CAST(SUM(n) AS SIGNED) FROM {t}")).await,
+            updates.load(Ordering::Relaxed),
+            "every update there"
+        );
+        let seeded = count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE note = 'seeded'")).await;
+        assert_eq!(seeded, p0);
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+    }
+
+    /// A copy that lost a row its children reference (here removed by hand while the run was
+    /// stopped) is never swapped in: the run stops before the swap with nothing changed, where
+    /// it once removed the children's copies as if a cascade had deleted them (and the swap
+    /// lost the parent and its notes); the next run copies anew and ends done.
+    #[tokio::test]
+    async fn a_copy_that_lost_a_referenced_row_is_not_swapped_in() {
+        let url = combkey_testutil::mysql_url();
+        let t = "swap_my_lost";
+        let mut c = connect().await;
+        seed(&mut c, t, 3000).await;
+        let notes = count(&mut c, &format!("SELECT COUNT(*) FROM {t}_notes")).await;
+        let stopped = combkey_env(
+            &["doctor", "--url", &url, "--table", t, "--apply", "--online", "--method", "copy-swap", "--set-default"],
+            &[("COMBKEY_DOCTOR_FAIL_AFTER_THROUGH", "1")],
+        );
+        assert!(!stopped.status.success(), "it stopped: {}", stderr(&stopped));
+        // Parent 7 has notes (a plain foreign key, no cascade).
+        exec(&mut c, &format!("DELETE FROM _{t}_new WHERE seq = 7")).await;
+        let failed = combkey_env(&["doctor", "--url", &url, "--table", t, "--apply", "--online", "--set-default"], &[]);
+        assert_eq!(failed.status.code(), Some(1), "{}", stderr(&failed));
+        assert!(stderr(&failed).contains("reference no row of the copy"), "{}", stderr(&failed));
+        assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t}")).await, 3000, "the table as it was");
+        assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE LENGTH(id) = 36")).await, 3000);
+        assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t}_notes")).await, notes);
+        let done = json(&combkey_env(
+            &["doctor", "--url", &url, "--table", t, "--apply", "--online", "--set-default", "--json"],
+            &[],
+        ));
+        assert_eq!(done["online"]["method"], "copy-swap", "{done}");
+        assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t}")).await, 3000, "every row");
+        assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t}_notes")).await, notes, "every note");
+        assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE seq = 7")).await, 1);
         assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
     }
 

@@ -376,6 +376,7 @@ fn through_triggers(swap: &Swap, plan: &Plan, t: &SwapTable) -> Vec<String> {
     let values: Vec<String> = cols.iter().map(|c| value("NEW", &c.name)).collect();
     let insert = format!("INSERT INTO {} ({}) VALUES ({})", t.new.quoted(B), names.join(", "), values.join(", "));
     let sets: Vec<String> = cols.iter().map(|c| format!("n.{} = {}", q(&c.name), value("NEW", &c.name))).collect();
+    let upserts: Vec<String> = cols.iter().map(|c| format!("{c} = VALUES({c})", c = q(&c.name))).collect();
     let at = |row: &str| -> String {
         t.pk.iter().map(|c| format!("n.{} <=> {}", q(c), value(row, c))).collect::<Vec<_>>().join(" AND ")
     };
@@ -405,14 +406,19 @@ fn through_triggers(swap: &Swap, plan: &Plan, t: &SwapTable) -> Vec<String> {
             declare("NEW"),
             note.join(" ")
         ),
+        // A new primary key is a new row of the copy (the log, which these triggers replace, would
+        // not bring it): the old one removed, the new one written as it is (pt-online-schema-change's
+        // `DELETE IGNORE` and `REPLACE`; here without REPLACE's deletes of other rows).
         format!(
             "CREATE OR REPLACE TRIGGER {} AFTER UPDATE ON {table} FOR EACH ROW BEGIN {} {} {} IF {changed_pk} THEN \
-             DELETE n FROM {new} n WHERE {}; END IF; UPDATE {new} n SET {} WHERE {}; END",
+             DELETE n FROM {new} n WHERE {}; {insert} ON DUPLICATE KEY UPDATE {}; \
+             ELSE UPDATE {new} n SET {} WHERE {}; END IF; END",
             trigger(t, "upd").quoted(B),
             declare("NEW"),
             declare("OLD"),
             note.join(" "),
             at("OLD"),
+            upserts.join(", "),
             sets.join(", "),
             at("NEW")
         ),
@@ -996,6 +1002,31 @@ async fn copies_keys(db: &mut Db, swap: &Swap, plan: &Plan) -> Result<(), Error>
         let on: Vec<String> =
             r.child_columns.iter().zip(&r.parent_columns).map(|(c, p)| format!("p.{} = c.{}", q(p), q(c))).collect();
         let present: Vec<String> = r.child_columns.iter().map(|c| format!("c.{} IS NOT NULL", q(c))).collect();
+        // Only a cascade deletes children unseen. Under any other key the copies hold what the
+        // tables hold (the logs are drained, every change written through), so a child without
+        // its parent there is a row the copy lost: the run stops before the swap, nothing
+        // changed, never a row removed to hide it.
+        if !r.definition.to_ascii_uppercase().contains("ON DELETE CASCADE") {
+            let sql = format!(
+                "SELECT COUNT(*) FROM {} c WHERE {} AND NOT EXISTS (SELECT 1 FROM {} p WHERE {})",
+                child.new.quoted(B),
+                present.join(" AND "),
+                parent.new.quoted(B),
+                on.join(" AND ")
+            );
+            let n = db.count(&sql).await?;
+            if n > 0 {
+                return Err(Error::new(
+                    ErrorKind::Verification,
+                    format!(
+                        "{n} rows of the copy of {} reference no row of the copy of {} ({}): the copy is not the \
+                         table, so it is not swapped in",
+                        child.name, parent.name, r.name
+                    ),
+                ));
+            }
+            continue;
+        }
         let kinds = kinds(db, &child.name, &child.pk).await?;
         let read: Vec<String> = child.pk.iter().zip(&kinds).map(|(c, k)| k.read(&format!("c.{}", q(c)))).collect();
         let orphans = db

@@ -90,7 +90,8 @@ pub(super) async fn refusal(db: &mut Db, plan: &Plan) -> Result<Option<String>, 
                AND d.objid = ANY ({in_set})) AND NOT (d.classid = 'pg_trigger'::regclass AND EXISTS (SELECT 1 FROM \
                pg_trigger g WHERE g.oid = d.objid AND g.tgrelid = ANY ({in_set}))) AND NOT (d.classid = \
                'pg_statistic_ext'::regclass AND EXISTS (SELECT 1 FROM pg_statistic_ext x WHERE x.oid = d.objid AND \
-               x.stxrelid = ANY ({in_set}))) \
+               x.stxrelid = ANY ({in_set}))) AND NOT (d.classid = 'pg_attrdef'::regclass AND EXISTS (SELECT 1 \
+               FROM pg_attrdef a WHERE a.oid = d.objid AND a.adrelid = ANY ({in_set}))) \
              UNION ALL SELECT 'foreign key ' || conname || ' of ' || conrelid::regclass::text || ' references it by \
                another column' FROM pg_constraint WHERE confrelid = {oid} AND contype = 'f' AND NOT (conrelid = ANY ({in_set}))"
         );
