@@ -952,11 +952,12 @@ mod mariadb {
     }
 
     /// Every kept old key's row has the key its layout (MySQL's `UUID()`, version 1) converts
-    /// to, as 16 bytes.
-    async fn converted_as_the_layout_says(c: &mut MySqlConnection, t: &str) -> usize {
+    /// to, as 16 bytes, or as text where the column `kept_text`.
+    async fn converted_as_the_layout_says(c: &mut MySqlConnection, t: &str, kept_text: bool) -> usize {
         let m = KeyMigration::new(Layout::V1, Layout::V7).unwrap();
+        let new = if kept_text { "CAST(n.id AS CHAR)" } else { "HEX(n.id)" };
         let rows = sqlx::query(AssertSqlSafe(format!(
-            "SELECT CAST(o.id AS CHAR), HEX(n.id) FROM _{t}_old o JOIN {t} n USING (seq) WHERE o.note = 'seeded'"
+            "SELECT CAST(o.id AS CHAR), {new} FROM _{t}_old o JOIN {t} n USING (seq) WHERE o.note = 'seeded'"
         )))
         .fetch_all(&mut *c)
         .await
@@ -964,9 +965,49 @@ mod mariadb {
         for r in &rows {
             let (old, new): (String, String) = (r.get(0), r.get(1));
             let want = m.convert(&old.parse::<Comb>().unwrap()).unwrap();
-            assert_eq!(new, want.simple().to_string().to_uppercase(), "row of old key {old}");
+            let want = if kept_text { want.to_string() } else { want.simple().to_string().to_uppercase() };
+            assert_eq!(new, want, "row of old key {old}");
         }
         rows.len()
+    }
+
+    /// `combkey doctor` with `flags` (copy and swap, `--json`) while three [`writer`]s write, from
+    /// their 20th parent until 20 more after the run: its output and what they did.
+    async fn under_writers(url: &str, t: &str, parents: i64, flags: &str) -> (Output, Arc<Writes>) {
+        let stop = Arc::new(AtomicBool::new(false));
+        let w = Arc::new(Writes::default());
+        let writers: Vec<_> =
+            (0..3).map(|_| tokio::spawn(writer(t.to_string(), parents, Arc::clone(&stop), Arc::clone(&w)))).collect();
+        while w.parents_in.load(Ordering::Relaxed) < 20 {
+            tokio::task::yield_now().await;
+        }
+        let out =
+            run_doctor(args(url, t, &["--apply", "--online", "--method", "copy-swap", flags, "--json"]), Vec::new())
+                .await;
+        let swapped_at = w.parents_in.load(Ordering::Relaxed);
+        while w.parents_in.load(Ordering::Relaxed) < swapped_at + 20 {
+            tokio::task::yield_now().await;
+        }
+        stop.store(true, Ordering::Relaxed);
+        for h in writers {
+            h.await.unwrap();
+        }
+        (out, w)
+    }
+
+    /// Rows of `t`'s children that reference no parent.
+    async fn orphans(c: &mut MySqlConnection, t: &str) -> Vec<(String, i64)> {
+        let mut out = Vec::new();
+        for child in [format!("{t}_items"), format!("{t}_notes")] {
+            let n = count(
+                c,
+                &format!("SELECT COUNT(*) FROM {child} i LEFT JOIN {t} p ON p.id = i.parent WHERE i.parent IS NOT NULL AND p.id IS NULL"),
+            )
+            .await;
+            out.push((child, n));
+        }
+        out.retain(|(_, n)| *n > 0);
+        out
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -981,26 +1022,7 @@ mod mariadb {
             count(&mut c, &format!("SELECT COUNT(*) FROM {t}")).await,
             count(&mut c, &format!("SELECT COUNT(*) FROM {t}_items")).await,
         );
-        let stop = Arc::new(AtomicBool::new(false));
-        let w = Arc::new(Writes::default());
-        let writers: Vec<_> =
-            (0..3).map(|_| tokio::spawn(writer(t.to_string(), p0, Arc::clone(&stop), Arc::clone(&w)))).collect();
-        while w.parents_in.load(Ordering::Relaxed) < 20 {
-            tokio::task::yield_now().await;
-        }
-        let out = run_doctor(
-            args(&url, t, &["--apply", "--online", "--method", "copy-swap", "--set-default", "--json"]),
-            Vec::new(),
-        )
-        .await;
-        let swapped_at = w.parents_in.load(Ordering::Relaxed);
-        while w.parents_in.load(Ordering::Relaxed) < swapped_at + 20 {
-            tokio::task::yield_now().await;
-        }
-        stop.store(true, Ordering::Relaxed);
-        for h in writers {
-            h.await.unwrap();
-        }
+        let (out, w) = under_writers(&url, t, p0, "--set-default").await;
         let after = json(&out);
         assert_eq!(after["online"]["method"], "copy-swap", "{after}");
         assert_eq!(after["column_type"], "binary(16)", "{after}");
@@ -1023,15 +1045,8 @@ mod mariadb {
         assert_eq!(keys, parents, "every parent there");
         let children = count(&mut c, &format!("SELECT COUNT(*) FROM {t}_items")).await;
         assert!(children <= c0 + w.children_in.load(Ordering::Relaxed) && children > c0, "{children}");
-        for child in [format!("{t}_items"), format!("{t}_notes")] {
-            let orphans = count(
-                &mut c,
-                &format!("SELECT COUNT(*) FROM {child} i LEFT JOIN {t} p ON p.id = i.parent WHERE i.parent IS NOT NULL AND p.id IS NULL"),
-            )
-            .await;
-            assert_eq!(orphans, 0, "{child}");
-        }
-        assert!(converted_as_the_layout_says(&mut c, t).await > 19_000);
+        assert_eq!(orphans(&mut c, t).await, Vec::new(), "children without their parent");
+        assert!(converted_as_the_layout_says(&mut c, t, false).await > 19_000);
         assert_eq!(
             count(&mut c, &format!("SELECT CAST(COALESCE(SUM(n), 0) AS SIGNED) FROM {t}")).await,
             w.updates.load(Ordering::Relaxed)
@@ -1063,32 +1078,13 @@ mod mariadb {
         let mut c = connect().await;
         seed(&mut c, t, 20_000).await;
         let p0 = count(&mut c, &format!("SELECT COUNT(*) FROM {t}")).await;
-        let stop = Arc::new(AtomicBool::new(false));
-        let w = Arc::new(Writes::default());
-        let writers: Vec<_> =
-            (0..3).map(|_| tokio::spawn(writer(t.to_string(), p0, Arc::clone(&stop), Arc::clone(&w)))).collect();
-        while w.parents_in.load(Ordering::Relaxed) < 20 {
-            tokio::task::yield_now().await;
-        }
-        let out = run_doctor(
-            args(&url, t, &["--apply", "--online", "--method", "copy-swap", "--keep-type", "--json"]),
-            Vec::new(),
-        )
-        .await;
-        let swapped_at = w.parents_in.load(Ordering::Relaxed);
-        while w.parents_in.load(Ordering::Relaxed) < swapped_at + 20 {
-            tokio::task::yield_now().await;
-        }
-        stop.store(true, Ordering::Relaxed);
-        for h in writers {
-            h.await.unwrap();
-        }
+        let (out, w) = under_writers(&url, t, p0, "--keep-type").await;
         let after = json(&out);
         assert_eq!(after["online"]["method"], "copy-swap", "{after}");
         assert_eq!(after["column_type"], "char(36)", "{after}");
         assert_eq!(w.failures.load(Ordering::Relaxed), 0, "{}", w.last_error.lock().unwrap());
         // Every seeded key is v7; so is every key written before the swap began to count.
-        assert!(converted_as_the_layout_says_text(&mut c, t).await > 19_000);
+        assert!(converted_as_the_layout_says(&mut c, t, true).await > 19_000);
         let v1_seeded =
             count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE note = 'seeded' AND SUBSTR(id, 15, 1) <> '7'"))
                 .await;
@@ -1096,14 +1092,7 @@ mod mariadb {
         // The application's keys since are its own: v1, as its default makes them.
         let v1 = count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE SUBSTR(id, 15, 1) = '1'")).await;
         assert!(v1 > 0, "the writers wrote v1 keys after the swap");
-        for child in [format!("{t}_items"), format!("{t}_notes")] {
-            let orphans = count(
-                &mut c,
-                &format!("SELECT COUNT(*) FROM {child} i LEFT JOIN {t} p ON p.id = i.parent WHERE i.parent IS NOT NULL AND p.id IS NULL"),
-            )
-            .await;
-            assert_eq!(orphans, 0, "{child}");
-        }
+        assert_eq!(orphans(&mut c, t).await, Vec::new(), "children without their parent");
         assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
     }
 
@@ -1204,22 +1193,6 @@ mod mariadb {
         assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t}_notes")).await, notes, "every note");
         assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE seq = 7")).await, 1);
         assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
-    }
-
-    /// [`converted_as_the_layout_says`] where the column kept its text type.
-    async fn converted_as_the_layout_says_text(c: &mut MySqlConnection, t: &str) -> usize {
-        let m = KeyMigration::new(Layout::V1, Layout::V7).unwrap();
-        let rows = sqlx::query(AssertSqlSafe(format!(
-            "SELECT CAST(o.id AS CHAR), CAST(n.id AS CHAR) FROM _{t}_old o JOIN {t} n USING (seq) WHERE o.note = 'seeded'"
-        )))
-        .fetch_all(&mut *c)
-        .await
-        .unwrap();
-        for r in &rows {
-            let (old, new): (String, String) = (r.get(0), r.get(1));
-            assert_eq!(new, m.convert(&old.parse::<Comb>().unwrap()).unwrap().to_string(), "row of old key {old}");
-        }
-        rows.len()
     }
 
     /// Stopped after each phase and after a chunk of the copy: before the swap the application
