@@ -81,7 +81,7 @@ async fn load(pool: &AnyPool, backend: Backend, t: &str, rows: usize, child_ever
 }
 
 /// Runs `combkey` with `args` and waits for it: its peak RSS in MiB and its seconds.
-fn peak(combkey: &Path, args: &[&str]) -> Result<(f64, f64), BoxError> {
+pub(crate) fn peak(combkey: &Path, args: &[&str]) -> Result<(f64, f64), BoxError> {
     let started = Instant::now();
     let child = Command::new(combkey).args(args).stdout(std::process::Stdio::null()).spawn()?;
     let pid = libc::pid_t::try_from(child.id())?;

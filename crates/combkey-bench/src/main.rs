@@ -13,6 +13,7 @@
 mod copy;
 mod doctor;
 mod doctor_memory;
+mod doctor_sqlite;
 mod galera;
 mod peers;
 mod query;
@@ -71,6 +72,9 @@ enum Bench {
     /// The peak memory (RSS) of `combkey doctor`'s audit, `--apply` and `--apply --online` at
     /// several table sizes, on PostgreSQL and MariaDB: flat, whatever the table's size.
     DoctorMemory(DoctorMemoryArgs),
+    /// `combkey doctor` on an SQLite file in the default rollback-journal mode beside WAL mode:
+    /// the audit, a layout conversion with its key map, a re-key from a time column.
+    DoctorSqlite(DoctorSqliteArgs),
     /// `combkey doctor` beside pg_repack and pt-online-schema-change on the same tables under the
     /// same open-loop writers: run time, writers' p50/p99/max and errors, the primary key after.
     Peers(PeersArgs),
@@ -132,6 +136,20 @@ struct DoctorMemoryArgs {
     child_every: usize,
     /// The `combkey` binary (default: the one next to this benchmark; build it with
     /// `cargo build --release -p combkey-cli`).
+    #[arg(long)]
+    combkey: Option<std::path::PathBuf>,
+}
+
+/// `doctor-sqlite`.
+#[derive(clap::Args, Debug)]
+struct DoctorSqliteArgs {
+    /// Parent rows (each with two referencing rows), comma separated.
+    #[arg(long, value_delimiter = ',', default_value = "50000,200000")]
+    rows: Vec<usize>,
+    /// Where the SQLite file is made (and removed after).
+    #[arg(long, default_value = "target/bench-sqlite")]
+    dir: std::path::PathBuf,
+    /// The `combkey` binary (default: the one next to this benchmark).
     #[arg(long)]
     combkey: Option<std::path::PathBuf>,
 }
@@ -581,6 +599,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         Bench::Doctor(args) => doctor_bench(&args, cli.own_servers, out).await?,
         Bench::DoctorMemory(args) => doctor_memory_bench(&args, out).await?,
+        Bench::DoctorSqlite(args) => doctor_sqlite_bench(&args, out).await?,
         Bench::Peers(args) => peers_bench(&args, out).await?,
         Bench::Rekey(args) => rekey_bench(&args, cli.own_servers, out).await?,
         Bench::Insert(args) => insert_bench(&args, cli.own_servers, out).await?,
@@ -780,6 +799,35 @@ async fn doctor_memory_bench(args: &DoctorMemoryArgs, out: &std::path::Path) -> 
     std::fs::create_dir_all(out)?;
     std::fs::write(out.join("summary-doctor-memory.txt"), text)?;
     Ok(())
+}
+
+async fn doctor_sqlite_bench(args: &DoctorSqliteArgs, out: &std::path::Path) -> Result<(), BoxError> {
+    let combkey = match &args.combkey {
+        Some(p) => p.clone(),
+        None => std::env::current_exe()?.with_file_name("combkey"),
+    };
+    if !combkey.exists() {
+        return Err(format!("{}: no combkey binary; cargo build --release -p combkey-cli", combkey.display()).into());
+    }
+    let runs =
+        doctor_sqlite::run(&combkey, &args.dir, &args.rows).await.map_err(|e| -> BoxError { e.to_string().into() })?;
+    let settings = vec![
+        format!("combkey: {}", combkey.display()),
+        format!("SQLite {} (linked into combkey)", sqlite_version().await?),
+        "parents keyed 1 ms apart, two referencing rows each (one indexed NOT NULL, one ON DELETE CASCADE), a view"
+            .into(),
+    ];
+    let (text, _) = doctor_sqlite::summary(&runs, &settings);
+    print!("{text}");
+    std::fs::create_dir_all(out)?;
+    std::fs::write(out.join("summary-doctor-sqlite.txt"), text)?;
+    Ok(())
+}
+
+/// The version of the SQLite library sqlx links (the one `combkey` links too).
+async fn sqlite_version() -> Result<String, BoxError> {
+    let mut c = sqlx::SqliteConnection::connect("sqlite::memory:").await?;
+    Ok(sqlx::query_scalar("SELECT sqlite_version()").fetch_one(&mut c).await?)
 }
 
 /// The server a benchmark runs on: PostgreSQL as [`postgres_for`] gives it, or MariaDB (its own

@@ -350,6 +350,14 @@ pub(crate) fn run(args: DoctorArgs, out: &mut impl Write) -> Result<bool, String
         .build()
         .map_err(|e| format!("starting the runtime: {e}"))?;
     let result = runtime.block_on(doctor(&args, out));
+    // --json: a run that stops says so on standard output too, as one JSON object, so a
+    // script reading it finds why (standard error says it as text).
+    if let (true, Err(Failure::Doctor(e))) = (args.json, &result)
+        && e.kind() != ErrorKind::Output
+    {
+        let failed = serde_json::json!({ "error": error_kind(e.kind()), "message": e.to_string() });
+        writeln!(out, "{failed}").map_err(crate::io_error)?;
+    }
     match result {
         Ok(ok) => Ok(ok),
         Err(Failure::Output(e)) => Err(crate::io_error(e)),
@@ -362,6 +370,21 @@ pub(crate) fn run(args: DoctorArgs, out: &mut impl Write) -> Result<bool, String
             say!("combkey: {e}");
             Ok(false)
         }
+    }
+}
+
+/// The name `--json` gives an error's kind.
+fn error_kind(kind: ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::Usage => "usage",
+        ErrorKind::Refused => "refused",
+        ErrorKind::LockTimeout => "lock_timeout",
+        ErrorKind::Conflict => "conflict",
+        ErrorKind::Database => "database",
+        ErrorKind::Verification => "verification",
+        ErrorKind::Output => "output",
+        ErrorKind::AfterCommit => "after_commit",
+        _ => "other",
     }
 }
 

@@ -2,7 +2,7 @@
 //! `--migration-sql`, `--apply` and `--apply --online` by copy and swap of a PostgreSQL table of 400,000 RT.Comb keys (with
 //! 25,000 referencing rows; about 50 MiB of table and indexes) finish with the process's data
 //! segment capped at 16 MiB (`prlimit --data`), and of an SQLite file of as many at 24 MiB
-//! (SQLite runs in the process: two connections, each with its page cache and thread). Holding
+//! (SQLite runs in the process: its page cache and thread). Holding
 //! every key, as the tool did before, took about 330 bytes a key: 126 MiB for this table.
 
 use std::io::Read;
@@ -14,8 +14,8 @@ use sqlx::{Connection, PgConnection, SqliteConnection};
 const CAP: u64 = 16 << 20;
 const ROWS: i64 = 400_000;
 
-/// The cap for SQLite, which runs in the process (`--apply` reads on a second connection: a
-/// page cache and a thread more), found 20 MiB enough at 100,000 and at 400,000 keys alike.
+/// The cap for SQLite, which runs in the process (its page cache and thread), found 20 MiB
+/// enough at 100,000 and at 400,000 keys alike.
 const SQLITE_CAP: u64 = 24 << 20;
 /// What holding every key took before: about 330 bytes a key.
 const HELD_PER_KEY: u64 = 330;
@@ -230,6 +230,70 @@ async fn the_same_on_sqlite() {
     assert_eq!(
         lite(&mut c, "SELECT count(*) FROM doctor_mem_items i JOIN doctor_mem m ON m.id = i.parent").await,
         children,
+        "every child follows its parent"
+    );
+    c.close().await.unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--apply --rekey-from` of an SQLite file in its default rollback-journal mode (what the
+/// `sqlite3` shell and most applications make), 200,000 v4 keys with a child each, under the
+/// same cap. A second connection reading the keys while the run writes its key map would hold
+/// a shared lock that every spill of the run's page cache to the file must wait for: a run
+/// that took minutes on the busy handler. With `--lock-timeout 1ms` each such wait gives up at
+/// once and the page cache grows instead, past the cap; the keys read on the run's own
+/// connection end it within the cap.
+#[tokio::test]
+async fn rekey_in_sqlites_rollback_journal_mode() {
+    const N: i64 = 200_000;
+    let dir = std::env::temp_dir().join(format!("combkey-doctor-memory-rollback-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("db.sqlite");
+    let url = format!("sqlite://{}?mode=rwc", file.display());
+    let mut c = SqliteConnection::connect(&url).await.unwrap();
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "PRAGMA journal_mode = DELETE;
+         CREATE TABLE doctor_rb (id BLOB PRIMARY KEY, created_at TEXT NOT NULL);
+         CREATE TABLE doctor_rb_items (k INTEGER PRIMARY KEY, parent BLOB NOT NULL REFERENCES doctor_rb (id));
+         CREATE INDEX doctor_rb_items_parent ON doctor_rb_items (parent);
+         WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < {N})
+         INSERT INTO doctor_rb (id, created_at)
+           SELECT unhex(substr(hex(randomblob(6)), 1, 12) || '4' || substr(hex(randomblob(2)), 1, 3)
+                        || substr('89AB', 1 + abs(random() % 4), 1) || substr(hex(randomblob(8)), 1, 15)),
+                  strftime('%Y-%m-%d %H:%M:%f', '2025-01-01', '+' || i || ' seconds')
+           FROM g;
+         INSERT INTO doctor_rb_items (parent) SELECT id FROM doctor_rb;"
+    )))
+    .execute(&mut c)
+    .await
+    .expect("the tables");
+    let mode: String = sqlx::query_scalar("PRAGMA journal_mode").fetch_one(&mut c).await.unwrap();
+    assert_eq!(mode, "delete", "the file is in rollback-journal mode");
+    c.close().await.unwrap();
+
+    let (ok, _, _, err) = capped_at(
+        SQLITE_CAP,
+        &[
+            "doctor",
+            "--url",
+            &url,
+            "--table",
+            "doctor_rb",
+            "--apply",
+            "--rekey-from",
+            "created_at",
+            "--lock-timeout",
+            "1ms",
+        ],
+    );
+    assert!(ok, "--apply --rekey-from under the cap in rollback-journal mode: {err}");
+
+    let mut c = SqliteConnection::connect(&url).await.unwrap();
+    assert_eq!(lite(&mut c, "SELECT count(*) FROM doctor_rb WHERE substr(hex(id), 13, 1) = '7'").await, N);
+    assert_eq!(lite(&mut c, "SELECT count(*) FROM combkey_keymap_doctor_rb").await, N);
+    assert_eq!(
+        lite(&mut c, "SELECT count(*) FROM doctor_rb_items i JOIN doctor_rb m ON m.id = i.parent").await,
+        N,
         "every child follows its parent"
     );
     c.close().await.unwrap();

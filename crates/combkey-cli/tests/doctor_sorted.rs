@@ -2085,3 +2085,191 @@ mod sessions {
         assert_eq!(layouts(&after), [("v7".to_string(), 200)], "{after}");
     }
 }
+
+/// A key unique only with another column: `PRIMARY KEY (tenant, id)`, where tenant 2 reuses
+/// every third of tenant 1's ids (legal under that key) in rows made 100 days later, and a
+/// child per row referencing `(tenant, id)`.
+mod composite {
+    use super::*;
+
+    /// The rows: `(tenant, seq, id, ms)`; tenant 1's rows `seq` 0.., tenant 2's after them.
+    fn rows(ids: &[Comb]) -> Vec<(i64, usize, Comb, i64)> {
+        let t0 = REKEY_T0_US / 1000;
+        let mut out: Vec<(i64, usize, Comb, i64)> =
+            ids.iter().enumerate().map(|(i, id)| (1, i, *id, t0 + 1000 * i64::try_from(i).unwrap())).collect();
+        let later = 100 * 86_400_000;
+        for (i, id) in ids.iter().enumerate().step_by(3) {
+            out.push((2, ids.len() + i, *id, t0 + later + 1000 * i64::try_from(i).unwrap()));
+        }
+        out
+    }
+
+    /// The table `t` of [`rows`], its child `t_items` (one row per row of `t`), an index on
+    /// `id` alone (not unique), and `created_at` holding each row's millisecond.
+    async fn seed(db: &mut Db, t: &str, ids: &[Comb]) {
+        let ty = db.key_type(false);
+        for d in [
+            format!("_{t}_items_old"),
+            format!("_{t}_old"),
+            format!("{t}_items"),
+            t.to_string(),
+            format!("combkey_keymap_{t}"),
+        ] {
+            db.exec(&format!("DROP TABLE IF EXISTS {d}")).await;
+        }
+        let time_ty = match db {
+            Db::Pg(_) => "timestamptz",
+            Db::My(_) => "DATETIME(6)",
+            Db::Lite(_, _) => "TEXT",
+        };
+        db.exec(&format!(
+            "CREATE TABLE {t} (tenant integer NOT NULL, id {ty} NOT NULL, seq integer NOT NULL, created_at {time_ty} NOT NULL, \
+             PRIMARY KEY (tenant, id))"
+        ))
+        .await;
+        db.exec(&format!("CREATE INDEX {t}_id ON {t} (id)")).await;
+        db.exec(&format!(
+            "CREATE TABLE {t}_items (n integer NOT NULL PRIMARY KEY, tenant integer NOT NULL, parent {ty} NOT NULL, \
+             FOREIGN KEY (tenant, parent) REFERENCES {t} (tenant, id))"
+        ))
+        .await;
+        db.exec(&format!("CREATE INDEX {t}_items_tp ON {t}_items (parent, tenant)")).await;
+        let values: Vec<String> = rows(ids)
+            .iter()
+            .map(|(tenant, seq, id, ms)| {
+                let at = Timestamp::from_unix_ms(*ms).to_string().replace('T', " ").replace('Z', "");
+                let at = match db {
+                    Db::Pg(_) => format!("'{at}+00'"),
+                    _ => format!("'{at}'"),
+                };
+                format!("({tenant}, {}, {seq}, {at})", db.literal(*id))
+            })
+            .collect();
+        db.exec(&format!("INSERT INTO {t} (tenant, id, seq, created_at) VALUES {}", values.join(", "))).await;
+        db.exec(&format!("INSERT INTO {t}_items (n, tenant, parent) SELECT seq, tenant, id FROM {t}")).await;
+    }
+
+    /// Each row's key by `seq`.
+    async fn keys(db: &mut Db, t: &str) -> Vec<Comb> {
+        db.keys_by_seq(t).await
+    }
+
+    /// Every child that finds its row by `(tenant, id)`, and all children.
+    async fn joined(db: &mut Db, t: &str) -> (usize, usize) {
+        let n = db.int_text("count(*)");
+        let j = db
+            .texts(&format!(
+                "SELECT {n} FROM {t}_items i JOIN {t} p ON p.tenant = i.tenant AND p.id = i.parent AND p.seq = i.n"
+            ))
+            .await[0]
+            .parse()
+            .unwrap();
+        let all = db.texts(&format!("SELECT {n} FROM {t}_items")).await[0].parse().unwrap();
+        (j, all)
+    }
+
+    /// A layout conversion (v1 to v7, which keeps a key map) converts each value by its bytes:
+    /// tenant 2's rows take the same new id as tenant 1's rows of that id, every child
+    /// follows, the key map holds each old id once. Then `--rekey-from`, which would give both
+    /// tenants' rows one row's time, is refused naming the key's columns, with nothing changed.
+    async fn converted_per_value_rekey_refused(db: &mut Db, t: &str, online: &[&[&str]]) {
+        let url = db.url();
+        let old = super::keys(Layout::V1, 90, 83);
+        let m = combkey::layouts::KeyMigration::new(Layout::V1, Layout::V7).unwrap();
+        let all = rows(&old);
+        let want: Vec<Comb> = {
+            let mut by_seq: Vec<(usize, Comb)> = all.iter().map(|(_, s, id, _)| (*s, m.convert(id).unwrap())).collect();
+            by_seq.sort_by_key(|(s, _)| *s);
+            by_seq.into_iter().map(|(_, k)| k).collect()
+        };
+        let olds: Vec<Comb> = {
+            let mut by_seq: Vec<(usize, Comb)> = all.iter().map(|(_, s, id, _)| (*s, *id)).collect();
+            by_seq.sort_by_key(|(s, _)| *s);
+            by_seq.into_iter().map(|(_, k)| k).collect()
+        };
+        let mut runs: Vec<Vec<&str>> = vec![vec!["--apply"]];
+        runs.extend(online.iter().map(|extra| [&["--apply"][..], extra].concat()));
+        for run in &runs {
+            seed(db, t, &old).await;
+            let before = report(&url, t, &[]);
+            assert!(before["refusal"].is_null(), "{run:?}: a key repeated under (tenant, id) is no refusal: {before}");
+            let after = report(&url, t, run);
+            assert_eq!(layouts(&after), [("v7".to_string(), u64::try_from(all.len()).unwrap())], "{run:?}: {after}");
+            assert_eq!(keys(db, t).await, want, "{run:?}: every row's key converted from its own bytes");
+            assert_eq!(joined(db, t).await, (all.len(), all.len()), "{run:?}: every child follows its row");
+            let n = db.int_text("count(*)");
+            let old_hex = db.hex("old_key");
+            let new_hex = db.hex("new_key");
+            let map: Vec<String> = db
+                .texts(&format!("SELECT {old_hex} || ':' || {new_hex} FROM combkey_keymap_{t} ORDER BY old_key"))
+                .await;
+            let mut want_map: Vec<String> =
+                old.iter().map(|o| format!("{}:{}", o.simple(), m.convert(o).unwrap().simple())).collect();
+            want_map.sort();
+            let mut got = map.clone();
+            got.sort();
+            assert_eq!(got, want_map, "{run:?}: the key map holds each old id once");
+            assert_eq!(db.texts(&format!("SELECT {n} FROM combkey_keymap_{t}")).await, [old.len().to_string()]);
+        }
+
+        // Re-keying from the rows' times: refused up front, naming the columns.
+        let v4s: Vec<Comb> = {
+            let r = SeededRandom::new(84);
+            (0..90).map(|_| v4(&r)).collect()
+        };
+        let v4_olds: Vec<Comb> = {
+            let mut by_seq: Vec<(usize, Comb)> = rows(&v4s).iter().map(|(_, s, id, _)| (*s, *id)).collect();
+            by_seq.sort_by_key(|(s, _)| *s);
+            by_seq.into_iter().map(|(_, k)| k).collect()
+        };
+        assert_ne!(v4_olds, olds);
+        let mut runs: Vec<Vec<&str>> = vec![vec!["--apply", "--rekey-from", "created_at"]];
+        runs.extend(online.iter().map(|extra| [&["--apply", "--rekey-from", "created_at"][..], extra].concat()));
+        for run in &runs {
+            seed(db, t, &v4s).await;
+            let audit = report(&url, t, &["--rekey-from", "created_at"]);
+            let refusal = audit["refusal"].as_str().unwrap_or_default().to_string();
+            assert!(refusal.contains("(tenant, id)"), "{run:?}: the audit names the key's columns: {audit}");
+            let mut args = vec!["doctor", "--url", url.as_str(), "--table", t];
+            args.extend(run.iter().copied());
+            let (code, out) = exit_code(&args);
+            assert_ne!(code, Some(0), "{run:?}: {out}");
+            assert!(
+                out.contains("unique only with the other columns of its primary key (tenant, id)")
+                    && out.contains("Nothing was changed"),
+                "{run:?}: {out}"
+            );
+            assert_eq!(keys(db, t).await, v4_olds, "{run:?}: nothing changed");
+            assert_eq!(joined(db, t).await, (v4_olds.len(), v4_olds.len()));
+            assert!(!map_exists(db, &format!("combkey_keymap_{t}")).await, "{run:?}: no key map made");
+        }
+        // `--json`: the refusal as one object on standard output.
+        let out =
+            combkey(&["doctor", "--url", &url, "--table", t, "--apply", "--rekey-from", "created_at", "--json"], &[]);
+        assert_eq!(out.status.code(), Some(1));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let refused: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default())
+            .unwrap_or_else(|e| panic!("{e}: {stdout:?}"));
+        assert_eq!(refused["error"], "refused", "{refused}");
+        assert!(refused["message"].as_str().unwrap().contains("(tenant, id)"), "{refused}");
+        assert_eq!(keys(db, t).await, v4_olds, "nothing changed");
+    }
+
+    /// Both online methods.
+    const ONLINE: &[&[&str]] = &[&["--online", "--method", "in-place"], &["--online", "--method", "copy-swap"]];
+
+    #[tokio::test]
+    async fn postgres() {
+        converted_per_value_rekey_refused(&mut Db::pg().await, "composite_pg", ONLINE).await;
+    }
+
+    #[tokio::test]
+    async fn mariadb() {
+        converted_per_value_rekey_refused(&mut Db::mysql().await, "composite_my", ONLINE).await;
+    }
+
+    #[tokio::test]
+    async fn sqlite() {
+        converted_per_value_rekey_refused(&mut Db::sqlite("composite").await, "composite_lite", &[]).await;
+    }
+}

@@ -626,8 +626,8 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dy
                             Ok(())
                         };
                         if cat.cursor("k", "").is_some() {
-                            // Through a cursor in this transaction (PostgreSQL), a page at a
-                            // time: the tables are locked against writes (a type change: against
+                            // Through a cursor in this transaction (PostgreSQL; SQLite: a
+                            // temporary table), a page at a time: the tables are locked against writes (a type change: against
                             // reads too), so no other session could read them meanwhile.
                             for sql in &sources {
                                 let Some((declare, fetch, close)) = cat.cursor("combkey_doctor_keys", sql) else { break };

@@ -18,6 +18,9 @@ pub struct Schema {
     pub column: Column,
     /// The table's primary key columns.
     pub primary_key: Vec<String>,
+    /// Whether the key column is unique by itself (its primary key, or a unique index of it
+    /// alone); a key unique only with other columns can hold one id in several rows.
+    pub unique_alone: bool,
     /// Every foreign key that references the key column (with its definition filled).
     pub references: Vec<ForeignKey>,
     /// Each referencing table's column that holds key values, per foreign key.
@@ -207,6 +210,7 @@ impl Schema {
             )));
         }
         let primary_key = db.query(catalog.primary_key(&name)).await?;
+        let unique_alone = db.query(catalog.unique_alone(&name, &column.name)).await?;
         let mut references = db.query(catalog.references(&name, &column.name)).await?;
         let mut definitions = BTreeMap::new();
         definitions.insert(name.clone(), db.query(catalog.definition(&name)).await?);
@@ -388,6 +392,7 @@ impl Schema {
             table: name,
             column,
             primary_key,
+            unique_alone,
             references,
             child_columns,
             triggers,

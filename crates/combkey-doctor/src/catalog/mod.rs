@@ -244,6 +244,10 @@ pub(crate) trait Catalog: Sync {
     fn columns(&self, table: &Name) -> Query<Vec<Column>>;
     /// The columns of its primary key, in order.
     fn primary_key(&self, table: &Name) -> Query<Vec<String>>;
+    /// Whether `column` holds no value twice by itself: a primary key or a unique index (or
+    /// constraint) of that one column, whole-table and valid. A key that is unique only with
+    /// other columns (`(tenant, id)`) can repeat an id for rows that differ in the others.
+    fn unique_alone(&self, table: &Name, column: &str) -> Query<bool>;
     /// Every foreign key that references `column` of `table` (alone or with other columns),
     /// from any table and schema. (MySQL: [`complete_foreign_key`](Self::complete_foreign_key)
     /// then fills each one's definition from its table's [`definition`](Self::definition).)
@@ -416,8 +420,9 @@ pub(crate) trait Catalog: Sync {
         None
     }
     /// A cursor over `select` inside the transaction, read a page at a time: its `DECLARE`,
-    /// the `FETCH` of the next page and its `CLOSE` (PostgreSQL). `None` where a statement's
-    /// rows are streamed on a session of their own instead.
+    /// the `FETCH` of the next page and its `CLOSE` (PostgreSQL; SQLite: a temporary table
+    /// taken from a page at a time). `None` where a statement's rows are streamed on a session
+    /// of their own instead.
     fn cursor(&self, name: &str, select: &str) -> Option<(String, String, String)> {
         let _ = (name, select);
         None

@@ -166,8 +166,9 @@ impl Catalog for MySql {
             .collect();
         Some(format!(
             "SELECT k, COUNT(*), LEFT(GROUP_CONCAT(QUOTE(v) ORDER BY v SEPARATOR ' and '), 300) FROM (SELECT \
-             CAST({c} AS CHAR) AS v, REPLACE(REPLACE(REPLACE(REPLACE(LOWER(CAST({c} AS CHAR)), 'urn:uuid:', ''), \
-             '{{', ''), '}}', ''), '-', '') AS k FROM {t} WHERE {c} IS NOT NULL AND LENGTH({c}) > 16) d WHERE {} GROUP BY k \
+             CAST(b AS CHAR) AS v, REPLACE(REPLACE(REPLACE(REPLACE(LOWER(CAST(b AS CHAR)), 'urn:uuid:', ''), \
+             '{{', ''), '}}', ''), '-', '') AS k FROM (SELECT DISTINCT CAST({c} AS BINARY) AS b FROM {t} \
+             WHERE {c} IS NOT NULL AND LENGTH({c}) > 16) u) d WHERE {} GROUP BY k \
              HAVING COUNT(*) > 1",
             gates.join(" AND ")
         ))
@@ -336,6 +337,20 @@ impl Catalog for MySql {
 
     fn inheritors(&self, _table: &Name) -> Query<Vec<Name>> {
         Query { sql: "SELECT 1 FROM DUAL WHERE 1 = 0".into(), params: Vec::new(), parse: |_| Ok(Vec::new()) }
+    }
+
+    fn unique_alone(&self, table: &Name, column: &str) -> Query<bool> {
+        let mut p = params(table);
+        p.push(column.to_string());
+        Query {
+            sql: format!(
+                "SELECT CAST(COUNT(*) > 0 AS CHAR) FROM (SELECT INDEX_NAME FROM information_schema.STATISTICS \
+                 WHERE TABLE_SCHEMA = {SCHEMA} AND TABLE_NAME = ? AND NON_UNIQUE = 0 GROUP BY INDEX_NAME \
+                 HAVING COUNT(*) = 1 AND MAX(COLUMN_NAME) = ?) u"
+            ),
+            params: p,
+            parse: |rows| rows.first().map_or(Ok(false), |r| flag(r, 0)),
+        }
     }
 
     fn has_index_on(&self, table: &Name, columns: &[String]) -> Query<bool> {
@@ -613,8 +628,8 @@ impl Catalog for MySql {
             );
         }
         format!(
-            "SELECT MIN(h), MAX(h), COUNT(*) FROM (SELECT {hex} AS h FROM {t} x WHERE x.{c} IS NOT NULL) d \
-             WHERE LENGTH(h) = 32 GROUP BY {masked} HAVING COUNT(*) > 1 LIMIT 10",
+            "SELECT MIN(h), MAX(h), COUNT(DISTINCT h) FROM (SELECT {hex} AS h FROM {t} x WHERE x.{c} IS NOT NULL) d \
+             WHERE LENGTH(h) = 32 GROUP BY {masked} HAVING MIN(h) <> MAX(h) LIMIT 10",
             t = table.quoted(Backend::MySql)
         )
     }

@@ -63,7 +63,7 @@ impl Catalog for Postgres {
         let c = Backend::Postgres.quote(&column.name);
         let only = if only { "ONLY " } else { "" };
         Some(format!(
-            "SELECT k, count(*), left(string_agg(quote_literal(v), ' and ' ORDER BY v), 300) FROM (SELECT x.{c}::text AS v, \
+            "SELECT k, count(*), left(string_agg(quote_literal(v), ' and ' ORDER BY v), 300) FROM (SELECT DISTINCT x.{c}::text AS v, \
              replace(replace(replace(regexp_replace(lower(x.{c}::text), '^urn:uuid:', ''), '{{', ''), '}}', ''), '-', '') AS k \
              FROM {only}{t} x WHERE x.{c} IS NOT NULL) d GROUP BY k HAVING count(*) > 1",
             t = table.quoted(Backend::Postgres)
@@ -289,6 +289,20 @@ impl Catalog for Postgres {
             params: params(table),
             parse: |rows| rows.iter().map(|r| text(r, 0)).collect(),
         })
+    }
+
+    fn unique_alone(&self, table: &Name, column: &str) -> Query<bool> {
+        let mut p = params(table);
+        p.push(column.to_string());
+        Query {
+            sql: format!(
+                "SELECT (count(*) > 0)::text FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] \
+                 WHERE i.indrelid = {OID} AND a.attname = $3 AND i.indisunique AND i.indisvalid AND i.indnkeyatts = 1 \
+                 AND i.indpred IS NULL AND i.indexprs IS NULL"
+            ),
+            params: p,
+            parse: |rows| rows.first().map_or(Ok(false), |r| flag(r, 0)),
+        }
     }
 
     fn has_index_on(&self, table: &Name, columns: &[String]) -> Query<bool> {
@@ -645,8 +659,8 @@ impl Catalog for Postgres {
             masked = format!("set_byte({masked}, {i}, get_byte(b, {i}) & {m})");
         }
         format!(
-            "SELECT min(h), max(h), count(*) FROM (SELECT {bytes} AS b, encode({bytes}, 'hex') AS h FROM {only}{t} x \
-             WHERE {valid}) d GROUP BY {masked} HAVING count(*) > 1 LIMIT 10",
+            "SELECT min(h), max(h), count(DISTINCT h) FROM (SELECT {bytes} AS b, encode({bytes}, 'hex') AS h FROM {only}{t} x \
+             WHERE {valid}) d GROUP BY {masked} HAVING min(h) <> max(h) LIMIT 10",
             t = table.quoted(Backend::Postgres)
         )
     }

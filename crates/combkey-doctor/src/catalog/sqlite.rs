@@ -125,7 +125,7 @@ impl Catalog for Sqlite {
         // A column holds any type here: 16-byte blobs as their hex, text normalized.
         let c = Backend::Sqlite.quote(&column.name);
         Some(format!(
-            "SELECT k, count(*), substr(group_concat(v, ' and '), 1, 300) FROM (SELECT quote({c}) AS v, \
+            "SELECT k, count(*), substr(group_concat(v, ' and '), 1, 300) FROM (SELECT DISTINCT quote({c}) AS v, \
              CASE WHEN typeof({c}) = 'blob' AND length({c}) = 16 THEN lower(hex({c})) \
              ELSE replace(replace(replace(replace(lower(CAST({c} AS TEXT)), 'urn:uuid:', ''), '{{', ''), '}}', ''), '-', '') \
              END AS k FROM {t} WHERE {c} IS NOT NULL) d GROUP BY k HAVING count(*) > 1",
@@ -309,6 +309,17 @@ impl Catalog for Sqlite {
         Query { sql: "SELECT 1 WHERE 0".into(), params: Vec::new(), parse: |_| Ok(Vec::new()) }
     }
 
+    fn unique_alone(&self, table: &Name, column: &str) -> Query<bool> {
+        Query {
+            sql: "SELECT CAST(count(*) > 0 AS TEXT) FROM pragma_index_list(?1, ?2) il WHERE il.\"unique\" = 1 AND il.partial = 0 \
+                  AND (SELECT count(*) FROM pragma_index_info(il.name, ?2)) = 1 \
+                  AND (SELECT lower(name) FROM pragma_index_info(il.name, ?2)) = lower(?3)"
+                .into(),
+            params: vec![table.name.clone(), schema(table), column.to_string()],
+            parse: |rows| rows.first().map_or(Ok(false), |r| flag(r, 0)),
+        }
+    }
+
     fn has_index_on(&self, table: &Name, columns: &[String]) -> Query<bool> {
         let joined = format!("\u{1f}{}\u{1f}", columns.join("\u{1f}"));
         Query {
@@ -380,6 +391,25 @@ impl Catalog for Sqlite {
         "BEGIN IMMEDIATE".into()
     }
 
+    /// SQLite has no cursor that outlives a statement, and a second connection reading the
+    /// table while this one writes stalls in the default rollback-journal mode: once this
+    /// transaction's changes outgrow the page cache, writing them to the database file needs
+    /// an exclusive lock, which waits (on the busy handler, each time a page is spilled) for
+    /// the reader's shared lock. So the rows are copied once into a temporary table (in
+    /// SQLite's temporary file, which takes no lock on the database) and taken from it a page
+    /// at a time, on this connection; in either journal mode.
+    fn cursor(&self, name: &str, select: &str) -> Option<(String, String, String)> {
+        let n = format!("temp.{}", Backend::Sqlite.quote(name));
+        Some((
+            format!("CREATE TEMP TABLE {} AS {select}", Backend::Sqlite.quote(name)),
+            format!(
+                "DELETE FROM {n} WHERE rowid IN (SELECT rowid FROM {n} ORDER BY rowid LIMIT {}) RETURNING *",
+                crate::apply::PAGE
+            ),
+            format!("DROP TABLE {n}"),
+        ))
+    }
+
     fn journal_table(&self, schema: Option<&str>) -> (String, String) {
         let name =
             Name { schema: schema.map(str::to_string), name: "combkey_doctor_journal".into() }.quoted(Backend::Sqlite);
@@ -449,8 +479,8 @@ impl Catalog for Sqlite {
             );
         }
         format!(
-            "SELECT min(h), max(h), count(*) FROM (SELECT {hex} AS h FROM {t} x WHERE x.{c} IS NOT NULL) d \
-             WHERE length(h) = 32 GROUP BY {masked} HAVING count(*) > 1 LIMIT 10",
+            "SELECT min(h), max(h), count(DISTINCT h) FROM (SELECT {hex} AS h FROM {t} x WHERE x.{c} IS NOT NULL) d \
+             WHERE length(h) = 32 GROUP BY {masked} HAVING min(h) <> max(h) LIMIT 10",
             t = table.quoted(Backend::Sqlite)
         )
     }

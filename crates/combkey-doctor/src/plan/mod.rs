@@ -1049,6 +1049,20 @@ pub(crate) fn build(backend: Backend, schema: &Schema, audit: &Audit, options: &
                 retypes.first().map_or("", |r| r.2.final_type.as_str())
             )));
         }
+        if !schema.unique_alone {
+            let key = if schema.primary_key.len() > 1 {
+                format!("unique only with the other columns of its primary key ({})", schema.primary_key.join(", "))
+            } else {
+                "not unique by itself (no primary key or unique index of it alone)".to_string()
+            };
+            return Err(Error::refused(format!(
+                "--rekey-from {time_column}: {}.{} is {key}, so one id can stand for rows with different times, \
+                 and every row holding an id would take one row's time (wrong keys for the others). Nothing was \
+                 changed; re-key a column that is unique by itself (where its values are, add a UNIQUE constraint \
+                 on {} first)",
+                schema.table, column.name, column.name
+            )));
+        }
         if schema.rekey.as_ref().is_none_or(|(c, _)| c != time_column) {
             return Err(Error::usage(format!("--rekey-from {time_column}: the table's times were not read")));
         }
@@ -1271,6 +1285,7 @@ mod tests {
             table: parent,
             column: column("id", ty),
             primary_key: vec!["id".into()],
+            unique_alone: true,
             references: vec![fk],
             child_columns: vec![column("parent_id", ty)],
             triggers: Vec::new(),
