@@ -1492,29 +1492,51 @@ mod rekey {
     }
 
     /// Two rows of the same millisecond whose old keys end in the same 62 bits would get one
-    /// key: the run changes nothing and says why, on SQLite and PostgreSQL.
+    /// key: the run changes nothing and names both rows' keys and the key, on SQLite,
+    /// PostgreSQL and MariaDB; also where the first of them is in the key map already (a
+    /// page of keys before).
     #[tokio::test]
     async fn two_rows_that_would_get_one_key() {
-        for mut db in [Db::sqlite("rekey-twins").await, Db::pg().await] {
-            let url = db.url();
-            let t = if matches!(db, Db::Pg(_)) { "rekey_pg_twins" } else { "rekey_lite_twins" };
-            let (mut old, _) = v4_keys(&db, 10, 76);
-            let mut twin = old[2].into_bytes();
-            twin[0] ^= 0xff;
-            old[3] = Comb::from_bytes(twin);
-            db.seed_timed(t, &old, if matches!(db, Db::Pg(_)) { "timestamptz" } else { "TEXT" }).await;
-            db.exec(&format!("UPDATE {t} SET created_at = (SELECT created_at FROM {t} WHERE seq = 2) WHERE seq = 3"))
-                .await;
-            let (code, out) =
-                exit_code(&["doctor", "--url", &url, "--table", t, "--apply", "--rekey-from", "created_at"]);
-            assert_eq!(code, Some(1), "{out}");
-            assert!(out.contains("same 62 bits") && out.contains("nothing changed"), "{out}");
-            assert_eq!(db.keys_by_seq(t).await, old, "nothing changed");
+        // 10 rows: the twins in one batch; 2,500 rows: the twins half the key space apart (and
+        // in the inserted order, in other thousands), each mapped in a batch of its own, the
+        // second meeting the first in the key map.
+        for (n, flip) in [(10, 0xff), (2500, 0x80)] {
+            for mut db in [Db::sqlite("rekey-twins").await, Db::pg().await, Db::mysql().await] {
+                let url = db.url();
+                let (t, time_type) = match db {
+                    Db::Pg(_) => ("rekey_pg_twins", "timestamptz"),
+                    Db::My(_) => ("rekey_my_twins", "DATETIME(6)"),
+                    Db::Lite(_, _) => ("rekey_lite_twins", "TEXT"),
+                };
+                let (mut old, _) = v4_keys(&db, n, 76);
+                let mut twin = old[2].into_bytes();
+                twin[0] ^= flip;
+                old[3] = Comb::from_bytes(twin);
+                db.seed_timed(t, &old, time_type).await;
+                let at = db.texts(&format!("SELECT CAST(created_at AS CHAR(40)) FROM {t} WHERE seq = 2")).await;
+                let at =
+                    if matches!(db, Db::Pg(_)) { format!("'{}'::timestamptz", at[0]) } else { format!("'{}'", at[0]) };
+                db.exec(&format!("UPDATE {t} SET created_at = {at} WHERE seq = 3")).await;
+                let (code, out) =
+                    exit_code(&["doctor", "--url", &url, "--table", t, "--apply", "--rekey-from", "created_at"]);
+                assert_eq!(code, Some(1), "{out}");
+                assert!(out.contains("same 62 bits") && out.contains("nothing changed"), "{out}");
+                let new = rekey_spec(old[2], REKEY_T0_US + 2 * db.rekey_step_us());
+                assert!(
+                    out.contains(&format!("the rows keyed {} and {} would both get the key {new}", old[2], old[3]))
+                        || out.contains(&format!(
+                            "the rows keyed {} and {} would both get the key {new}",
+                            old[3], old[2]
+                        )),
+                    "both rows named: {out}"
+                );
+                assert_eq!(db.keys_by_seq(t).await, old, "nothing changed");
+            }
         }
     }
 
     /// SQLite text that is no date (`now`, a Julian day number, a day that does not exist) is
-    /// no time; a v7 key of a time the audit finds implausible (1980) is never re-keyed again.
+    /// no time; a v7 key of a time before 1995 (1980) is counted as v7 and never re-keyed again.
     #[tokio::test]
     async fn sqlite_what_is_a_time_and_what_is_rekeyed() {
         let mut db = Db::sqlite("rekey-times").await;
@@ -1530,10 +1552,11 @@ mod rekey {
         let (code, out) = exit_code(&["doctor", "--url", &url, "--table", t, "--apply", "--rekey-from", "created_at"]);
         assert_eq!(code, Some(1), "{out}");
         assert!(out.contains("3 not a time"), "{out}");
-        // 1980: the v7 keys made from it are taken for no layout by the audit, and stay.
+        // 1980: the v7 keys made from it are counted as v7 by the audit (not as v4), and stay.
         db.exec(&format!("UPDATE {t} SET created_at = '1980-01-01 00:00:00.000' WHERE seq IN (3, 4, 5)")).await;
         let after = report(&url, t, &["--apply", "--rekey-from", "created_at"]);
         assert!(after["recommendation"].as_str().is_some(), "{after}");
+        assert_eq!(layouts(&after), [("v7".to_string(), 30)], "the keys of 1980 are v7 keys: {after}");
         let keys = db.keys_by_seq(t).await;
         assert_eq!(keys[6..], new[6..]);
         assert!(keys[3..6].iter().all(|k| k.version() == 7), "{keys:?}");

@@ -167,6 +167,64 @@ pub(crate) fn key_map_rows(plan: &Plan, changes: &[KeyChange]) -> Result<Vec<(St
     Ok(out)
 }
 
+/// `--rekey-from`: two rows that would get one new key (the same microsecond, old keys that
+/// end in the same 62 bits), among `kept` (key map rows about to be added) or between one of
+/// them and a row of the key map, are named before the insert would fail on the key map's
+/// unique `new_key` (whose message names the new key only), and the run stops with nothing
+/// changed.
+pub(crate) async fn rekey_twins(
+    db: &mut Db,
+    cat: &dyn Catalog,
+    map: &Name,
+    kept: &[(Stored, Stored)],
+    column: &str,
+) -> Result<(), Error> {
+    let twins = |a: &Stored, b: &Stored, new: &Stored| {
+        let show = |v: &Stored| id_of(v).map_or_else(|_| format!("{v:?}"), |id| id.to_string());
+        Error::refused(format!(
+            "--rekey-from {column}: the rows keyed {} and {} would both get the key {} (their {column} is the same to \
+             the microsecond, the millisecond on SQLite, and their old keys end in the same 62 bits), so nothing \
+             changed: change one of the two old keys (or its {column} by a microsecond) and run again",
+            show(a),
+            show(b),
+            show(new)
+        ))
+    };
+    let mut seen: std::collections::HashMap<Comb, &Stored> = std::collections::HashMap::new();
+    for (old, new) in kept {
+        let Ok(id) = id_of(new) else { continue };
+        if let Some(first) = seen.insert(id, old)
+            && id_of(first).ok() != id_of(old).ok()
+        {
+            return Err(twins(first, old, new));
+        }
+    }
+    let backend = db.backend();
+    let news: Vec<String> = kept.iter().map(|(_, n)| cat.key_literal(n)).collect();
+    let rows = db
+        .rows(
+            &format!(
+                "SELECT {}, {} FROM {} WHERE new_key IN ({})",
+                cat.key_text("old_key"),
+                cat.key_text("new_key"),
+                map.quoted(backend),
+                news.join(", ")
+            ),
+            &[],
+        )
+        .await?;
+    for r in rows {
+        let id = |i: usize| r.get(i).cloned().flatten().and_then(|t| t.parse::<Comb>().ok());
+        let (Some(mapped_old), Some(new)) = (id(0), id(1)) else { continue };
+        if let Some((old, new_value)) = kept.iter().find(|(_, n)| id_of(n).ok() == Some(new))
+            && id_of(old).ok() != Some(mapped_old)
+        {
+            return Err(twins(&Stored::Text(mapped_old.to_string()), old, new_value));
+        }
+    }
+    Ok(())
+}
+
 /// Keys per page of a read that maps keys: its rows are held, converted and written to the
 /// mapping table (or the script) before the next page is read.
 pub(crate) const PAGE: usize = 10_000;
@@ -617,6 +675,9 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dy
                                 if let Some(map) = &key_map {
                                     let kept = key_map_rows(plan, chunk)?;
                                     if !kept.is_empty() {
+                                        if let Some(column) = &plan.options.rekey_from {
+                                            rekey_twins(db, cat, map, &kept, column).await?;
+                                        }
                                         db.exec(&cat.key_map_insert(map, &kept)).await?;
                                     }
                                 }

@@ -124,6 +124,14 @@ fn plausible(t: Option<Timestamp>, now_ms: i64) -> bool {
     t.is_some_and(|t| t.unix_ms() >= EARLIEST_MS && t.unix_ms() <= now_ms.saturating_add(DAY_MS))
 }
 
+/// Whether `id` is a version 7 key of a time before the plausible span (1970 to 1994): not
+/// what software made then, but what `--rekey-from` makes of rows with such times (and what
+/// the RFC's layout reads as). Its version nibble says v7, so it is one, not a random key.
+fn early_v7(id: &Comb) -> bool {
+    Layout::detect(id) == Some(Layout::V7)
+        && Layout::V7.timestamp(id).ok().flatten().is_some_and(|t| t.unix_ms() < EARLIEST_MS)
+}
+
 /// Whether `layout` keeps other data where a version nibble goes (display byte 6's high
 /// nibble), so that its keys' nibbles name other layouts by chance.
 fn nibble_is_data(layout: Layout) -> bool {
@@ -235,6 +243,9 @@ impl Classifier {
         }
         if let Some(l) = labelled.filter(|l| *l == Layout::V7) {
             return Kind::Layout(l);
+        }
+        if early_v7(id) {
+            return Kind::Layout(Layout::V7);
         }
         if let Some(layout) = assumed {
             return if of(layout) { Kind::Layout(layout) } else { fallback };
@@ -474,7 +485,7 @@ impl Learner {
                 self.all = None;
             }
         }
-        if self.labelled(&id) {
+        if self.labelled(&id) || early_v7(&id) {
             return;
         }
         self.unlabelled += 1;
@@ -574,6 +585,8 @@ pub(crate) struct Tally {
     now: Timestamp,
     counts: Vec<(Kind, usize)>,
     labelled: BTreeMap<&'static str, usize>,
+    /// Version 7 keys of times before 1995 ([`early_v7`]).
+    early_v7: usize,
     previous: Option<Timestamp>,
     ordered: u64,
     pairs: u64,
@@ -592,6 +605,7 @@ impl Tally {
             now,
             counts: Vec::new(),
             labelled: BTreeMap::new(),
+            early_v7: 0,
             previous: None,
             ordered: 0,
             pairs: 0,
@@ -605,7 +619,9 @@ impl Tally {
             Some((_, n)) => *n += 1,
             None => self.counts.push((kind, 1)),
         }
-        if let Kind::Layout(l) = kind
+        if early_v7(id) {
+            self.early_v7 += 1;
+        } else if let Kind::Layout(l) = kind
             && Layout::detect(id) == Some(l)
         {
             *self.labelled.entry(l.name()).or_default() += 1;
@@ -623,7 +639,7 @@ impl Tally {
 
     #[allow(clippy::cast_precision_loss)] // Counts far below 2^52.
     pub(crate) fn finish(self) -> Audit {
-        let Tally { classifier, counts, labelled, ordered, pairs, sampled, .. } = self;
+        let Tally { classifier, counts, labelled, early_v7, ordered, pairs, sampled, .. } = self;
         let mut layouts = BTreeMap::new();
         let mut uncertain = 0;
         for (k, n) in &counts {
@@ -636,6 +652,12 @@ impl Tally {
         for (name, n) in &labelled {
             evidence.push(format!(
                 "{name}: {n} keys, certain (their version nibble says so and their times are plausible)"
+            ));
+        }
+        if early_v7 > 0 {
+            evidence.push(format!(
+                "v7: {early_v7} keys whose version nibble says v7 carry times before 1995 (what --rekey-from makes of \
+                 rows with such times): v7 keys, kept as they are"
             ));
         }
         for rule in &classifier.rules {
@@ -932,6 +954,33 @@ mod tests {
         assert_eq!(c.classify(&Comb::from_bytes(far)), Kind::Random);
         let replayed: Classifier = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
         assert_eq!(replayed, c);
+    }
+
+    /// v7 keys of 1970 to 1994 (what `--rekey-from` makes of rows of such times) are v7 keys,
+    /// not random ones, and the evidence says why; a v7 key of 1995 on is labelled as before.
+    #[test]
+    fn v7_keys_before_1995_are_v7() {
+        let g = V7Generator::new();
+        let early: Vec<Comb> = ["1970-01-01T00:00:01Z", "1980-06-01T12:00:00Z", "1994-12-31T23:59:59Z"]
+            .iter()
+            .map(|t| g.generate_at(t.parse().unwrap()))
+            .collect();
+        let mut keys = early.clone();
+        keys.extend(times(50).into_iter().map(|t| g.generate_at(t)));
+        let r = SeededRandom::new(9);
+        keys.extend((0..20).map(|_| v4(&r)));
+        let a = audit(&sorted(keys), now());
+        assert_eq!(a.layouts.get("v7"), Some(&53), "{:?}", a.layouts);
+        assert_eq!(a.layouts.get("v4"), Some(&20), "{:?}", a.layouts);
+        for k in &early {
+            assert_eq!(a.classifier.classify(k), Kind::Layout(Layout::V7), "{k}");
+        }
+        assert!(
+            a.evidence.iter().any(|e| e.starts_with("v7: 3 keys") && e.contains("before 1995")),
+            "{:?}",
+            a.evidence
+        );
+        assert!(a.evidence.iter().any(|e| e.starts_with("v7: 50 keys, certain")), "{:?}", a.evidence);
     }
 
     /// The classifier a journal keeps classifies every key as the audit did.
