@@ -455,6 +455,9 @@ pub(crate) struct Learner {
     sample: Vec<Comb>,
     /// Every key, in order, while there are at most [`KEEP_ALL`].
     all: Option<Vec<Comb>>,
+    /// The key fed last: the keys come in key order, so an id that rows repeat (a key unique
+    /// only with another column, `(tenant, id)`) comes again at once.
+    last: Option<Comb>,
     random: combkey::SeededRandom,
 }
 
@@ -465,6 +468,7 @@ impl Learner {
             unlabelled: 0,
             sample: Vec::new(),
             all: Some(Vec::new()),
+            last: None,
             // A fixed seed: the same table gives the same sample, so the same verdicts.
             random: combkey::SeededRandom::new(0x636f_6d62_6b65_7921),
         }
@@ -485,7 +489,9 @@ impl Learner {
                 self.all = None;
             }
         }
-        if self.labelled(&id) || early_v7(&id) {
+        // An id seen once counts once: the same id in several rows would read as keys of one
+        // time under every layout, a cluster that random keys never make.
+        if self.labelled(&id) || early_v7(&id) || self.last.replace(id) == Some(id) {
             return;
         }
         self.unlabelled += 1;
@@ -981,6 +987,26 @@ mod tests {
             a.evidence
         );
         assert!(a.evidence.iter().any(|e| e.starts_with("v7: 50 keys, certain")), "{:?}", a.evidence);
+    }
+
+    /// Random keys that rows repeat (a key unique only with a tenant column: tenant 2 reusing
+    /// tenant 1's ids) are no cluster of any layout. One random key in a few hundred reads as
+    /// a plausible time under some layout by chance (here: its last six bytes as RT.Comb's
+    /// milliseconds); read once it is alone, but two rows holding it made a "cluster" of two
+    /// keys of the very same time, which random keys never make, and it was converted.
+    #[test]
+    fn ids_that_rows_repeat_are_no_cluster() {
+        let r = SeededRandom::new(10);
+        let ids: Vec<Comb> = (0..400).map(|_| v4(&r)).collect();
+        let mut lucky = ids[7].into_bytes();
+        let ms: i64 = "2020-05-01T10:00:00Z".parse::<Timestamp>().unwrap().unix_ms();
+        lucky[10..].copy_from_slice(&ms.to_be_bytes()[2..]);
+        let lucky = Comb::from_bytes(lucky);
+        let mut keys = ids.clone();
+        keys.extend([lucky, lucky, lucky]);
+        let a = audit(&sorted(keys), now());
+        assert_eq!(a.layouts.get("v4"), Some(&403), "{:?} {:?}", a.layouts, a.evidence);
+        assert!(a.classifier.rules.is_empty(), "{:?}", a.classifier.rules);
     }
 
     /// The classifier a journal keeps classifies every key as the audit did.

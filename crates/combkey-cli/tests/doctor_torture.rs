@@ -1,0 +1,692 @@
+//! `combkey doctor` under generated cases: a seed picks a schema (key type, a key unique only
+//! with a tenant column, referencing tables with or without `ON DELETE CASCADE` and `NULL`s, a
+//! unique secondary index), data (a mix of key layouts, ids that repeat across tenants, times
+//! for re-keying), a mode (the audit, `--apply` offline, offline stopped after a random step
+//! then run again, `--online` in place or by copy and swap with an application writing
+//! throughout, `--rekey-from`), and runs it against the real databases. What must hold is
+//! checked here, from a snapshot of every row before and after, never from doctor's own
+//! output:
+//!
+//! - the audit changes nothing;
+//! - a run that exits 0: every row is there once, with its other columns as they were, its key
+//!   as it was or converted exactly as its layout says (RFC 9562 and the layouts' own
+//!   definitions, through `combkey::layouts`; a re-key by the spec in docs/doctor.md), the same
+//!   id converted the same way in every row, every referencing row pointing at the same row
+//!   as before, and the next id combkey makes sorting after every converted key;
+//! - a run that stops or is refused: every row exactly as it was, or (a journaled or online
+//!   run) a state that the same command run again finishes as above;
+//! - every row the application wrote during an online run is there with its key.
+//!
+//! CI runs the seeds of `SEEDS` on each database; `COMBKEY_TORTURE_SEEDS=a..b` (or a list
+//! `1,5,9`) runs others, `COMBKEY_TORTURE_ROWS=n` gives each case `n` rows. A failing seed is run again with
+//! fewer rows, halving while it still fails, and the smallest failing case is printed: the
+//! seed, the rows and the case, to turn into a test of its own.
+
+use std::collections::BTreeMap;
+use std::process::{Command, Output};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use combkey::layouts::{KeyMigration, Layout, RtCombLayout, V1Generator};
+use combkey::{Comb, FixedClock, SeededRandom, Timestamp};
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+use sqlx::{AssertSqlSafe, Connection, MySqlConnection, PgConnection, Row, SqliteConnection};
+
+/// The seeds CI runs on each database (well under a minute in all): the first few, and those
+/// that found something (49 and 56: ids that rows repeat under `(tenant, id)`, taken by the
+/// audit for a cluster of RT.Comb or .NET keys and converted).
+const SEEDS: &[u64] = &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 49, 56];
+
+fn combkey(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_combkey"));
+    cmd.args(args).stdin(std::process::Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run combkey")
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Backend {
+    Pg,
+    My,
+    Lite,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    Audit,
+    Offline,
+    /// Offline, stopped after step `n` (counting from 0), then run again.
+    Stopped(usize),
+    OnlineInPlace,
+    CopySwap,
+    Rekey,
+}
+
+/// One generated case.
+#[derive(Clone, Debug)]
+struct Case {
+    seed: u64,
+    backend: Backend,
+    rows: usize,
+    text_key: bool,
+    /// `PRIMARY KEY (tenant, id)`, tenant 2 repeating some of tenant 1's ids.
+    composite: bool,
+    /// Per referencing table: `ON DELETE CASCADE`, and whether some rows hold `NULL`.
+    children: Vec<(bool, bool)>,
+    unique_payload: bool,
+    /// The layouts of the keys (`None`: random version 4).
+    layouts: Vec<Option<Layout>>,
+    mode: Mode,
+}
+
+impl Case {
+    fn new(seed: u64, backend: Backend, rows: Option<usize>) -> Case {
+        let mut r = StdRng::seed_from_u64(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ backend as u64);
+        // Drawn whatever is given, so the other choices are the seed's whatever the rows.
+        let drawn = r.random_range(8..=400);
+        let rows =
+            rows.or_else(|| std::env::var("COMBKEY_TORTURE_ROWS").ok().and_then(|v| v.parse().ok())).unwrap_or(drawn);
+        let modes: &[Mode] = match backend {
+            Backend::Lite => &[Mode::Audit, Mode::Offline, Mode::Stopped(0), Mode::Rekey],
+            _ => &[Mode::Audit, Mode::Offline, Mode::Stopped(0), Mode::OnlineInPlace, Mode::CopySwap, Mode::Rekey],
+        };
+        let mut mode = modes[r.random_range(0..modes.len())];
+        if mode == Mode::Stopped(0) {
+            mode = Mode::Stopped(r.random_range(0..12));
+        }
+        let all = [Some(Layout::V1), None, Some(Layout::V7), Some(Layout::RtCombSql), Some(Layout::V6)];
+        let mut layouts: Vec<Option<Layout>> =
+            if mode == Mode::Rekey { vec![None] } else { all.iter().copied().filter(|_| r.random_bool(0.5)).collect() };
+        if layouts.is_empty() {
+            layouts.push(all[r.random_range(0..all.len())]);
+        }
+        // Text keys change type, which the in-place online method cannot do (it says so).
+        let text_key = r.random_bool(0.3) && mode != Mode::OnlineInPlace;
+        let children = (0..r.random_range(0..=2)).map(|_| (r.random_bool(0.5), r.random_bool(0.3))).collect();
+        Case {
+            seed,
+            backend,
+            rows,
+            text_key: text_key && mode != Mode::Rekey,
+            composite: r.random_bool(0.3),
+            children,
+            unique_payload: r.random_bool(0.3),
+            layouts,
+            mode,
+        }
+    }
+
+    fn table(&self) -> String {
+        let b = match self.backend {
+            Backend::Pg => "pg",
+            Backend::My => "my",
+            Backend::Lite => "lite",
+        };
+        format!("tort_{b}_{}", self.seed)
+    }
+}
+
+/// A database of the harness.
+enum Db {
+    Pg(PgConnection),
+    My(MySqlConnection),
+    Lite(SqliteConnection, std::path::PathBuf),
+}
+
+impl Db {
+    async fn open(backend: Backend, name: &str) -> Db {
+        match backend {
+            Backend::Pg => Db::Pg(PgConnection::connect(&combkey_testutil::pg_url()).await.expect("PostgreSQL")),
+            Backend::My => Db::My(MySqlConnection::connect(&combkey_testutil::mysql_url()).await.expect("MariaDB")),
+            Backend::Lite => {
+                let dir = std::env::temp_dir().join(format!("combkey-torture-{}-{name}", std::process::id()));
+                std::fs::create_dir_all(&dir).unwrap();
+                let url = format!("sqlite://{}?mode=rwc", dir.join("db.sqlite").display());
+                Db::Lite(SqliteConnection::connect(&url).await.unwrap(), dir)
+            }
+        }
+    }
+
+    fn url(&self) -> String {
+        match self {
+            Db::Pg(_) => combkey_testutil::pg_url(),
+            Db::My(_) => combkey_testutil::mysql_url(),
+            Db::Lite(_, dir) => format!("sqlite://{}", dir.join("db.sqlite").display()),
+        }
+    }
+
+    async fn exec(&mut self, sql: &str) -> Result<(), String> {
+        let q = sqlx::raw_sql(AssertSqlSafe(sql.to_string()));
+        match self {
+            Db::Pg(c) => q.execute(c).await.map(drop),
+            Db::My(c) => q.execute(c).await.map(drop),
+            Db::Lite(c, _) => q.execute(c).await.map(drop),
+        }
+        .map_err(|e| format!("{sql}: {e}"))
+    }
+
+    /// Every row of a query whose columns are all text.
+    async fn rows(&mut self, sql: &str) -> Vec<Vec<Option<String>>> {
+        let q = sqlx::raw_sql(AssertSqlSafe(sql.to_string()));
+        let out: Result<Vec<Vec<Option<String>>>, sqlx::Error> =
+            match self {
+                Db::Pg(c) => q.fetch_all(c).await.map(|rs| {
+                    rs.iter().map(|r| (0..r.len()).map(|i| r.get::<Option<String>, _>(i)).collect()).collect()
+                }),
+                Db::My(c) => q.fetch_all(c).await.map(|rs| {
+                    rs.iter().map(|r| (0..r.len()).map(|i| r.get::<Option<String>, _>(i)).collect()).collect()
+                }),
+                Db::Lite(c, _) => q.fetch_all(c).await.map(|rs| {
+                    rs.iter().map(|r| (0..r.len()).map(|i| r.get::<Option<String>, _>(i)).collect()).collect()
+                }),
+            };
+        out.unwrap_or_else(|e| panic!("{sql}: {e}"))
+    }
+
+    fn backend(&self) -> Backend {
+        match self {
+            Db::Pg(_) => Backend::Pg,
+            Db::My(_) => Backend::My,
+            Db::Lite(_, _) => Backend::Lite,
+        }
+    }
+
+    /// A key column as 32 lowercase hex digits, whatever it holds (the stored form or text).
+    fn hex(&self, c: &str) -> String {
+        match self {
+            Db::Pg(_) => format!("lower(replace({c}::text, '-', ''))"),
+            Db::My(_) => format!("CAST(IF(LENGTH({c}) = 16, LOWER(HEX({c})), LOWER(REPLACE({c}, '-', ''))) AS CHAR)"),
+            Db::Lite(_, _) => {
+                format!("CASE WHEN typeof({c}) = 'blob' THEN lower(hex({c})) ELSE lower(replace({c}, '-', '')) END")
+            }
+        }
+    }
+
+    fn text(&self, c: &str) -> String {
+        match self {
+            Db::Pg(_) => format!("{c}::text"),
+            Db::My(_) => format!("CAST({c} AS CHAR)"),
+            Db::Lite(_, _) => format!("CAST({c} AS TEXT)"),
+        }
+    }
+
+    fn literal(&self, id: Comb, text: bool) -> String {
+        match (self, text) {
+            (_, true) => format!("'{id}'"),
+            (Db::Pg(_), false) => format!("'{id}'::uuid"),
+            (Db::My(_), false) => format!("0x{id:X}"),
+            (Db::Lite(_, _), false) => format!("X'{id:X}'"),
+        }
+    }
+
+    fn key_type(&self, text: bool) -> &'static str {
+        match (self, text) {
+            (Db::Pg(_), false) => "uuid",
+            (Db::Pg(_), true) => "text",
+            (Db::My(_), false) => "BINARY(16)",
+            (Db::My(_), true) => "CHAR(36)",
+            (Db::Lite(_, _), false) => "BLOB",
+            (Db::Lite(_, _), true) => "TEXT",
+        }
+    }
+}
+
+/// A row of the parent as generated: tenant, seq, id, its layout, its time (ms).
+#[derive(Clone, Debug)]
+struct Gen {
+    tenant: i64,
+    seq: usize,
+    id: Comb,
+    /// `None`: random version 4.
+    layout: Option<Layout>,
+    ms: i64,
+}
+
+/// The rows: one key per row, of a layout of the case's, one second apart from 2025-03-01;
+/// with a composite key, tenant 2 repeats every fourth of tenant 1's ids, 30 days later.
+fn generate(case: &Case) -> Vec<Gen> {
+    let mut r = StdRng::seed_from_u64(case.seed ^ 0x5eed);
+    let random = SeededRandom::new(case.seed);
+    let t0: Timestamp = "2025-03-01T08:00:00Z".parse().unwrap();
+    let clock = Arc::new(FixedClock::new(t0));
+    let v1 = V1Generator::with_clock_and_random(Arc::clone(&clock), SeededRandom::new(case.seed ^ 1));
+    let v7 = combkey::V7Generator::new();
+    let mut out = Vec::new();
+    for seq in 0..case.rows {
+        let t = t0.saturating_add_ms(1000 * i64::try_from(seq).unwrap());
+        clock.set(t);
+        let layout = case.layouts[r.random_range(0..case.layouts.len())];
+        let mut b = [0u8; 16];
+        combkey::RandomSource::fill_bytes(&random, &mut b);
+        b[6] = 0x40 | (b[6] & 0x0f);
+        b[8] = 0x80 | (b[8] & 0x3f);
+        let v4 = Comb::from_bytes(b);
+        let id = match layout {
+            None => v4,
+            Some(Layout::V7) => v7.generate_at(t),
+            Some(Layout::RtCombSql) => RtCombLayout::Sql.create(t, v4).unwrap(),
+            Some(l @ (Layout::V1 | Layout::V6)) => Layout::convert(&v1.generate(), Layout::V1, l).unwrap(),
+            Some(other) => panic!("{other}"),
+        };
+        out.push(Gen { tenant: 1, seq, id, layout, ms: t.unix_ms() });
+    }
+    if case.composite {
+        let n = out.len();
+        for i in (0..n).step_by(4) {
+            let g = out[i].clone();
+            out.push(Gen { tenant: 2, seq: n + i, ms: g.ms + 30 * 86_400_000, ..g });
+        }
+    }
+    out
+}
+
+/// Makes the case's tables and rows: `t (tenant, id, seq, payload, created_at)` and its
+/// referencing tables `t_c0`, `t_c1` (one row per parent row, some `NULL` where the case says).
+async fn seed(db: &mut Db, case: &Case, rows: &[Gen]) {
+    let t = case.table();
+    let ty = db.key_type(case.text_key);
+    let mut drops: Vec<String> = (0..3).flat_map(|i| [format!("_{t}_c{i}_old"), format!("{t}_c{i}")]).collect();
+    drops.extend([format!("_{t}_old"), t.clone(), format!("combkey_keymap_{t}")]);
+    for d in drops {
+        db.exec(&format!("DROP TABLE IF EXISTS {d}")).await.unwrap();
+    }
+    if db.backend() != Backend::Lite {
+        let _ = db.exec(&format!("DELETE FROM combkey_doctor_journal WHERE target LIKE '%{t}%'")).await;
+    }
+    let time = match db {
+        Db::Pg(_) => "timestamptz",
+        Db::My(_) => "DATETIME(6)",
+        Db::Lite(_, _) => "TEXT",
+    };
+    let key = if case.composite { "PRIMARY KEY (tenant, id)" } else { "PRIMARY KEY (id)" };
+    db.exec(&format!(
+        "CREATE TABLE {t} (tenant integer NOT NULL, id {ty} NOT NULL, seq integer NOT NULL, payload varchar(40) NOT NULL, \
+         created_at {time} NOT NULL, {key})"
+    ))
+    .await
+    .unwrap();
+    if case.composite {
+        db.exec(&format!("CREATE INDEX {t}_id ON {t} (id)")).await.unwrap();
+    }
+    if case.unique_payload {
+        db.exec(&format!("CREATE UNIQUE INDEX {t}_payload ON {t} (payload)")).await.unwrap();
+    }
+    for (i, (cascade, _)) in case.children.iter().enumerate() {
+        let (cols, refs) = if case.composite { ("tenant, parent", "tenant, id") } else { ("parent", "id") };
+        let on = if *cascade { " ON DELETE CASCADE" } else { "" };
+        db.exec(&format!(
+            "CREATE TABLE {t}_c{i} (n integer NOT NULL PRIMARY KEY, tenant integer, parent {ty}, \
+             FOREIGN KEY ({cols}) REFERENCES {t} ({refs}){on})"
+        ))
+        .await
+        .unwrap();
+        db.exec(&format!("CREATE INDEX {t}_c{i}_p ON {t}_c{i} (parent)")).await.unwrap();
+    }
+    for chunk in rows.chunks(200) {
+        let values: Vec<String> = chunk
+            .iter()
+            .map(|g| {
+                let at = Timestamp::from_unix_ms(g.ms).to_string().replace('T', " ").replace('Z', "");
+                format!("({}, {}, {}, 'p{}', '{at}')", g.tenant, db.literal(g.id, case.text_key), g.seq, g.seq)
+            })
+            .collect();
+        db.exec(&format!("INSERT INTO {t} (tenant, id, seq, payload, created_at) VALUES {}", values.join(", ")))
+            .await
+            .unwrap();
+    }
+    for (i, (_, nulls)) in case.children.iter().enumerate() {
+        let parent = if *nulls { "CASE WHEN seq % 5 = 0 THEN NULL ELSE id END" } else { "id" };
+        db.exec(&format!("INSERT INTO {t}_c{i} (n, tenant, parent) SELECT seq, tenant, {parent} FROM {t}"))
+            .await
+            .unwrap();
+    }
+}
+
+/// Every row: the parent's `seq -> (tenant, id hex, payload, created_at)`, and per referencing
+/// table `n -> (tenant, the seq of the parent it points at, or its own value where none)`.
+#[derive(Clone, Debug, PartialEq)]
+struct Snapshot {
+    parents: BTreeMap<i64, (String, String, String)>,
+    children: Vec<BTreeMap<i64, Option<String>>>,
+}
+
+async fn snapshot(db: &mut Db, case: &Case) -> Snapshot {
+    let t = case.table();
+    let (hex, seq, tenant) = (db.hex("id"), db.text("seq"), db.text("tenant"));
+    let mut parents = BTreeMap::new();
+    for r in db.rows(&format!("SELECT {seq}, {tenant}, {hex}, payload FROM {t}")).await {
+        let s: i64 = r[0].clone().unwrap().parse().unwrap();
+        let old = parents.insert(s, (r[1].clone().unwrap(), r[2].clone().unwrap(), r[3].clone().unwrap()));
+        assert!(old.is_none(), "seed {} {:?}: row seq {s} twice", case.seed, case.backend);
+    }
+    let mut children = Vec::new();
+    for i in 0..case.children.len() {
+        let on = if case.composite { "p.tenant = c.tenant AND p.id = c.parent" } else { "p.id = c.parent" };
+        let (n, ps, ph) = (db.text("c.n"), db.text("p.seq"), db.hex("c.parent"));
+        let rows = db.rows(&format!("SELECT {n}, {ps}, {ph} FROM {t}_c{i} c LEFT JOIN {t} p ON {on}")).await;
+        let mut m = BTreeMap::new();
+        for r in rows {
+            // The parent row it finds (by seq), or, where it finds none, its own value.
+            let v = r[1].clone().map(|s| format!("seq {s}")).or_else(|| r[2].clone().map(|h| format!("orphan {h}")));
+            m.insert(r[0].clone().unwrap().parse().unwrap(), v);
+        }
+        children.push(m);
+    }
+    Snapshot { parents, children }
+}
+
+/// What a key may become: itself, or its conversion to v7 as its layout says (a v6 key stays,
+/// where doctor's default target is v7 it converts too), or with `--rekey-from` the key of
+/// its row's time.
+fn allowed(g: &Gen, rekey: bool) -> Vec<Comb> {
+    let mut out = vec![g.id];
+    if rekey {
+        if g.layout.is_none() {
+            out.push(rekey_spec(g.id, g.ms * 1000));
+        }
+    } else if let Some(l) = g.layout
+        && let Ok(m) = KeyMigration::new(l, Layout::V7)
+        && let Ok(k) = m.convert(&g.id)
+    {
+        out.push(k);
+    }
+    out
+}
+
+/// The docs' re-key: the millisecond, version 7, the microseconds in 4,096 steps, the variant,
+/// the old key's last 62 bits.
+fn rekey_spec(old: Comb, us: i64) -> Comb {
+    let ms = u64::try_from(us / 1000).unwrap();
+    let fraction = u16::try_from((us % 1000) * 4096 / 1000).unwrap();
+    let mut b = old.into_bytes();
+    b[..6].copy_from_slice(&ms.to_be_bytes()[2..]);
+    b[6] = 0x70 | u8::try_from(fraction >> 8).unwrap();
+    b[7] = u8::try_from(fraction & 0xff).unwrap();
+    b[8] = 0x80 | (b[8] & 0x3f);
+    Comb::from_bytes(b)
+}
+
+/// The invariants of a finished run: `before` and `after` hold the same rows, each key
+/// allowed, one id one new key, children on the same rows, converted keys before the next id.
+fn check_done(
+    case: &Case,
+    gens: &[Gen],
+    before: &Snapshot,
+    after: &Snapshot,
+    written: &BTreeMap<i64, Comb>,
+    complete: bool,
+) -> Result<(), String> {
+    let rekey = case.mode == Mode::Rekey;
+    let mut new_of: BTreeMap<Comb, Comb> = BTreeMap::new();
+    let next = Comb::new();
+    for g in gens {
+        let i = i64::try_from(g.seq).unwrap();
+        let (tenant, hex, payload) = after.parents.get(&i).ok_or(format!("row seq {i} lost"))?;
+        let (b_tenant, _, b_payload) = &before.parents[&i];
+        if tenant != b_tenant || payload != b_payload {
+            return Err(format!("row seq {i}: other columns changed ({tenant}, {payload})"));
+        }
+        let now: Comb = hex.parse().map_err(|e| format!("row seq {i}: key {hex}: {e}"))?;
+        // Keys whose version nibble names their layout (v1, v6) convert for certain, and a
+        // re-key re-keys every v4 key; other layouts convert where the audit is sure of them.
+        let certain = if rekey { g.layout.is_none() } else { matches!(g.layout, Some(Layout::V1 | Layout::V6)) };
+        if complete && certain && now == g.id {
+            return Err(format!("row seq {i}: key {} ({:?}) was left as it was", g.id, g.layout));
+        }
+        if !allowed(g, rekey).contains(&now) {
+            return Err(format!(
+                "row seq {i}: key {} ({:?}) became {now}, allowed {:?}",
+                g.id,
+                g.layout,
+                allowed(g, rekey)
+            ));
+        }
+        if !rekey
+            && let Some(prev) = new_of.insert(g.id, now)
+            && prev != now
+        {
+            return Err(format!("id {} became {prev} in one row and {now} in another", g.id));
+        }
+        if now != g.id && now.as_bytes() >= next.as_bytes() {
+            return Err(format!("converted key {now} of row seq {i} sorts after the next id {next}"));
+        }
+    }
+    let extra: Vec<&i64> =
+        after.parents.keys().filter(|s| !before.parents.contains_key(s) && !written.contains_key(s)).collect();
+    if !extra.is_empty() {
+        return Err(format!("rows that were not there: {extra:?}"));
+    }
+    for (i, (b, a)) in before.children.iter().zip(&after.children).enumerate() {
+        for (n, was) in b {
+            let is = a.get(n).ok_or(format!("child {i} row {n} lost"))?;
+            if was != is {
+                return Err(format!("child {i} row {n} pointed at {was:?}, now {is:?}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An application writing parents with v7 keys (and a child each) until `stop`; the rows it
+/// committed, by seq.
+async fn writer(case: Case, stop: Arc<AtomicBool>) -> BTreeMap<i64, Comb> {
+    let mut db = Db::open(case.backend, "writer").await;
+    let t = case.table();
+    let mut done = BTreeMap::new();
+    let mut seq = 1_000_000i64;
+    while !stop.load(Ordering::Relaxed) {
+        seq += 1;
+        let id = Comb::new();
+        let at = Timestamp::now().to_string().replace('T', " ").replace('Z', "");
+        let mut sql = format!(
+            "INSERT INTO {t} (tenant, id, seq, payload, created_at) VALUES (1, {}, {seq}, 'w{seq}', '{at}')",
+            db.literal(id, case.text_key)
+        );
+        if !case.children.is_empty() {
+            sql.push_str(&format!(
+                "; INSERT INTO {t}_c0 (n, tenant, parent) VALUES ({seq}, 1, {})",
+                db.literal(id, case.text_key)
+            ));
+        }
+        let begin = if case.backend == Backend::My { "START TRANSACTION" } else { "BEGIN" };
+        match db.exec(&format!("{begin}; {sql}; COMMIT")).await {
+            Ok(()) => {
+                done.insert(seq, id);
+            }
+            Err(_) => {
+                let _ = db.exec("ROLLBACK").await;
+            }
+        }
+        tokio::task::yield_now().await;
+    }
+    done
+}
+
+/// Runs one case; `Err` says what broke.
+async fn run_case(case: &Case) -> Result<(), String> {
+    let mut db = Db::open(case.backend, &case.table()).await;
+    let url = db.url();
+    let t = case.table();
+    let gens = generate(case);
+    seed(&mut db, case, &gens).await;
+    let before = snapshot(&mut db, case).await;
+    let mut args: Vec<&str> = vec!["doctor", "--url", &url, "--table", &t];
+    let mut env: Vec<(&str, String)> = Vec::new();
+    match case.mode {
+        Mode::Audit => {}
+        Mode::Offline => args.push("--apply"),
+        Mode::Stopped(k) => {
+            args.push("--apply");
+            env.push(("COMBKEY_DOCTOR_FAIL_AFTER_STEP", k.to_string()));
+        }
+        Mode::OnlineInPlace => args.extend(["--apply", "--online", "--method", "in-place", "--batch-size", "25"]),
+        Mode::CopySwap => args.extend(["--apply", "--online", "--method", "copy-swap", "--drop-old"]),
+        Mode::Rekey => args.extend(["--apply", "--rekey-from", "created_at"]),
+    }
+    let online = matches!(case.mode, Mode::OnlineInPlace | Mode::CopySwap);
+    let stop = Arc::new(AtomicBool::new(false));
+    let w = online.then(|| tokio::spawn(writer(case.clone(), Arc::clone(&stop))));
+    let env_ref: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let out = {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let env: Vec<(String, String)> = env_ref.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        tokio::task::spawn_blocking(move || {
+            let a: Vec<&str> = args.iter().map(String::as_str).collect();
+            let e: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            combkey(&a, &e)
+        })
+        .await
+        .unwrap()
+    };
+    stop.store(true, Ordering::Relaxed);
+    let written = match w {
+        Some(w) => w.await.unwrap(),
+        None => BTreeMap::new(),
+    };
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let after = snapshot(&mut db, case).await;
+    // Every row the application committed is there.
+    for (s, id) in &written {
+        match after.parents.get(s) {
+            None => return Err(format!("the application's row seq {s} is gone\n{said}")),
+            Some((_, hex, _)) if *hex != id.simple().to_string() => {
+                return Err(format!("the application's row seq {s} has key {hex}, not its {id}\n{said}"));
+            }
+            Some(_) => {}
+        }
+    }
+    // Every row that was there before as it was (rows the application added aside).
+    let unchanged = |a: &Snapshot| {
+        before.parents.iter().all(|(k, v)| a.parents.get(k) == Some(v))
+            && before.children.iter().zip(&a.children).all(|(b, a)| b.iter().all(|(n, v)| a.get(n) == Some(v)))
+    };
+    match (case.mode, out.status.success()) {
+        (Mode::Audit, ok) => {
+            if !ok {
+                return Err(format!("the audit failed\n{said}"));
+            }
+            if after != before {
+                return Err(format!("the audit changed the table\n{said}"));
+            }
+        }
+        (Mode::Stopped(_), false) => {
+            // Done or unchanged now; the same command again finishes it.
+            if !unchanged(&after) {
+                // One transaction (PostgreSQL, SQLite) is done whole; a journaled MariaDB run
+                // may be half way, consistently.
+                check_done(case, &gens, &before, &after, &written, case.backend != Backend::My)
+                    .map_err(|e| format!("stopped: neither unchanged nor done: {e}\n{said}"))?;
+            }
+            let again = combkey(&["doctor", "--url", &url, "--table", &t, "--apply"], &[]);
+            let said = format!("{}{}", String::from_utf8_lossy(&again.stdout), String::from_utf8_lossy(&again.stderr));
+            let after = snapshot(&mut db, case).await;
+            if again.status.success() {
+                check_done(case, &gens, &before, &after, &written, true)
+                    .map_err(|e| format!("run again: {e}\n{said}"))?;
+            } else if !unchanged(&after) {
+                return Err(format!("run again failed and changed the table\n{said}"));
+            }
+        }
+        (_, true) => check_done(case, &gens, &before, &after, &written, true).map_err(|e| format!("{e}\n{said}"))?,
+        (_, false) => {
+            if said.trim().is_empty() {
+                return Err("a failed run said nothing".into());
+            }
+            // Every generated schema is one doctor supports: only a re-key of a key unique
+            // with another column is to be refused.
+            if !(case.mode == Mode::Rekey && case.composite) {
+                return Err(format!("a case doctor supports failed\n{said}"));
+            }
+            if !unchanged(&after) {
+                // Only an online run (whose batches commit) or a journaled one may stop half
+                // way, and then consistently, and the same command again finishes it.
+                check_done(case, &gens, &before, &after, &written, false).map_err(|e| {
+                    format!("a failed run left the table neither unchanged nor consistent: {e}\n{said}")
+                })?;
+                if !online && !matches!(case.backend, Backend::My) {
+                    return Err(format!("a failed offline run changed the table\n{said}"));
+                }
+                let again = combkey(&args, &[]);
+                let said =
+                    format!("{}{}", String::from_utf8_lossy(&again.stdout), String::from_utf8_lossy(&again.stderr));
+                let after = snapshot(&mut db, case).await;
+                if !again.status.success() {
+                    return Err(format!("a run after a failed one failed too\n{said}"));
+                }
+                check_done(case, &gens, &before, &after, &written, true)
+                    .map_err(|e| format!("run again: {e}\n{said}"))?;
+            }
+            // A refusal, or a failure that says why: the run changed nothing. A
+            // composite key refuses `--rekey-from`, naming its columns.
+            if case.mode == Mode::Rekey && case.composite && !said.contains("(tenant, id)") {
+                return Err(format!("a composite key's refusal does not name its columns\n{said}"));
+            }
+        }
+    }
+    if case.mode == Mode::Rekey && case.composite && out.status.success() {
+        return Err(format!("--rekey-from on a key unique only with tenant ran\n{said}"));
+    }
+    Ok(())
+}
+
+/// The seeds to run: `COMBKEY_TORTURE_SEEDS` (`a..b` or `1,5,9`), else [`SEEDS`].
+fn seeds() -> Vec<u64> {
+    match std::env::var("COMBKEY_TORTURE_SEEDS") {
+        Ok(v) if v.contains("..") => {
+            let (a, b) = v.split_once("..").unwrap();
+            (a.trim().parse().unwrap()..b.trim().parse().unwrap()).collect()
+        }
+        Ok(v) => v.split(',').map(|s| s.trim().parse().unwrap()).collect(),
+        Err(_) => SEEDS.to_vec(),
+    }
+}
+
+/// Runs every seed on `backend`; a failing one is shrunk (its rows halved while it still
+/// fails) and every failure reported together.
+async fn torture(backend: Backend) {
+    let mut failures = Vec::new();
+    for seed in seeds() {
+        let case = Case::new(seed, backend, None);
+        let started = std::time::Instant::now();
+        let result = run_case(&case).await;
+        eprintln!(
+            "torture {case:?}: {} in {:.1} s",
+            if result.is_ok() { "held" } else { "FAILED" },
+            started.elapsed().as_secs_f64()
+        );
+        let Err(first) = result else { continue };
+        let mut smallest = (case.clone(), first);
+        let mut rows = case.rows / 2;
+        while rows >= 4 {
+            let smaller = Case { rows, ..case.clone() };
+            match run_case(&smaller).await {
+                Err(e) => smallest = (smaller, e),
+                Ok(()) => break,
+            }
+            rows /= 2;
+        }
+        failures.push(format!(
+            "seed {seed} ({backend:?}), smallest failing case with COMBKEY_TORTURE_SEEDS={seed} COMBKEY_TORTURE_ROWS={}: {:?}\n{}",
+            smallest.0.rows, smallest.0, smallest.1
+        ));
+    }
+    assert!(failures.is_empty(), "{} of {} seeds failed:\n\n{}", failures.len(), seeds().len(), failures.join("\n\n"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres() {
+    torture(Backend::Pg).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mariadb() {
+    torture(Backend::My).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite() {
+    torture(Backend::Lite).await;
+}
