@@ -35,8 +35,9 @@ use sqlx::{AssertSqlSafe, Connection, MySqlConnection, PgConnection, Row, Sqlite
 
 /// The seeds CI runs on each database (well under a minute in all): the first few, and those
 /// that found something (49 and 56: ids that rows repeat under `(tenant, id)`, taken by the
-/// audit for a cluster of RT.Comb or .NET keys and converted).
-const SEEDS: &[u64] = &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 49, 56];
+/// audit for a cluster of RT.Comb or .NET keys and converted; 399: v1-family keys of one node,
+/// whose node RT.Comb's layout reads as one instant, converted as RT.Comb keys).
+const SEEDS: &[u64] = &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 49, 56, 399];
 
 fn combkey(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_combkey"));
@@ -97,7 +98,15 @@ impl Case {
         if mode == Mode::Stopped(0) {
             mode = Mode::Stopped(r.random_range(0..12));
         }
-        let all = [Some(Layout::V1), None, Some(Layout::V7), Some(Layout::RtCombSql), Some(Layout::V6)];
+        let all = [
+            Some(Layout::V1),
+            None,
+            Some(Layout::V7),
+            Some(Layout::RtCombSql),
+            Some(Layout::V6),
+            Some(Layout::NewSequentialId),
+            Some(Layout::MySqlSwap),
+        ];
         let mut layouts: Vec<Option<Layout>> =
             if mode == Mode::Rekey { vec![None] } else { all.iter().copied().filter(|_| r.random_bool(0.5)).collect() };
         if layouts.is_empty() {
@@ -268,7 +277,9 @@ fn generate(case: &Case) -> Vec<Gen> {
             None => v4,
             Some(Layout::V7) => v7.generate_at(t),
             Some(Layout::RtCombSql) => RtCombLayout::Sql.create(t, v4).unwrap(),
-            Some(l @ (Layout::V1 | Layout::V6)) => Layout::convert(&v1.generate(), Layout::V1, l).unwrap(),
+            Some(l @ (Layout::V1 | Layout::V6 | Layout::NewSequentialId | Layout::MySqlSwap)) => {
+                Layout::convert(&v1.generate(), Layout::V1, l).unwrap()
+            }
             Some(other) => panic!("{other}"),
         };
         out.push(Gen { tenant: 1, seq, id, layout, ms: t.unix_ms() });
@@ -416,7 +427,7 @@ fn check_done(
     gens: &[Gen],
     before: &Snapshot,
     after: &Snapshot,
-    written: &BTreeMap<i64, Comb>,
+    written: &Written,
     complete: bool,
 ) -> Result<(), String> {
     let rekey = case.mode == Mode::Rekey;
@@ -424,8 +435,15 @@ fn check_done(
     let next = Comb::new();
     for g in gens {
         let i = i64::try_from(g.seq).unwrap();
+        if written.deleted.contains(&i) {
+            if after.parents.contains_key(&i) {
+                return Err(format!("row seq {i}, deleted by the application, is there"));
+            }
+            continue;
+        }
         let (tenant, hex, payload) = after.parents.get(&i).ok_or(format!("row seq {i} lost"))?;
         let (b_tenant, _, b_payload) = &before.parents[&i];
+        let b_payload = written.updated.get(&i).unwrap_or(b_payload);
         if tenant != b_tenant || payload != b_payload {
             return Err(format!("row seq {i}: other columns changed ({tenant}, {payload})"));
         }
@@ -455,12 +473,15 @@ fn check_done(
         }
     }
     let extra: Vec<&i64> =
-        after.parents.keys().filter(|s| !before.parents.contains_key(s) && !written.contains_key(s)).collect();
+        after.parents.keys().filter(|s| !before.parents.contains_key(s) && !written.inserted.contains_key(s)).collect();
     if !extra.is_empty() {
         return Err(format!("rows that were not there: {extra:?}"));
     }
     for (i, (b, a)) in before.children.iter().zip(&after.children).enumerate() {
         for (n, was) in b {
+            if written.deleted.contains(n) {
+                continue;
+            }
             let is = a.get(n).ok_or(format!("child {i} row {n} lost"))?;
             if was != is {
                 return Err(format!("child {i} row {n} pointed at {was:?}, now {is:?}"));
@@ -470,39 +491,62 @@ fn check_done(
     Ok(())
 }
 
-/// An application writing parents with v7 keys (and a child each) until `stop`; the rows it
-/// committed, by seq.
-async fn writer(case: Case, stop: Arc<AtomicBool>) -> BTreeMap<i64, Comb> {
+/// What the application committed during a run.
+#[derive(Default)]
+struct Written {
+    /// Rows it inserted (a child each, where there are referencing tables), by seq.
+    inserted: BTreeMap<i64, Comb>,
+    /// Rows whose payload it set last to this.
+    updated: BTreeMap<i64, String>,
+    /// Rows it deleted with their children.
+    deleted: std::collections::BTreeSet<i64>,
+}
+
+/// An application writing until `stop`: inserts of parents with v7 keys and a child each,
+/// updates of a row's other column, deletes of a row and its children (one transaction each,
+/// tenant 1's rows of the seed).
+async fn writer(case: Case, stop: Arc<AtomicBool>) -> Written {
     let mut db = Db::open(case.backend, "writer").await;
     let t = case.table();
-    let mut done = BTreeMap::new();
+    let mut w = Written::default();
+    let mut r = StdRng::seed_from_u64(case.seed ^ 0x77);
     let mut seq = 1_000_000i64;
+    let begin = if case.backend == Backend::My { "START TRANSACTION" } else { "BEGIN" };
     while !stop.load(Ordering::Relaxed) {
         seq += 1;
+        let o = i64::try_from(r.random_range(0..case.rows)).unwrap();
+        let op = r.random_range(0..10);
         let id = Comb::new();
-        let at = Timestamp::now().to_string().replace('T', " ").replace('Z', "");
-        let mut sql = format!(
-            "INSERT INTO {t} (tenant, id, seq, payload, created_at) VALUES (1, {}, {seq}, 'w{seq}', '{at}')",
-            db.literal(id, case.text_key)
-        );
-        if !case.children.is_empty() {
-            sql.push_str(&format!(
-                "; INSERT INTO {t}_c0 (n, tenant, parent) VALUES ({seq}, 1, {})",
+        let sql = if op < 7 {
+            let at = Timestamp::now().to_string().replace('T', " ").replace('Z', "");
+            let mut sql = format!(
+                "INSERT INTO {t} (tenant, id, seq, payload, created_at) VALUES (1, {}, {seq}, 'w{seq}', '{at}')",
                 db.literal(id, case.text_key)
-            ));
-        }
-        let begin = if case.backend == Backend::My { "START TRANSACTION" } else { "BEGIN" };
+            );
+            if !case.children.is_empty() {
+                sql.push_str(&format!(
+                    "; INSERT INTO {t}_c0 (n, tenant, parent) VALUES ({seq}, 1, {})",
+                    db.literal(id, case.text_key)
+                ));
+            }
+            sql
+        } else if op < 9 {
+            format!("UPDATE {t} SET payload = 'u{seq}' WHERE seq = {o}")
+        } else {
+            let mut sql: Vec<String> =
+                (0..case.children.len()).map(|i| format!("DELETE FROM {t}_c{i} WHERE n = {o}")).collect();
+            sql.push(format!("DELETE FROM {t} WHERE seq = {o}"));
+            sql.join("; ")
+        };
         match db.exec(&format!("{begin}; {sql}; COMMIT")).await {
-            Ok(()) => {
-                done.insert(seq, id);
-            }
-            Err(_) => {
-                let _ = db.exec("ROLLBACK").await;
-            }
+            Ok(()) if op < 7 => drop(w.inserted.insert(seq, id)),
+            Ok(()) if op < 9 => drop(w.updated.insert(o, format!("u{seq}"))),
+            Ok(()) => drop(w.deleted.insert(o)),
+            Err(_) => drop(db.exec("ROLLBACK").await),
         }
         tokio::task::yield_now().await;
     }
-    done
+    w
 }
 
 /// Runs one case; `Err` says what broke.
@@ -544,12 +588,12 @@ async fn run_case(case: &Case) -> Result<(), String> {
     stop.store(true, Ordering::Relaxed);
     let written = match w {
         Some(w) => w.await.unwrap(),
-        None => BTreeMap::new(),
+        None => Written::default(),
     };
     let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     let after = snapshot(&mut db, case).await;
     // Every row the application committed is there.
-    for (s, id) in &written {
+    for (s, id) in &written.inserted {
         match after.parents.get(s) {
             None => return Err(format!("the application's row seq {s} is gone\n{said}")),
             Some((_, hex, _)) if *hex != id.simple().to_string() => {
@@ -558,11 +602,15 @@ async fn run_case(case: &Case) -> Result<(), String> {
             Some(_) => {}
         }
     }
-    // Every row that was there before as it was (rows the application added aside).
-    let unchanged = |a: &Snapshot| {
-        before.parents.iter().all(|(k, v)| a.parents.get(k) == Some(v))
-            && before.children.iter().zip(&a.children).all(|(b, a)| b.iter().all(|(n, v)| a.get(n) == Some(v)))
-    };
+    // Every row that was there before as it was (rows the application wrote aside).
+    let unchanged =
+        |a: &Snapshot| {
+            let mine = |k: &i64| written.deleted.contains(k) || written.updated.contains_key(k);
+            before.parents.iter().filter(|(k, _)| !mine(k)).all(|(k, v)| a.parents.get(k) == Some(v))
+                && before.children.iter().zip(&a.children).all(|(b, a)| {
+                    b.iter().filter(|(n, _)| !written.deleted.contains(n)).all(|(n, v)| a.get(n) == Some(v))
+                })
+        };
     match (case.mode, out.status.success()) {
         (Mode::Audit, ok) => {
             if !ok {

@@ -420,7 +420,11 @@ fn cluster(keys: &[Comb], pool: &[usize], layout: Layout, now_ms: i64) -> (Vec<u
     while min_run < 10_000 && random * (random * p2).powi(i32::try_from(min_run - 1).unwrap_or(i32::MAX)) >= 1e-3 {
         min_run += 1;
     }
-    let accepted: Vec<(i64, usize)> = runs.into_iter().filter(|r| r.len() >= min_run).flatten().collect();
+    // A run whose keys all read as one and the same millisecond is a constant field, not a
+    // clock: the v1 family's node (MySQL's swapped v1, `NEWSEQUENTIALID`, v6: one server's keys
+    // share it) read where RT.Comb keeps its time. A layout's own keys carry times that move.
+    let moves = |r: &Vec<(i64, usize)>| r.first().map(|f| f.0) != r.last().map(|l| l.0);
+    let accepted: Vec<(i64, usize)> = runs.into_iter().filter(|r| r.len() >= min_run && moves(r)).flatten().collect();
     let mut windows: Vec<(i64, i64)> = Vec::new();
     for &(t, _) in &accepted {
         let (a, b) = (t.saturating_sub(w), t.saturating_add(w + 1));
@@ -1007,6 +1011,34 @@ mod tests {
         let a = audit(&sorted(keys), now());
         assert_eq!(a.layouts.get("v4"), Some(&403), "{:?} {:?}", a.layouts, a.evidence);
         assert!(a.classifier.rules.is_empty(), "{:?}", a.classifier.rules);
+    }
+
+    /// Keys of the v1 family from one server share its node, which RT.Comb's layout reads as
+    /// its time: where that reads as a plausible millisecond, they made a "cluster" of one
+    /// instant, and were converted as RT.Comb keys (found by the generated cases). One instant
+    /// is no clock: they are found by their own times instead, or not at all.
+    #[test]
+    fn a_shared_node_is_no_rtcomb_clock() {
+        let clock = std::sync::Arc::new(combkey::FixedClock::new(times(1)[0]));
+        let g =
+            combkey::layouts::V1Generator::with_clock_and_random(std::sync::Arc::clone(&clock), SeededRandom::new(3));
+        // A node (multicast bit set, as a random node has) whose 48 bits read as 2019.
+        let node: [u8; 6] = 0x016b_a483_981a_u64.to_be_bytes()[2..].try_into().unwrap();
+        // A few keys of two layouts of the family, as a small table mixing them holds.
+        let keys: Vec<Comb> = [Layout::MySqlSwap, Layout::NewSequentialId, Layout::MySqlSwap, Layout::NewSequentialId]
+            .iter()
+            .map(|layout| {
+                clock.advance(std::time::Duration::from_secs(1));
+                let mut b = g.generate().into_bytes();
+                b[10..].copy_from_slice(&node);
+                Layout::convert(&Comb::from_bytes(b), Layout::V1, *layout).unwrap()
+            })
+            .collect();
+        let a = audit(&sorted(keys.clone()), now());
+        assert_eq!(a.layouts.get("rtcomb-sql"), None, "{:?} {:?}", a.layouts, a.evidence);
+        for k in &keys {
+            assert_ne!(a.classifier.classify(k), Kind::Layout(Layout::RtCombSql), "{k}");
+        }
     }
 
     /// The classifier a journal keeps classifies every key as the audit did.
