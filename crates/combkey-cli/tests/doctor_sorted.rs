@@ -596,6 +596,32 @@ mod sqlite {
     async fn a_mixed_table() {
         super::a_mixed_table(&mut Db::sqlite("mixed").await, "sorted_lite_mixed").await;
     }
+
+    /// Another program holding a read open on the file (an `sqlite3` shell inside `BEGIN`),
+    /// in the default rollback-journal mode: the run stops within its lock timeout before it
+    /// maps a key, says why, and changes nothing (it waited on every page it spilled and failed
+    /// at its commit, or crawled for many minutes on a large table); once the read ends, it
+    /// runs.
+    #[tokio::test]
+    async fn a_read_held_open_elsewhere() {
+        let mut db = Db::sqlite("held").await;
+        let url = db.url();
+        let t = "sorted_lite_held";
+        let old = keys(Layout::V1, 200, 31);
+        db.seed(t, &old, false).await;
+        assert_eq!(db.texts("PRAGMA journal_mode").await, ["delete"]);
+        let mut reader = SqliteConnection::connect(&url).await.unwrap();
+        sqlx::raw_sql(AssertSqlSafe(format!("BEGIN; SELECT count(*) FROM {t}"))).execute(&mut reader).await.unwrap();
+        let out = combkey(&["doctor", "--url", &url, "--table", t, "--apply", "--lock-timeout", "300ms"], &[]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("another connection holds the database file"), "{err}");
+        assert!(!err.contains("map the old key values"), "stopped before mapping a key: {err}");
+        assert_eq!(db.keys_by_seq(t).await, old, "nothing changed");
+        sqlx::raw_sql("COMMIT").execute(&mut reader).await.unwrap();
+        let after = report(&url, t, &["--apply"]);
+        assert_eq!(layouts(&after), [("v7".to_string(), 200)], "{after}");
+    }
 }
 
 /// `--apply --online` keeps the key map batch by batch, in each batch's transaction.

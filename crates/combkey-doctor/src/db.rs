@@ -348,6 +348,13 @@ impl Db {
             || lower.contains("database is locked")
             || code == "5";
         let conflict = code == "40P01" || code == "40001" || lower.contains("deadlock");
+        if lock && self.backend == Backend::Sqlite {
+            message.push_str(
+                " (another connection holds the database file: a transaction open in another program, such as an \
+                 sqlite3 shell inside BEGIN, or in the default rollback-journal mode any read still open; nothing was \
+                 changed: end it, or run when it is done)",
+            );
+        }
         let kind = if lock {
             ErrorKind::LockTimeout
         } else if conflict {

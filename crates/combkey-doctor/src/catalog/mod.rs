@@ -381,8 +381,8 @@ pub(crate) trait Catalog: Sync {
     fn end_read_only(&self) -> Vec<String> {
         vec!["ROLLBACK".into()]
     }
-    /// The statement that starts a transaction that writes (SQLite: `BEGIN IMMEDIATE`, which
-    /// takes the write lock at once instead of failing on it half-way).
+    /// The statement that starts a transaction that writes (SQLite: `BEGIN EXCLUSIVE`, which
+    /// takes the lock it needs at once instead of failing on it half-way).
     fn begin(&self) -> String {
         "BEGIN".into()
     }
@@ -396,7 +396,7 @@ pub(crate) trait Catalog: Sync {
     }
     /// The statement, in a transaction, that keeps other sessions from changing `table`'s rows
     /// until it ends while they can still read them (`None` where the transaction's start does
-    /// already: SQLite's `BEGIN IMMEDIATE`).
+    /// already: SQLite's `BEGIN EXCLUSIVE`).
     fn lock_against_writes(&self, table: &Name, only: bool) -> Option<String> {
         let _ = (table, only);
         None

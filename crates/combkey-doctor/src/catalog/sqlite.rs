@@ -387,8 +387,14 @@ impl Catalog for Sqlite {
         Some((vec!["PRAGMA foreign_keys = OFF".into()], vec!["PRAGMA foreign_keys = ON".into()]))
     }
 
+    /// `BEGIN EXCLUSIVE`: in WAL mode the write lock, as `IMMEDIATE` takes it (readers go on);
+    /// in the default rollback-journal mode the whole file, which the run's changes need
+    /// anyway once they outgrow its page cache and at its commit. Taken at once, an open read
+    /// elsewhere (an `sqlite3` shell inside `BEGIN`) makes the run wait at most its lock
+    /// timeout and stop before anything changed, instead of waiting that long on every page it
+    /// spills and failing at the commit.
     fn begin(&self) -> String {
-        "BEGIN IMMEDIATE".into()
+        "BEGIN EXCLUSIVE".into()
     }
 
     /// SQLite has no cursor that outlives a statement, and a second connection reading the
