@@ -1,5 +1,6 @@
 //! sea-orm-migration helpers: COMB columns per backend, and a migration that installs the
-//! database-side functions from the workspace's one SQL source ([`combkey::sql`]).
+//! database-side functions, the SQL of [`combkey::Backend::install_functions`] (which
+//! `combkey sql BACKEND --up` prints too).
 
 use super::orm::DatabaseBackend;
 use super::orm_migration::prelude::*;

@@ -20,8 +20,8 @@ pub(crate) mod sqlite;
 pub(crate) mod sqlserver;
 
 /// A database: its column type, its stored form of an id, its name, its SQL. The one list
-/// of databases in the workspace: the CLI's `combkey sql BACKEND`, `--stored BACKEND` and
-/// `convert --from/--to BACKEND` are views over it.
+/// of databases combkey knows: the `combkey` command (crate `combkey-cli`) takes the BACKEND
+/// of `combkey sql BACKEND`, `--stored BACKEND` and `convert --from/--to BACKEND` from it.
 ///
 /// | backend | name | column type | stored bytes |
 /// | --- | --- | --- | --- |
