@@ -91,7 +91,7 @@
 //!
 //! # Versions
 //!
-//! Minimum Rust version: 1.88. Public dependencies (their types are in this crate's API):
+//! Minimum Rust version: 1.87. Public dependencies (their types are in this crate's API):
 //! diesel, any release from 2.2.8 to 2.3 (its `ToSql`, `FromSql` and `AsExpression` are
 //! implemented here, the same in all of them; `diesel = ">=2.2.8, <2.4"`), and `combkey` (an
 //! exact version: this crate uses its adapter-only items). No feature selects the diesel

@@ -92,13 +92,18 @@ pub(crate) fn stored_for(backend: combkey::Backend, final_type: &str, id: Comb) 
 
 /// The value an id takes in the key column `plan` converts: its stored form, or with
 /// `--keep-type` its text in the column's form (32 hex digits where the column holds 32
-/// characters, else hyphenated; lowercase).
+/// characters, else hyphenated; lowercase). On PostgreSQL a text column changes its type only
+/// after its values change (`USING c::uuid` reads either form), so a column of 32 characters
+/// takes the 32 hex digits until then: the hyphenated 36 would not fit.
 pub(crate) fn stored_in(plan: &Plan, id: Comb) -> Result<Stored, Error> {
-    if plan.options.keep_type {
-        let simple = plan.final_type.contains("(32)");
-        return Ok(Stored::Text(if simple { id.simple().to_string() } else { id.hyphenated().to_string() }));
+    let backend = plan.backend()?;
+    let simple = |ty: &str| ty.contains("(32)");
+    if plan.options.keep_type || (backend == combkey::Backend::Postgres && plan.retypes() && simple(&plan.column_type))
+    {
+        let ty = if plan.options.keep_type { &plan.final_type } else { &plan.column_type };
+        return Ok(Stored::Text(if simple(ty) { id.simple().to_string() } else { id.hyphenated().to_string() }));
     }
-    Ok(stored_for(plan.backend()?, &plan.final_type, id))
+    Ok(stored_for(backend, &plan.final_type, id))
 }
 
 /// The mapping of every key value that changes, from values read in key order (with

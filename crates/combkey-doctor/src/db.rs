@@ -69,14 +69,26 @@ fn redact_userinfo(url: &str) -> (String, Option<String>) {
 pub(crate) fn backend_of(url: &str) -> Result<Backend, Error> {
     let scheme = url.split(':').next().unwrap_or_default().to_ascii_lowercase();
     match scheme.as_str() {
-        "postgres" | "postgresql" => Ok(Backend::Postgres),
-        "mysql" | "mariadb" => Ok(Backend::MySql),
-        "sqlite" => Ok(Backend::Sqlite),
+        "postgres" | "postgresql" => built(Backend::Postgres, cfg!(feature = "postgres"), "postgres"),
+        "mysql" | "mariadb" => built(Backend::MySql, cfg!(feature = "mysql"), "mysql"),
+        "sqlite" => built(Backend::Sqlite, cfg!(feature = "sqlite"), "sqlite"),
         _ => Err(Error::usage(format!(
             "{}: expected a postgres://, mysql:// (MySQL or MariaDB) or sqlite: URL (SQL Server: not yet)",
             redact(url).0
         ))),
     }
+}
+
+/// `backend`, where this build has its driver (`feature` on); otherwise why not, naming the
+/// feature to build with.
+fn built(backend: Backend, on: bool, feature: &str) -> Result<Backend, Error> {
+    if on {
+        return Ok(backend);
+    }
+    Err(Error::usage(format!(
+        "this build has no {backend} driver: combkey-doctor was built without its `{feature}` feature \
+         (the command: cargo install combkey-cli --features {feature})"
+    )))
 }
 
 /// The statements every session of the tool starts with, each with whether a server may lack
@@ -566,6 +578,15 @@ pub(crate) fn short(sql: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_database_built_without_says_which_feature() {
+        let e = built(Backend::MySql, false, "mysql").unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Usage);
+        assert!(e.to_string().contains("without its `mysql` feature"), "{e}");
+        assert!(e.to_string().contains("cargo install combkey-cli --features mysql"), "{e}");
+        assert_eq!(built(Backend::Sqlite, true, "sqlite").unwrap(), Backend::Sqlite);
+    }
 
     #[test]
     fn passwords_never_show() {

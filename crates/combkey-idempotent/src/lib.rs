@@ -173,6 +173,18 @@ impl IdempotentError {
     /// stalled server, a node that is not part of the cluster's primary component (or that
     /// left it as it committed), a deadlock or Galera certification failure, a lock wait
     /// timeout. Conflicts and malformed statements are not.
+    ///
+    /// ```
+    /// use combkey_idempotent::IdempotentError;
+    ///
+    /// // A stalled server: the outcome is unknown, so the same batch goes again (elsewhere).
+    /// assert!(IdempotentError::TimedOut { node: 1 }.is_retryable());
+    /// // A lost connection, as the database driver reports it.
+    /// let lost = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+    /// assert!(IdempotentError::Database(sqlx::Error::Io(lost)).is_retryable());
+    /// // The same id with other content: sending it again cannot help.
+    /// assert!(!IdempotentError::Conflict { id: combkey_sqlx::Comb::new() }.is_retryable());
+    /// ```
     pub fn is_retryable(&self) -> bool {
         match self {
             IdempotentError::TimedOut { .. } | IdempotentError::Vanished { .. } => true,
@@ -437,7 +449,18 @@ where
     S: Fn(Duration) -> F,
     F: Future<Output = ()>,
 {
-    /// With the defaults and the runtime's `sleep`.
+    /// With the defaults and the runtime's `sleep`; the public fields change them.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use combkey_idempotent::Failover;
+    ///
+    /// let mut failover = Failover::new(tokio::time::sleep);
+    /// assert_eq!((failover.attempts, failover.attempt_timeout), (20, Duration::from_secs(10)));
+    /// // A writer that would rather fail fast: three tries, two seconds each.
+    /// failover.attempts = 3;
+    /// failover.attempt_timeout = Duration::from_secs(2);
+    /// ```
     pub fn new(sleep: S) -> Self {
         Failover { attempts: 20, attempt_timeout: Duration::from_secs(10), backoff: Duration::from_millis(100), sleep }
     }
@@ -445,6 +468,54 @@ where
     /// Sends `rows` to `pools[first]`, then to the next pools in turn, until one
     /// acknowledges them (inserted, or verified present) or a non-retryable error (a
     /// conflict) or the last attempt's error ends it.
+    ///
+    /// ```
+    /// # #[cfg(feature = "sqlite")]
+    /// # tokio_test(async {
+    /// use combkey_idempotent::{Failover, KeyedRow};
+    /// use combkey_sqlx::Comb;
+    /// use sqlx::Sqlite;
+    /// use sqlx::sqlite::SqlitePoolOptions;
+    ///
+    /// #[derive(sqlx::FromRow, Clone, Debug, PartialEq)]
+    /// struct Order {
+    ///     id: Comb,
+    ///     item: String,
+    /// }
+    ///
+    /// impl KeyedRow<Sqlite> for Order {
+    ///     const TABLE: &'static str = "orders";
+    ///     const COLUMNS: &'static [&'static str] = &["id", "item"];
+    ///     fn id(&self) -> Comb {
+    ///         self.id
+    ///     }
+    ///     fn push_values(&self, mut row: sqlx::query_builder::Separated<'_, Sqlite, &'static str>) {
+    ///         row.push_bind(self.id).push_bind(self.item.clone());
+    ///     }
+    /// }
+    ///
+    /// // Two servers (here two in-memory databases, one connection each).
+    /// let mut pools = Vec::new();
+    /// for _ in 0..2 {
+    ///     let pool = SqlitePoolOptions::new().max_connections(1).connect("sqlite::memory:").await?;
+    ///     sqlx::query("CREATE TABLE orders (id BLOB PRIMARY KEY, item TEXT NOT NULL)").execute(&pool).await?;
+    ///     pools.push(pool);
+    /// }
+    /// let batch = vec![Order { id: Comb::new(), item: "tea".into() }];
+    /// let failover = Failover::new(tokio::time::sleep);
+    /// // This writer prefers server 1; it answers at the first attempt.
+    /// let ack = failover.insert_or_verify(&pools, 1, &batch).await?;
+    /// assert_eq!((ack.node, ack.attempts, ack.verified.inserted), (1, 1, 1));
+    /// // Sent again (the acknowledgement was lost): verified, nothing new.
+    /// let ack = failover.insert_or_verify(&pools, 1, &batch).await?;
+    /// assert_eq!((ack.verified.inserted, ack.verified.already_present), (0, 1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # });
+    /// # #[cfg(feature = "sqlite")]
+    /// # fn tokio_test<F: std::future::Future<Output = Result<(), Box<dyn std::error::Error>>>>(f: F) {
+    /// #     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(f).unwrap()
+    /// # }
+    /// ```
     pub async fn insert_or_verify<DB, R>(
         &self,
         pools: &[Pool<DB>],

@@ -73,7 +73,7 @@
 //!
 //! # Versions
 //!
-//! Minimum Rust version: 1.88. Public dependencies (their types are in this crate's API):
+//! Minimum Rust version: 1.87. Public dependencies (their types are in this crate's API):
 //! mysql_common, any release from 0.35 to 0.37 (its `Value`, `FromValue` and `ToValue`, the
 //! same in all of them: mysql_async 0.36 and mysql 26 use 0.35, mysql 27 0.36, mysql_async
 //! 0.37 and mysql 28 0.37; both ends are tested in CI with both drivers) and `combkey` (an

@@ -63,7 +63,7 @@
 //!
 //! # Versions
 //!
-//! Minimum Rust version: 1.88. Public dependencies (their types are in this crate's API):
+//! Minimum Rust version: 1.87. Public dependencies (their types are in this crate's API):
 //! postgres-types 0.2 (its `ToSql` and `FromSql`, which tokio-postgres 0.7, postgres 0.19 and
 //! deadpool-postgres use) and `combkey` (an exact version: this crate uses its adapter-only
 //! items). postgres-types 0.3 is supported in a new release of this crate that bumps its own

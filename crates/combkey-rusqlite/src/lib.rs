@@ -45,7 +45,7 @@
 //!
 //! # Versions
 //!
-//! Minimum Rust version: 1.88 (rusqlite 0.43 itself needs 1.89). Public dependencies (their
+//! Minimum Rust version: 1.87 (rusqlite 0.43 itself needs 1.89). Public dependencies (their
 //! types are in this crate's API): rusqlite, any release from 0.32 to 0.43 (its `ToSql` and
 //! `FromSql`, the same in all of them; the ends and 0.37 are tested in CI), and `combkey` (an
 //! exact version: this crate uses its adapter-only items). No feature selects the rusqlite

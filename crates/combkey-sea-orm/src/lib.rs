@@ -93,7 +93,7 @@
 //!
 //! # Versions
 //!
-//! Minimum Rust version: 1.94. Public dependencies (their types are in this crate's API):
+//! Minimum Rust version: 1.87 on sea-orm 1.1, 1.94 on sea-orm 2.0 (sea-orm 2.0's own). Public dependencies (their types are in this crate's API):
 //! sea-orm (its `ValueType`, `TryGetable` and `Nullable` are implemented here), 2.0 or 1.1,
 //! sea-orm-migration of the same line with the migration feature, and `combkey` (an exact
 //! version: this crate uses its adapter-only items).

@@ -180,7 +180,7 @@
 //!
 //! # Versions
 //!
-//! Minimum Rust version: 1.94. Public dependencies (their types are in this crate's API):
+//! Minimum Rust version: 1.87 on sqlx 0.8, 1.94 on sqlx 0.9 (sqlx 0.9's own). Public dependencies (their types are in this crate's API):
 //! sqlx (its `Type`, `Encode` and `Decode` traits are implemented here) and `combkey` (an
 //! exact version: this crate uses its adapter-only items). sqlx 0.10 is supported in a new
 //! release of this crate that bumps its own version (0.x: the minor).
@@ -190,7 +190,7 @@
 //! | 0.9 | `postgres`, `mysql`, `sqlite` |
 //! | 0.8.6 and later 0.8 | `sqlx-0-8-postgres`, `sqlx-0-8-mysql`, `sqlx-0-8-sqlite` |
 //!
-//! An app on sqlx 0.8 adds this crate without upgrading sqlx first:
+//! An app on sqlx 0.8 adds this crate without upgrading sqlx first, on Rust 1.87 or later:
 //!
 //! ```toml
 //! combkey-sqlx = { version = "0.1", features = ["sqlx-0-8-postgres"] }

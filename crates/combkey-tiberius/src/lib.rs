@@ -127,7 +127,7 @@
 //!
 //! # Versions
 //!
-//! Minimum Rust version: 1.88. Public dependencies (their types are in this crate's API):
+//! Minimum Rust version: 1.87. Public dependencies (their types are in this crate's API):
 //! tiberius 0.12 or 0.13 (its `ToSql`, `FromSql` and `IntoSql` are implemented here, the same
 //! traits in both; both are tested in CI) and `combkey` (an exact version: this crate uses its
 //! adapter-only items). The tiberius-ng fork (0.13.1 and later 0.13, its library also named

@@ -41,8 +41,6 @@
 //! - Databases: [`Backend`] (column type, stored form, literals, quoting, DDL and
 //!   database-side functions); [`sql`]: migration SQL beyond that (time partitions and
 //!   shards through the key, conversions of existing key columns, `GO` batches).
-//! - `combkey::adapter` (hidden, adapter-only, exempt from semantic versioning): what only
-//!   adapter crates need (the column newtype macro, the shared decoding of column values).
 //! - `layouts` (feature `layouts`): every other system's layout by name (RT.Comb's
 //!   three providers, SQL Server's `NEWSEQUENTIALID`, v1 and its re-ordered forms, Groupon's
 //!   locality UUID, uuid-creator's COMBs), with time extraction, lossless conversion and
@@ -61,7 +59,7 @@
 //!
 //! # Versions
 //!
-//! Minimum Rust version: 1.88. Public dependencies (their types are in this crate's API):
+//! Minimum Rust version: 1.87. Public dependencies (their types are in this crate's API):
 //! `uuid` 1 (`Comb` converts to and from `uuid::Uuid` and derefs to it), and with their
 //! features `serde` 1, `schemars` 1 and `utoipa` 6 (trait impls). A new major of one of them is
 //! supported in a new release of this crate that bumps its own version (0.x: the minor), since
@@ -77,6 +75,9 @@ mod comb;
 mod parse;
 mod range;
 
+// What only the adapter crates need (the column newtype macro, the shared decoding of column
+// values): public for them, hidden from the docs and exempt from semantic versioning (each
+// adapter depends on exactly its own release of this crate).
 #[doc(hidden)]
 pub mod adapter;
 mod backend;
