@@ -47,19 +47,20 @@
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-mod apply;
+// The layers, bottom up (docs/doctor.md, "How doctor is built"): each module uses only the
+// ones above it in this list, which tests/layers.rs checks.
 mod audit;
 mod catalog;
 mod db;
 mod error;
-mod online;
+mod keys;
+mod methods;
+mod options;
 mod plan;
 mod rekey;
 mod report;
 mod schema;
-mod script;
 mod survey;
-mod swap;
 mod throttle;
 
 use std::time::Instant;
@@ -67,15 +68,13 @@ use std::time::Instant;
 use crate::catalog::Name;
 use combkey::Backend;
 
-pub use apply::{Progress, Quiet};
 pub use audit::{Audit, Classifier, Kind, Rule};
 pub use error::{Error, ErrorKind};
-pub use online::{Method, Online, OnlineOutcome};
-pub use plan::{
-    ASSUMABLE, Inherited, Object, Options, Plan, Reference, RewriteTarget, Skip, Step, StepKind, TableName, Triggers,
-};
-pub use rekey::RekeyInvalid;
-pub use report::{IndexStats, Report, default_makes};
+pub use methods::OnlineOutcome;
+pub use options::{ASSUMABLE, Inherited, Method, Online, Options, Progress, Quiet, RekeyInvalid, Triggers};
+pub use plan::{Object, Plan, Reference, RewriteTarget, Skip, Step, StepKind, TableName};
+pub use report::Report;
+pub use schema::{IndexStats, default_makes};
 
 use db::Db;
 
@@ -238,8 +237,13 @@ impl Doctor {
 
     async fn unfinished(&mut self, table: &Name, column: &str) -> Result<Option<(Plan, i64)>, Error> {
         let cat = self.db.catalog()?;
-        apply::Journal::unfinished(&mut self.db, cat, table.schema.as_deref(), &plan::journal_target(table, column))
-            .await
+        methods::shared::Journal::unfinished(
+            &mut self.db,
+            cat,
+            table.schema.as_deref(),
+            &plan::journal_target(table, column),
+        )
+        .await
     }
 
     /// The audit: reads only. The keys are streamed, in two passes at most, and memory stays
@@ -291,10 +295,14 @@ impl Doctor {
         let unfinished = self.unfinished(&read.schema.table, &read.schema.column.name).await?;
         let cat = self.db.catalog()?;
         let target = plan::journal_target(&read.schema.table, &read.schema.column.name);
-        let unfinished_online =
-            apply::Journal::unfinished_online(&mut self.db, cat, read.schema.table.schema.as_deref(), &target)
-                .await?
-                .is_some();
+        let unfinished_online = methods::shared::Journal::unfinished_online(
+            &mut self.db,
+            cat,
+            read.schema.table.schema.as_deref(),
+            &target,
+        )
+        .await?
+        .is_some();
         let (plan, refusal) = match plan::build(self.db.backend(), &read.schema, &read.audit, &options) {
             Ok(p) => (Some(p), None),
             Err(e) if e.kind() == ErrorKind::Refused => (None, Some(e.to_string())),
@@ -376,7 +384,8 @@ impl Doctor {
         let cat = self.db.catalog()?;
         let target = plan::journal_target(&read.schema.table, &read.schema.column.name);
         if let Some(plan) =
-            apply::Journal::unfinished_online(&mut self.db, cat, read.schema.table.schema.as_deref(), &target).await?
+            methods::shared::Journal::unfinished_online(&mut self.db, cat, read.schema.table.schema.as_deref(), &target)
+                .await?
         {
             self.journaled_plan_matches(&plan).await?;
             return Ok(plan);
@@ -400,7 +409,7 @@ impl Doctor {
     /// refused with the statement that forgets it.
     async fn journaled_plan_matches(&mut self, plan: &Plan) -> Result<(), Error> {
         // After its swap a run only finishes what follows it, on the tables it swapped in.
-        if swap::swapped(&mut self.db, plan).await? {
+        if methods::swap::swapped(&mut self.db, plan).await? {
             return Ok(());
         }
         let cat = self.db.catalog()?;
@@ -423,7 +432,10 @@ impl Doctor {
                 .map(|l| if before.contains(l) { l } else { l.strip_suffix(" NOT VALID").unwrap_or(l) })
                 .collect::<Vec<_>>()
                 .join("\n");
-            let (was, is) = (apply::comparable(before, &changed, backend), apply::comparable(&now, &changed, backend));
+            let (was, is) = (
+                methods::shared::comparable(before, &changed, backend),
+                methods::shared::comparable(&now, &changed, backend),
+            );
             if was != is {
                 let gone: Vec<&String> = was.iter().filter(|l| !is.contains(l)).take(3).collect();
                 let new: Vec<&String> = is.iter().filter(|l| !was.contains(l)).take(3).collect();
@@ -440,10 +452,10 @@ impl Doctor {
         }
         let Some((table, what)) = differs else { return Ok(()) };
         let cat = self.db.catalog()?;
-        let journal = apply::Journal::new(cat, plan);
+        let journal = methods::shared::Journal::new(cat, plan);
         if journal.swap_state(&mut self.db, plan).await?.is_some() {
             self.lock(&plan_tables(plan), plan.options.lock_timeout_ms).await?;
-            swap::abandon(&mut self.db, plan).await?;
+            methods::swap::abandon(&mut self.db, plan).await?;
             return Err(Error::refused(format!(
                 "{table} was changed (altered, or re-created) since an earlier --online copy-and-swap run stopped ({what}), \
                  so its copy is not the table any more: that run is abandoned, its copies and triggers gone; nothing else \
@@ -498,7 +510,7 @@ impl Doctor {
     /// # }
     /// ```
     pub async fn script(&mut self, plan: &Plan, out: &mut dyn std::io::Write) -> Result<(), Error> {
-        script::write(&mut self.db, plan, out).await
+        methods::script::write(&mut self.db, plan, out).await
     }
 
     /// Runs `plan` (from [`plan`](Self::plan)); resumes an unfinished journaled run of it
@@ -574,7 +586,7 @@ impl Doctor {
                 )));
             }
         }
-        apply::run(&mut self.db, plan, from, progress).await
+        methods::offline::run(&mut self.db, plan, from, progress).await
     }
 
     /// Runs `plan` online: in batches of short transactions while the application keeps
@@ -609,9 +621,9 @@ impl Doctor {
         self.lock(&plan_tables(plan), plan.options.lock_timeout_ms).await?;
         let method = self.online_method(plan, online).await?;
         match method {
-            (Method::CopySwap, _) => swap::run(&mut self.db, plan, online, progress).await,
+            (Method::CopySwap, _) => methods::swap::run(&mut self.db, plan, online, progress).await,
             (_, because) => {
-                let mut out = online::run(&mut self.db, plan, online, progress).await?;
+                let mut out = methods::online::run(&mut self.db, plan, online, progress).await?;
                 out.in_place_because = because;
                 Ok(out)
             }
@@ -642,7 +654,7 @@ impl Doctor {
     /// ```
     pub async fn online_method(&mut self, plan: &Plan, online: &Online) -> Result<(Method, Option<String>), Error> {
         let cat = self.db.catalog()?;
-        let journal = apply::Journal::new(cat, plan);
+        let journal = methods::shared::Journal::new(cat, plan);
         let journaled = self.db.query(cat.journal_exists(plan.table.schema.as_deref())).await?;
         Ok(match online.method {
             Method::Auto if journaled && journal.swap_state(&mut self.db, plan).await?.is_some() => {
@@ -652,7 +664,7 @@ impl Doctor {
                 (Method::InPlace, None)
             }
             Method::Auto if cat.backend() == Backend::Sqlite => (Method::InPlace, None),
-            Method::Auto => match swap::refusal(&mut self.db, plan).await? {
+            Method::Auto => match methods::swap::refusal(&mut self.db, plan).await? {
                 None => (Method::CopySwap, None),
                 Some(why) if plan.retypes() => {
                     return Err(Error::refused(format!(
@@ -693,15 +705,16 @@ impl Doctor {
         let Some(name) = self.db.query(cat.resolve(table)?).await? else {
             return Err(Error::usage(format!("no table {table}")));
         };
-        let column = schema::unquote(column);
+        let column = catalog::unquote(column);
         let target = plan::journal_target(&name, &column);
-        let Some(plan) = apply::Journal::unfinished_online(&mut self.db, cat, name.schema.as_deref(), &target).await?
+        let Some(plan) =
+            methods::shared::Journal::unfinished_online(&mut self.db, cat, name.schema.as_deref(), &target).await?
         else {
             return Ok(false);
         };
         self.writable().await?;
         self.lock(&plan_tables(&plan), plan.options.lock_timeout_ms).await?;
-        swap::abandon(&mut self.db, &plan).await
+        methods::swap::abandon(&mut self.db, &plan).await
     }
 
     /// Rebuilds the primary key's index online (PostgreSQL `REINDEX INDEX CONCURRENTLY`,

@@ -16,26 +16,10 @@
 //! key in its key map, where an old id resolves.
 
 use combkey::Comb;
-use serde::{Deserialize, Serialize};
 
 use crate::catalog::Column;
 use crate::error::Error;
 use combkey::Backend;
-
-/// What `--rekey-from` does with a row whose time gives no v7 key: `NULL`, after the run's
-/// start (its key would sort after the ids the application makes next), before 1970 (v7 counts
-/// from the Unix epoch), or a value the database cannot read as a time (SQLite text that is no
-/// date, or a number).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub enum RekeyInvalid {
-    /// Refuse the run, naming how many rows of each kind and a few of their keys: nothing
-    /// changes until they are fixed (or `Keep` is chosen).
-    #[default]
-    Refuse,
-    /// Those rows keep their v4 keys; the report counts them.
-    Keep,
-}
 
 /// A row's time as the run reads it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -169,7 +153,7 @@ pub(crate) fn time_expr(backend: Backend, table: &str, column: &Column) -> Resul
 /// Whether `--rekey-from` may re-key keys of verdict `kind`: random keys, and uncertain ones
 /// unless `--convert-uncertain` converts them by their layout (the row's time is surer than a
 /// guess at a layout). Of those, [`rekeys`] takes the version-4 ones.
-pub(crate) fn rekeys_kind(kind: crate::audit::Kind, options: &crate::plan::Options) -> bool {
+pub(crate) fn rekeys_kind(kind: crate::audit::Kind, options: &crate::options::Options) -> bool {
     use crate::audit::Kind;
     options.rekey_from.is_some()
         && match kind {
@@ -182,7 +166,7 @@ pub(crate) fn rekeys_kind(kind: crate::audit::Kind, options: &crate::plan::Optio
 /// Whether `--rekey-from` re-keys `id` (of verdict `kind`): a version-4 key of a kind
 /// [`rekeys_kind`] takes. Never a key of another version, such as a v7 key whose time the
 /// audit finds implausible (before 1995): a re-key's own result is never re-keyed.
-pub(crate) fn rekeys(kind: crate::audit::Kind, id: &Comb, options: &crate::plan::Options) -> bool {
+pub(crate) fn rekeys(kind: crate::audit::Kind, id: &Comb, options: &crate::options::Options) -> bool {
     rekeys_kind(kind, options) && id.version() == 4
 }
 
@@ -193,11 +177,11 @@ pub(crate) fn select_also(
     backend: Backend,
     table: &crate::catalog::Name,
     columns: &[Column],
-    options: &crate::plan::Options,
+    options: &crate::options::Options,
 ) -> Result<String, Error> {
     let Some(given) = &options.rekey_from else { return Ok(String::new()) };
     // Quoted as the database quotes names (`"Created At"`), or not.
-    let name = &crate::schema::unquote(given);
+    let name = &crate::catalog::unquote(given);
     let col = columns
         .iter()
         .find(|c| c.name == *name)
@@ -240,7 +224,7 @@ pub(crate) fn time_columns(backend: Backend, table: &crate::catalog::Name, colum
 /// What a failed re-keying run adds to its error where the database refused a key twice (a
 /// unique or primary key, or a MariaDB `NOT NULL` of a key map row): two rows that would get
 /// one key.
-pub(crate) fn collision_hint(options: &crate::plan::Options, e: &Error) -> &'static str {
+pub(crate) fn collision_hint(options: &crate::options::Options, e: &Error) -> &'static str {
     // PostgreSQL's unique violation, MySQL/MariaDB's integrity class (duplicate entry, a NOT
     // NULL column), SQLite's unique and primary key constraints.
     if options.rekey_from.is_some() && matches!(e.code(), Some("23505" | "23000" | "2067" | "1555")) {

@@ -7,17 +7,7 @@ use combkey::Backend;
 use crate::audit::Audit;
 use crate::catalog::Name;
 use crate::plan::Plan;
-use crate::schema::Schema;
-
-/// The primary key index's size and density, where the database tells.
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct IndexStats {
-    /// Bytes (MySQL: the clustered index, as of the table's statistics).
-    pub bytes: i64,
-    /// PostgreSQL's leaf density in percent (with `pgstattuple` installed).
-    pub leaf_density: Option<f64>,
-}
+use crate::schema::{IndexStats, Schema};
 
 /// Everything the audit says.
 #[derive(Clone, Debug)]
@@ -54,47 +44,6 @@ pub struct Report {
     pub(crate) keys_after_next: i64,
     /// Seconds the audit took.
     pub(crate) seconds: f64,
-}
-
-/// What a key column's default expression (or combkey's `BEFORE INSERT` trigger) makes, by
-/// the generator it calls: `v7`, `v4`, `v1`, `mysql-swap`, `newsequentialid`, or `None` where
-/// it is none of those known.
-///
-/// ```
-/// use combkey_doctor::default_makes;
-///
-/// assert_eq!(default_makes("uuid_generate_v1mc()"), Some("v1"));
-/// assert_eq!(default_makes("gen_random_uuid()"), Some("v4"));
-/// assert_eq!(default_makes("uuid()"), Some("v1"));
-/// assert_eq!(default_makes("uuid_to_bin(uuid(), 1)"), Some("mysql-swap"));
-/// assert_eq!(default_makes("combkey_v7()"), Some("v7"));
-/// assert_eq!(default_makes("'x'::text"), None);
-/// ```
-pub fn default_makes(expression: &str) -> Option<&'static str> {
-    let e: String = expression.to_lowercase().chars().filter(|c| !c.is_whitespace()).collect();
-    let has = |f: &str| e.contains(f);
-    Some(if has("combkey_v7(") || has("uuidv7(") || has("uuid_v7(") {
-        "v7"
-    } else if has("gen_random_uuid(")
-        || has("uuid_generate_v4(")
-        || has("uuidv4(")
-        || has("uuid_v4(")
-        || has("newid(")
-        || has("randomblob(")
-    {
-        "v4"
-    } else if has("uuid_generate_v1") {
-        "v1"
-    } else if has("uuid_to_bin(uuid(),1)") || has("uuid_to_bin(uuid(),true)") {
-        "mysql-swap"
-    } else if has("newsequentialid(") {
-        "newsequentialid"
-    } else if has("uuid()") {
-        // MySQL's and MariaDB's UUID() is a version 1 UUID, as text or through UNHEX/UUID_TO_BIN.
-        "v1"
-    } else {
-        return None;
-    })
 }
 
 /// Seconds as people read them: `45 s`, `12 min`, `3.5 h`.
@@ -578,7 +527,7 @@ impl Report {
 
     /// What makes the keys the database makes itself: the key column's `DEFAULT` expression (or
     /// combkey's `BEFORE INSERT` trigger on MySQL/MariaDB), and the layout it makes where
-    /// known (see [`default_makes`]).
+    /// known (see [`crate::schema::default_makes`]).
     ///
     /// # Examples
     ///
@@ -606,9 +555,10 @@ impl Report {
         let ours = self.schema.combkey_v7 != Some(false);
         match (&self.schema.column.default, trigger) {
             (_, Some(t)) => Some((format!("trigger {}", t.name), Some("v7").filter(|_| ours))),
-            (Some(d), _) if !self.schema.column.generated => {
-                Some((d.clone(), default_makes(d).filter(|m| ours || !d.contains("combkey_v7(") || *m != "v7")))
-            }
+            (Some(d), _) if !self.schema.column.generated => Some((
+                d.clone(),
+                crate::schema::default_makes(d).filter(|m| ours || !d.contains("combkey_v7(") || *m != "v7"),
+            )),
             _ => None,
         }
     }

@@ -123,23 +123,6 @@ impl KeyMapFacts {
     }
 }
 
-/// A column name as given (`"My Id"`, `` `My Id` ``, `[My Id]`, `my_id`) as the catalog
-/// writes it: without its quotes, a doubled quote inside made single.
-pub(crate) fn unquote(name: &str) -> String {
-    let n = name.trim();
-    for (open, close) in [('"', '"'), ('`', '`'), ('[', ']')] {
-        if n.len() >= 2 && n.starts_with(open) && n.ends_with(close) {
-            let inner = &n[1..n.len() - 1];
-            return if open == close {
-                inner.replace(&format!("{close}{close}"), &close.to_string())
-            } else {
-                inner.into()
-            };
-        }
-    }
-    n.to_string()
-}
-
 /// `Err` with [`crate::ErrorKind::Usage`] for an empty table name (before any query sees it).
 pub(crate) fn check_table_name(table: &str) -> Result<(), Error> {
     if table.trim().is_empty() {
@@ -184,7 +167,7 @@ impl Schema {
     /// Reads it. `Err` with [`crate::ErrorKind::Usage`] for an unknown table or column.
     pub(crate) async fn load(db: &mut Db, table: &str, column: &str) -> Result<Schema, Error> {
         check_table_name(table)?;
-        let column = unquote(column);
+        let column = crate::catalog::unquote(column);
         let column = column.as_str();
         if column.is_empty() {
             return Err(Error::usage("the column name is empty: give --column NAME"));
@@ -447,10 +430,61 @@ impl Schema {
         let default = self.column.default.as_deref().filter(|_| !self.column.generated);
         let calls_ours = |d: &str| !d.contains("combkey_v7(") || self.combkey_v7 != Some(false);
         (trigger && self.combkey_v7 != Some(false))
-            || default.is_some_and(|d| crate::report::default_makes(d) == Some("v7") && calls_ours(d))
+            || default.is_some_and(|d| default_makes(d) == Some("v7") && calls_ours(d))
     }
 
     pub fn update_triggers(&self) -> Vec<&Trigger> {
         self.triggers.iter().filter(|t| t.events.contains("UPDATE")).collect()
     }
+}
+
+/// What a key column's default expression (or combkey's `BEFORE INSERT` trigger) makes, by
+/// the generator it calls: `v7`, `v4`, `v1`, `mysql-swap`, `newsequentialid`, or `None` where
+/// it is none of those known.
+///
+/// ```
+/// use combkey_doctor::default_makes;
+///
+/// assert_eq!(default_makes("uuid_generate_v1mc()"), Some("v1"));
+/// assert_eq!(default_makes("gen_random_uuid()"), Some("v4"));
+/// assert_eq!(default_makes("uuid()"), Some("v1"));
+/// assert_eq!(default_makes("uuid_to_bin(uuid(), 1)"), Some("mysql-swap"));
+/// assert_eq!(default_makes("combkey_v7()"), Some("v7"));
+/// assert_eq!(default_makes("'x'::text"), None);
+/// ```
+pub fn default_makes(expression: &str) -> Option<&'static str> {
+    let e: String = expression.to_lowercase().chars().filter(|c| !c.is_whitespace()).collect();
+    let has = |f: &str| e.contains(f);
+    Some(if has("combkey_v7(") || has("uuidv7(") || has("uuid_v7(") {
+        "v7"
+    } else if has("gen_random_uuid(")
+        || has("uuid_generate_v4(")
+        || has("uuidv4(")
+        || has("uuid_v4(")
+        || has("newid(")
+        || has("randomblob(")
+    {
+        "v4"
+    } else if has("uuid_generate_v1") {
+        "v1"
+    } else if has("uuid_to_bin(uuid(),1)") || has("uuid_to_bin(uuid(),true)") {
+        "mysql-swap"
+    } else if has("newsequentialid(") {
+        "newsequentialid"
+    } else if has("uuid()") {
+        // MySQL's and MariaDB's UUID() is a version 1 UUID, as text or through UNHEX/UUID_TO_BIN.
+        "v1"
+    } else {
+        return None;
+    })
+}
+
+/// The primary key index's size and density, where the database tells.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct IndexStats {
+    /// Bytes (MySQL: the clustered index, as of the table's statistics).
+    pub bytes: i64,
+    /// PostgreSQL's leaf density in percent (with `pgstattuple` installed).
+    pub leaf_density: Option<f64>,
 }

@@ -5,14 +5,14 @@
 
 use std::time::Instant;
 
-use crate::apply::{id_of, stored_for};
 use crate::audit::{Audit, Kind, Learner, Tally, target};
 use crate::catalog::{Catalog, Stored};
 use crate::db::Db;
 use crate::error::Error;
-use crate::plan::{Inherited, Options, Reference, orphan_count};
-use crate::report::IndexStats;
-use crate::schema::Schema;
+use crate::keys::{id_of, stored_for};
+use crate::options::{Inherited, Options};
+use crate::plan::{Reference, orphan_count};
+use crate::schema::{IndexStats, Schema};
 use combkey::Comb;
 use combkey::layouts::{KeyMigration, Layout};
 

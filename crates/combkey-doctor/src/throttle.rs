@@ -7,11 +7,10 @@
 
 use std::time::{Duration, Instant};
 
-use crate::apply::Progress;
 use crate::catalog::{Catalog, ReplicaLag};
 use crate::db::{Db, redact};
 use crate::error::Error;
-use crate::online::Online;
+use crate::options::{Online, Progress};
 
 /// How often a wait that goes on is reported again.
 const REPORT_EVERY: Duration = Duration::from_secs(30);

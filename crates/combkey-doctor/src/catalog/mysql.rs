@@ -1,7 +1,7 @@
 //! MySQL's and MariaDB's catalog (`information_schema`, `SHOW CREATE TABLE`), read with every
 //! value as text. A table's schema is its database.
 
-use super::{
+use super::model::{
     Catalog, Check, Column, ForeignKey, Name, Query, ReplicaLag, Retype, Rewrite, Rows, Stored, Trigger, cell,
     first_text, flag, hex, string_literal, text, unhex,
 };
@@ -699,7 +699,7 @@ impl Catalog for MySql {
             "INSERT INTO {} (old_key, new_key) VALUES {} ON DUPLICATE KEY UPDATE old_key = \
              IF(old_key = VALUES(old_key) AND new_key = VALUES(new_key), old_key, NULL)",
             map.quoted(Backend::MySql),
-            super::value_pairs(self, rows)
+            super::model::value_pairs(self, rows)
         )
     }
 

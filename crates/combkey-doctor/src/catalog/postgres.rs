@@ -1,7 +1,7 @@
 //! PostgreSQL's catalog (`pg_class`, `pg_attribute`, `pg_constraint`, `pg_trigger`,
 //! `pg_inherits`, `pg_index`), read with every value cast to text.
 
-use super::{
+use super::model::{
     Catalog, Check, Column, ForeignKey, Name, Query, ReplicaLag, Retype, Rewrite, Rows, Stored, Trigger, cell,
     first_text, flag, hex, string_literal, text, unhex,
 };
@@ -606,7 +606,7 @@ impl Catalog for Postgres {
         let n = Backend::Postgres.quote(name);
         Some((
             format!("DECLARE {n} NO SCROLL CURSOR FOR {select}"),
-            format!("FETCH {} FROM {n}", crate::apply::PAGE),
+            format!("FETCH {} FROM {n}", super::model::PAGE),
             format!("CLOSE {n}"),
         ))
     }
@@ -679,7 +679,7 @@ impl Catalog for Postgres {
         format!(
             "INSERT INTO {m} AS m (old_key, new_key) VALUES {} ON CONFLICT (old_key) DO UPDATE SET new_key = \
              CASE WHEN m.new_key = EXCLUDED.new_key THEN m.new_key END",
-            super::value_pairs(self, rows),
+            super::model::value_pairs(self, rows),
             m = map.quoted(Backend::Postgres),
         )
     }

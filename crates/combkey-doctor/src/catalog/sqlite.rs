@@ -1,7 +1,7 @@
 //! SQLite's catalog (`sqlite_master`, the `pragma_*` table-valued functions), read with every
 //! value as text. Names compare without regard to ASCII case, as SQLite compares them.
 
-use super::{
+use super::model::{
     Catalog, Check, Column, ForeignKey, Name, Query, ReplicaLag, Retype, Rewrite, Rows, Stored, Trigger, cell, flag,
     hex, string_literal, text, unhex,
 };
@@ -410,7 +410,7 @@ impl Catalog for Sqlite {
             format!("CREATE TEMP TABLE {} AS {select}", Backend::Sqlite.quote(name)),
             format!(
                 "DELETE FROM {n} WHERE rowid IN (SELECT rowid FROM {n} ORDER BY rowid LIMIT {}) RETURNING *",
-                crate::apply::PAGE
+                super::model::PAGE
             ),
             format!("DROP TABLE {n}"),
         ))
@@ -530,7 +530,7 @@ impl Catalog for Sqlite {
             "INSERT INTO {} (old_key, new_key) VALUES {} ON CONFLICT (old_key) DO UPDATE SET new_key = \
              CASE WHEN new_key = excluded.new_key THEN new_key END",
             map.quoted(Backend::Sqlite),
-            super::value_pairs(self, rows)
+            super::model::value_pairs(self, rows)
         )
     }
 

@@ -4,7 +4,7 @@
 use combkey::Backend;
 
 use crate::catalog::Name;
-use crate::plan::Reference;
+use crate::plan::model::Reference;
 
 /// Rows of the referencing table of `r` whose key references no row of `parent`.
 pub(crate) fn orphan_count(backend: Backend, r: &Reference, parent: &Name) -> String {

@@ -2,7 +2,7 @@
 //! do, and comes before the first statement that would change the database.
 
 use crate::error::Error;
-use crate::plan::{Inherited, Options, Triggers};
+use crate::options::{Inherited, Options, Triggers};
 use crate::schema::Schema;
 
 /// What the table and everything around its key column hold that a conversion cannot keep as
@@ -94,11 +94,11 @@ pub(crate) fn before_anything(schema: &Schema, options: &Options) -> Result<(), 
         )));
     }
     if let Some(l) = options.layout
-        && !crate::plan::ASSUMABLE.contains(&l)
+        && !crate::options::ASSUMABLE.contains(&l)
     {
         return Err(Error::usage(format!(
             "--layout {l}: {l} keys say what they are (their version nibble); --layout names a layout whose keys do not: {}",
-            crate::plan::ASSUMABLE.map(|l| l.name()).join(", ")
+            crate::options::ASSUMABLE.map(|l| l.name()).join(", ")
         )));
     }
     let triggers = schema.update_triggers();

@@ -2,8 +2,9 @@
 //! values change), a journaled sequence where it does not (MySQL/MariaDB).
 
 use crate::catalog::{Catalog, Column, ForeignKey, Name, Retype, Rewrite};
+use crate::options::{Inherited, Options};
 use crate::plan::checks::orphan_count;
-use crate::plan::{Inherited, Object, Options, Plan, Skip, Step, StepKind};
+use crate::plan::model::{Object, Plan, Skip, Step, StepKind, key_map_about, materialized_views};
 use crate::schema::Schema;
 
 /// The steps of `plan` (its counts and targets made), for the table `schema` describes.
@@ -54,7 +55,7 @@ pub(crate) fn steps(
     let key_map_step = plan.key_map.as_ref().map(|m| {
         let map = Name::from(m);
         let converted: Vec<&str> = plan.converted.keys().map(String::as_str).collect();
-        let about = crate::plan::key_map_about(&schema.table, &column.name, &converted);
+        let about = key_map_about(&schema.table, &column.name, &converted);
         let step = Step::new(
             StepKind::KeyMap,
             format!("keep each converted key's old and new value in {map}"),
@@ -225,7 +226,7 @@ pub(crate) fn steps(
         // Every table of the change locked against other sessions' writes until the commit
         // (PostgreSQL): their writes wait for the run instead of failing it (a child inserted
         // after the rewrite's statement began, referencing a key it changes, would fail the
-        // foreign key check at its end). Taken first, all at once, in attempts (apply.rs), so
+        // foreign key check at its end). Taken first, all at once, in attempts (methods::shared::lock_in_attempts), so
         // the run never holds one table's lock while it waits for another's.
         let locked = cat.lock_tables(&tables, only, retype_needed);
         if let Some(lock) = &locked {
@@ -279,7 +280,7 @@ pub(crate) fn steps(
             // Materialized views that hold the keys keep the old ones until refreshed: in the
             // same transaction, so they hold the new keys when it commits (each locked against
             // its readers while it is computed again).
-            for v in crate::plan::materialized_views(schema) {
+            for v in materialized_views(schema) {
                 steps.push(
                     Step::new(
                         StepKind::Refresh,

@@ -32,12 +32,13 @@ use std::time::Instant;
 
 use combkey::Backend;
 
-use super::{Pace, Pacing, Swap, SwapTable, Tally, map_pairs, phase, stop_after, unchanged};
-use crate::apply::{Journal, Progress, comparable};
+use super::shared::{Pace, Pacing, Swap, SwapTable, Tally, phase, stop_after, unchanged};
 use crate::catalog::{Name, Stored, hex, string_literal};
 use crate::db::Db;
 use crate::error::{Error, ErrorKind};
-use crate::online::{Online, OnlineOutcome};
+use crate::keys::Source;
+use crate::methods::shared::{Journal, OnlineOutcome, comparable};
+use crate::options::{Online, Progress};
 use crate::plan::Plan;
 
 const B: Backend = Backend::MySql;
@@ -48,7 +49,7 @@ fn q(s: &str) -> String {
 
 /// The table of keys written through that the mapping table did not hold.
 fn todo(swap: &Swap) -> Name {
-    super::derived(B, &swap.tables[0].name, "_", "_todo")
+    super::shared::derived(B, &swap.tables[0].name, "_", "_todo")
 }
 
 /// A value of a key column as the column's final type holds the same id: the value itself,
@@ -75,7 +76,7 @@ fn converted(expr: &str, swap: &Swap, plan: &Plan) -> String {
 
 /// Why the plan cannot run by copy and swap here.
 pub(super) async fn refusal(db: &mut Db, plan: &Plan) -> Result<Option<String>, Error> {
-    if let Some(why) = super::plan_refusal(plan) {
+    if let Some(why) = super::shared::plan_refusal(plan) {
         return Ok(Some(why));
     }
     let swap = match Swap::of(db, plan).await {
@@ -212,15 +213,15 @@ async fn map(
         let filter =
             cursor.as_ref().map(|c| format!(" AND {} > {}", q(&plan.column), cat.key_literal(c))).unwrap_or_default();
         let sql =
-            format!("{} LIMIT {}", cat.select_keys(&parent.name, &column, false, &filter, ""), crate::apply::PAGE);
+            format!("{} LIMIT {}", cat.select_keys(&parent.name, &column, false, &filter, ""), crate::catalog::PAGE);
         let rows = db.rows(&sql, &[]).await?;
         if rows.is_empty() {
             break;
         }
         let values: Vec<Stored> = rows.iter().map(|r| cat.parse_key(r)).collect::<Result<_, _>>()?;
-        let pairs = map_pairs(plan, &values)?;
+        let pairs = Source::of(plan).pairs(&values)?;
         db.exec("START TRANSACTION").await?;
-        for chunk in pairs.chunks(crate::apply::MAP_BATCH) {
+        for chunk in pairs.chunks(crate::methods::shared::MAP_BATCH) {
             db.exec(&format!(
                 "INSERT IGNORE INTO {} (old, new) VALUES {}",
                 swap.map.quoted(B),
@@ -238,7 +239,7 @@ async fn map(
         db.exec("COMMIT").await?;
         mapped += values.len();
         pacing.progress.batch(mapped, 0, total);
-        if values.len() < crate::apply::PAGE {
+        if values.len() < crate::catalog::PAGE {
             break;
         }
         cursor = last.map(|l| match l {
@@ -1224,13 +1225,13 @@ async fn after_swap(
     for (t, d) in &mut after.definitions {
         *d = db.query(cat.definition(&Name::from(&*t))).await?;
     }
-    let converting = map_pairs(&after, &values)?.into_iter().filter(|(o, n)| o != n).count();
+    let converting = Source::of(&after).pairs(&values)?.into_iter().filter(|(o, n)| o != n).count();
     let mut converted = 0;
     if converting > 0 {
         let mut plain = online.clone();
-        plain.method = crate::online::Method::InPlace;
+        plain.method = crate::options::Method::InPlace;
         plain.only = Some(format!("{} IN (SELECT d.k FROM {} d)", q(&plan.column), todo(swap).quoted(B)));
-        let out = crate::online::run(db, &after, &plain, progress).await?;
+        let out = crate::methods::in_place(db, &after, &plain, progress).await?;
         converted = out.converted;
     }
     if let Some(map) = plan.key_map.as_ref().map(Name::from) {
@@ -1246,7 +1247,7 @@ async fn after_swap(
                     &format!(
                         "SELECT HEX(old), 'bytes', HEX(new) FROM {}{after_last} ORDER BY new LIMIT {}",
                         swap.map.quoted(B),
-                        crate::apply::PAGE
+                        crate::catalog::PAGE
                     ),
                     &[],
                 )
@@ -1257,16 +1258,16 @@ async fn after_swap(
                 let new =
                     Stored::Bytes(crate::catalog::unhex(r.get(2).cloned().flatten().as_deref().unwrap_or_default())?);
                 // The map keeps ids, whatever form the column holds them in.
-                if let (Ok(old), Ok(new)) = (crate::apply::id_of(&old), crate::apply::id_of(&new))
+                if let (Ok(old), Ok(new)) = (crate::keys::id_of(&old), crate::keys::id_of(&new))
                     && old != new
                 {
                     pairs.push((
-                        crate::apply::stored_for(B, &plan.final_type, old),
-                        crate::apply::stored_for(B, &plan.final_type, new),
+                        crate::keys::stored_for(B, &plan.final_type, old),
+                        crate::keys::stored_for(B, &plan.final_type, new),
                     ));
                 }
             }
-            for chunk in pairs.chunks(crate::apply::MAP_BATCH) {
+            for chunk in pairs.chunks(crate::methods::shared::MAP_BATCH) {
                 db.exec(&format!(
                     "INSERT IGNORE INTO {} (old_key, new_key) VALUES {}",
                     map.quoted(B),
@@ -1274,7 +1275,7 @@ async fn after_swap(
                 ))
                 .await?;
             }
-            if rows.len() < crate::apply::PAGE {
+            if rows.len() < crate::catalog::PAGE {
                 break;
             }
             last = rows.last().and_then(|r| r.get(2).cloned().flatten());

@@ -4,10 +4,12 @@
 
 use std::io::Write;
 
-use crate::apply::{KeyChange, MAP_BATCH, PAGE, changes, key_map_rows, key_sources};
+use crate::catalog::PAGE;
 use crate::catalog::{Name, Stored};
 use crate::db::Db;
 use crate::error::Error;
+use crate::keys::{KeyChange, Source, key_map_rows};
+use crate::methods::shared::{MAP_BATCH, key_sources};
 use crate::plan::{Plan, StepKind};
 
 /// Writes `plan`'s statements to `out`.
@@ -39,8 +41,7 @@ pub(crate) async fn write(db: &mut Db, plan: &Plan, out: &mut dyn Write) -> Resu
                 }
                 for source in key_sources(db, plan).await? {
                     db.each_page(&source, PAGE, async |rows| {
-                        let values: Vec<Stored> = rows.iter().map(|r| cat.parse_key(r)).collect::<Result<_, _>>()?;
-                        let page: Vec<KeyChange> = changes(plan, &values, &crate::apply::times_of(plan, &rows))?;
+                        let page: Vec<KeyChange> = Source::of(plan).changes_of(cat, &rows)?;
                         for chunk in page.chunks(MAP_BATCH) {
                             let rows: Vec<(Stored, Stored)> =
                                 chunk.iter().map(|c| (c.old.clone(), c.new.clone())).collect();

@@ -12,12 +12,13 @@ use std::time::{Duration, Instant};
 
 use combkey::Backend;
 
-use super::{Pace, Pacing, Swap, SwapTable, Tally, map_pairs, phase, stop_after, unchanged};
-use crate::apply::{Journal, Progress, comparable, lock_in_attempts};
+use super::shared::{Pace, Pacing, Swap, SwapTable, Tally, phase, stop_after, unchanged};
 use crate::catalog::{Name, Stored, string_literal};
 use crate::db::Db;
 use crate::error::{Error, ErrorKind};
-use crate::online::{Online, OnlineOutcome};
+use crate::keys::Source;
+use crate::methods::shared::{Journal, OnlineOutcome, comparable, lock_in_attempts};
+use crate::options::{Online, Progress};
 use crate::plan::Plan;
 
 const B: Backend = Backend::Postgres;
@@ -33,12 +34,12 @@ fn regclass(n: &Name) -> String {
 
 /// The capture trigger's name, and its function's on `t`.
 fn trigger_name(t: &SwapTable) -> (String, Name) {
-    ("combkey_doctor_capture".to_string(), super::derived(B, &t.name, "_", "_capture"))
+    ("combkey_doctor_capture".to_string(), super::shared::derived(B, &t.name, "_", "_capture"))
 }
 
 /// Why the plan cannot run by copy and swap here.
 pub(super) async fn refusal(db: &mut Db, plan: &Plan) -> Result<Option<String>, Error> {
-    if let Some(why) = super::plan_refusal(plan) {
+    if let Some(why) = super::shared::plan_refusal(plan) {
         return Ok(Some(why));
     }
     let version: i64 = db.count("SELECT current_setting('server_version_num')::int").await?;
@@ -263,7 +264,7 @@ async fn map_missing(db: &mut Db, swap: &Swap, plan: &Plan, t: &SwapTable, filte
             continue;
         }
         let values: Vec<Stored> = rows.iter().map(|r| cat.parse_key(r)).collect::<Result<_, _>>()?;
-        for chunk in map_pairs(plan, &values)?.chunks(MAP_ARRAY) {
+        for chunk in Source::of(plan).pairs(&values)?.chunks(MAP_ARRAY) {
             let (old, new): (Vec<&Stored>, Vec<&Stored>) = chunk.iter().map(|(o, n)| (o, n)).unzip();
             db.exec(&format!(
                 // No `ON CONFLICT`: the values are distinct and none is mapped yet (only this
@@ -329,7 +330,7 @@ async fn copy_direct(
         return Ok(0);
     }
     let values: Vec<Stored> = rows.iter().map(|r| cat.parse_key(r)).collect::<Result<_, _>>()?;
-    let pairs = map_pairs(plan, &values)?;
+    let pairs = Source::of(plan).pairs(&values)?;
     let (old, new): (Vec<&Stored>, Vec<&Stored>) = pairs.iter().map(|(o, n)| (o, n)).unzip();
     let (exprs, names, _) = copy_parts(swap, t);
     let n = db
@@ -523,8 +524,8 @@ async fn indexes(db: &mut Db, t: &SwapTable, of: &Name) -> Result<Vec<Index>, Er
         let v = |i: usize| r.get(i).cloned().flatten();
         let (Some(name), Some(def), Some(on)) = (v(0), v(1), v(2)) else { continue };
         let idx = Name { schema: t.name.schema.clone(), name: name.clone() };
-        let temporary = super::derived(B, &idx, "", "_new").name;
-        let archived = super::derived(B, &idx, "", "_old").name;
+        let temporary = super::shared::derived(B, &idx, "", "_new").name;
+        let archived = super::shared::derived(B, &idx, "", "_old").name;
         // `CREATE [UNIQUE] INDEX name ON [ONLY] schema.table USING ...`: the copy's name and table.
         let head = format!(" INDEX {} ON ", v(8).unwrap_or_default());
         let Some(at) = def.find(&head) else {
@@ -827,7 +828,8 @@ async fn swap_once(db: &mut Db, swap: &Swap, plan: &Plan, journal: &Journal) -> 
                     .and_then(|r| r.first().cloned().flatten())
                     .unwrap_or_default();
                 let plain = bare.trim_matches('"').replace("\"\"", "\"");
-                let kept = super::derived(B, &Name { schema: t.name.schema.clone(), name: plain.clone() }, "", "_old");
+                let kept =
+                    super::shared::derived(B, &Name { schema: t.name.schema.clone(), name: plain.clone() }, "", "_old");
                 renames.push(format!("ALTER SEQUENCE {sequence} RENAME TO {}", q(&kept.name)));
                 after.push(format!(
                     "SELECT setval({}, s.last_value, s.is_called) FROM {} s",

@@ -23,257 +23,13 @@ use std::time::{Duration, Instant};
 
 use crate::catalog::{Column, Name, Rewrite, Stored};
 
-use crate::apply::{Journal, Progress, changes, key_map_rows};
 use crate::db::Db;
 use crate::error::{Error, ErrorKind};
-use crate::plan::{Inherited, Plan, orphan_count};
-
-/// How an online run changes the keys.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Method {
-    /// Copy and swap where the table allows it (what the audit reports), else in place; a
-    /// stopped run goes on the way it began.
-    #[default]
-    Auto,
-    /// The table and its referencing tables are copied into new tables with the converted
-    /// keys (and the key column's new type), the application's changes carried over meanwhile,
-    /// and the new tables swapped in atomically (pg_repack's and pt-online-schema-change's way).
-    /// Needs room for a second copy of the tables; changes a column's type online.
-    CopySwap,
-    /// The keys change in place, in batches of short transactions (no second copy; the
-    /// primary key is left half empty: rebuild it after).
-    InPlace,
-}
-
-impl Method {
-    /// Its name, as `--method` takes it.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use combkey_doctor::Method;
-    ///
-    /// assert_eq!(Method::CopySwap.name(), "copy-swap");
-    /// assert_eq!(Method::default().name(), "auto");
-    /// ```
-    pub fn name(self) -> &'static str {
-        match self {
-            Method::Auto => "auto",
-            Method::CopySwap => "copy-swap",
-            Method::InPlace => "in-place",
-        }
-    }
-}
-
-/// How an online run paces itself.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct Online {
-    /// How the keys change (default [`Method::Auto`]).
-    pub method: Method,
-    /// After a copy and swap, drop the old tables (kept by default, under the names the run
-    /// gave them, until the user drops them).
-    pub drop_old: bool,
-    /// Keys read per batch (each batch's transaction changes those of them that convert).
-    pub batch_size: usize,
-    /// Wait before a batch while this many sessions (or more) wait for a lock.
-    pub pause_when_busy: Option<i64>,
-    /// Wait before a batch while a replica lags more than this, or while a replica's lag
-    /// cannot be read (it fails closed).
-    pub max_lag: Option<Duration>,
-    /// Replicas to ask for their lag, connected to once per run (MySQL/MariaDB replicas, and
-    /// PostgreSQL standbys; a PostgreSQL primary also reads its own `pg_stat_replication` and
-    /// replication slots). A URL that is no replica is refused before anything changes.
-    pub replica_urls: Vec<String>,
-    /// Retries of one batch that lost a lock race before the run gives up.
-    pub max_retries: u32,
-    /// A pause after each batch that changed keys, to leave the server room.
-    pub sleep: Duration,
-    /// Only the keys this condition selects (SQL on the key column), in one pass: a copy and
-    /// swap's keys written through unconverted, after the swap. Keys the application writes
-    /// meanwhile are its own new rows, not chased.
-    pub(crate) only: Option<String>,
-}
-
-impl Online {
-    /// Keys read per batch (default 1000).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use combkey_doctor::Online;
-    ///
-    /// assert_eq!(Online::default().batch_size, 1000);
-    /// assert_eq!(Online::default().with_batch_size(200).batch_size, 200);
-    /// ```
-    pub fn with_batch_size(mut self, keys: usize) -> Self {
-        self.batch_size = keys;
-        self
-    }
-
-    /// Waits before a batch while this many sessions (or more) wait for a lock (default: never).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use combkey_doctor::Online;
-    ///
-    /// assert_eq!(Online::default().pause_when_busy, None);
-    /// // Hold back while 3 or more sessions wait for a lock.
-    /// let online = Online::default().with_pause_when_busy(Some(3));
-    /// assert_eq!(online.pause_when_busy, Some(3));
-    /// ```
-    pub fn with_pause_when_busy(mut self, waiters: Option<i64>) -> Self {
-        self.pause_when_busy = waiters;
-        self
-    }
-
-    /// Waits before a batch while a replica lags more than this (default: no bound).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use combkey_doctor::Online;
-    ///
-    /// assert_eq!(Online::default().max_lag, None);
-    /// let online = Online::default().with_max_lag(Some(Duration::from_secs(2)));
-    /// assert_eq!(online.max_lag, Some(Duration::from_secs(2)));
-    /// ```
-    pub fn with_max_lag(mut self, lag: Option<Duration>) -> Self {
-        self.max_lag = lag;
-        self
-    }
-
-    /// The replicas to ask for their lag: MySQL/MariaDB replicas, or PostgreSQL standbys.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use combkey_doctor::Online;
-    ///
-    /// let online = Online::default()
-    ///     .with_replica_urls(vec!["mysql://monitor@replica-1/shop".into()])
-    ///     .with_max_lag(Some(Duration::from_secs(1)));
-    /// assert_eq!(online.replica_urls.len(), 1);
-    /// assert!(Online::default().replica_urls.is_empty());
-    /// ```
-    pub fn with_replica_urls(mut self, urls: Vec<String>) -> Self {
-        self.replica_urls = urls;
-        self
-    }
-
-    /// Retries of one batch that lost a lock race before the run gives up (default 20).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use combkey_doctor::Online;
-    ///
-    /// assert_eq!(Online::default().max_retries, 20);
-    /// assert_eq!(Online::default().with_max_retries(5).max_retries, 5);
-    /// ```
-    pub fn with_max_retries(mut self, retries: u32) -> Self {
-        self.max_retries = retries;
-        self
-    }
-
-    /// How the keys change (default [`Method::Auto`]: copy and swap where the table allows it).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use combkey_doctor::{Method, Online};
-    ///
-    /// assert_eq!(Online::default().method, Method::Auto);
-    /// // No room for a second copy of the table: change the keys in place.
-    /// let online = Online::default().with_method(Method::InPlace);
-    /// assert_eq!(online.method, Method::InPlace);
-    /// ```
-    pub fn with_method(mut self, method: Method) -> Self {
-        self.method = method;
-        self
-    }
-
-    /// After a copy and swap, drop the old tables too (default: they are kept).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use combkey_doctor::Online;
-    ///
-    /// assert!(!Online::default().drop_old);
-    /// assert!(Online::default().with_drop_old(true).drop_old);
-    /// ```
-    pub fn with_drop_old(mut self, drop: bool) -> Self {
-        self.drop_old = drop;
-        self
-    }
-
-    /// A pause after each batch that changed keys (default none).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use combkey_doctor::Online;
-    ///
-    /// assert_eq!(Online::default().sleep, Duration::ZERO);
-    /// let gentle = Online::default().with_sleep(Duration::from_millis(50));
-    /// assert_eq!(gentle.sleep, Duration::from_millis(50));
-    /// ```
-    pub fn with_sleep(mut self, sleep: Duration) -> Self {
-        self.sleep = sleep;
-        self
-    }
-}
-
-impl Default for Online {
-    fn default() -> Self {
-        Online {
-            method: Method::Auto,
-            drop_old: false,
-            batch_size: 1000,
-            pause_when_busy: None,
-            max_lag: None,
-            replica_urls: Vec::new(),
-            max_retries: 20,
-            sleep: Duration::ZERO,
-            only: None,
-        }
-    }
-}
-
-/// What an online run did.
-#[derive(Clone, Debug, Default, PartialEq)]
-#[non_exhaustive]
-pub struct OnlineOutcome {
-    /// Keys converted: the old keys of the committed batches. A key the application deleted
-    /// after the run read it and before its batch committed is counted, though no row changed.
-    pub converted: usize,
-    /// Keys read.
-    pub scanned: usize,
-    /// Batches committed that changed keys.
-    pub batches: usize,
-    /// Passes through the table (the first, then catch-ups for keys that arrived meanwhile).
-    pub passes: usize,
-    /// Batches retried after losing a lock race.
-    pub retries: usize,
-    /// Time spent waiting for the server to be less busy.
-    pub paused: Duration,
-    /// Seconds the run took.
-    pub seconds: f64,
-    /// Whether it went on from where a killed run of the same plan stopped (its journal).
-    pub resumed: bool,
-    /// The method it ran: `copy-swap` or `in-place`.
-    pub method: &'static str,
-    /// Why it did not copy and swap, where [`Method::Auto`] chose to change the keys in place.
-    pub in_place_because: Option<String>,
-    /// The tables the swap kept under new names (the old tables), for the user to drop.
-    pub kept: Vec<String>,
-}
+use crate::keys::{Keyed, Source, key_map_rows};
+use crate::methods::shared::{Journal, OnlineOutcome};
+use crate::options::Inherited;
+use crate::options::{Online, Progress};
+use crate::plan::{Plan, orphan_count};
 
 /// Passes through the table before a run that still finds keys to convert gives up (each
 /// catch-up pass reads every key).
@@ -281,9 +37,6 @@ const MAX_PASSES: usize = 10;
 
 /// Keys one catch-up pass keeps to convert, at most (about 50 bytes each).
 const SWEEP_CAP: usize = 100_000;
-
-/// A key value as read, with its row's time where the plan re-keys from one.
-type Keyed = (Stored, Option<String>);
 
 /// For tests: stop the process (as a kill would) right after `n` batches committed, with
 /// `COMBKEY_DOCTOR_FAIL_AFTER_BATCH=n`.
@@ -436,17 +189,14 @@ pub(crate) async fn run(
         // The keys are read on a second session: the next batch's while this one's
         // transaction runs (reads only, no transaction: they take no lock).
         let mut scanner = db.another().await?;
-        // `--rekey-from`: each key's row's time too.
+        // What the key source needs of each row besides its key (a re-key: the row's time).
+        let source = Source::of(plan);
         let also = {
             let columns = scanner.query(cat.columns(&table)).await?;
-            crate::rekey::select_also(backend, &table, &columns, &plan.options)?
+            source.reads(&table, &columns)?
         };
         let also = also.as_str();
-        // Each key read, with its row's time where the plan re-keys from one.
-        let keyed = |rows: &[Vec<Option<String>>]| -> Result<Vec<Keyed>, Error> {
-            let times = crate::apply::times_of(plan, rows);
-            rows.iter().enumerate().map(|(i, r)| Ok((cat.parse_key(r)?, times.get(i).cloned().flatten()))).collect()
-        };
+        let keyed = |rows: &[Vec<Option<String>>]| source.keyed(cat, rows);
         let scan = async |scanner: &mut Db, cursor: Option<&Stored>| -> Result<Vec<Keyed>, Error> {
             let mut filter = match cursor {
                 Some(c) => format!(" AND {} > {}", q(&plan.column), cat.key_literal(c)),
@@ -470,16 +220,15 @@ pub(crate) async fn run(
                 let mut found: Vec<Keyed> = Vec::new();
                 let mut complete = true;
                 scanner
-                    .each_page(&cat.sweep_keys(&table, &column, only, also), crate::apply::PAGE, async |rows| {
+                    .each_page(&cat.sweep_keys(&table, &column, only, also), crate::catalog::PAGE, async |rows| {
                         *scanned += rows.len();
                         if found.len() >= SWEEP_CAP {
                             complete = false;
                             return Ok(());
                         }
                         let keys = keyed(&rows)?;
-                        let (values, times): (Vec<Stored>, Vec<Option<String>>) = keys.iter().cloned().unzip();
                         let changed: std::collections::HashSet<Stored> =
-                            changes(live, &values, &times)?.into_iter().map(|c| c.old).collect();
+                            Source::of(live).changes(&keys)?.into_iter().map(|c| c.old).collect();
                         found.extend(keys.into_iter().filter(|(v, _)| changed.contains(v)));
                         Ok(())
                     })
@@ -488,11 +237,11 @@ pub(crate) async fn run(
                 Ok((found.chunks(online.batch_size).rev().map(<[Keyed]>::to_vec).collect(), complete))
             };
         // One batch's transaction on `db`, retried when it loses a race; the keys it changed.
-        let rekey = plan.options.rekey_from.is_some();
+        let rereads = source.rereads();
         // A batch's statements for `batch`: its rewrite (after `begin`, where given) and the key
         // map's rows; and the list of its old keys.
         let build =
-            |batch: &[crate::apply::KeyChange], live: &Plan, with_begin: bool| -> Result<(String, String), Error> {
+            |batch: &[crate::keys::KeyChange], live: &Plan, with_begin: bool| -> Result<(String, String), Error> {
                 let olds: Vec<String> = batch.iter().map(|c| cat.key_literal(&c.old)).collect();
                 let rows: Vec<(Stored, Stored)> = batch.iter().map(|c| (c.old.clone(), c.new.clone())).collect();
                 // The parents' rewrite comes first (the plan's first target is the table): it
@@ -515,8 +264,7 @@ pub(crate) async fn run(
         let run_batch =
             async |db: &mut Db, keys: &[Keyed], live: &Plan, passes: usize| -> Result<(usize, usize), Error> {
                 let last = keys.last().map(|k| &k.0);
-                let (values, times): (Vec<Stored>, Vec<Option<String>>) = keys.iter().cloned().unzip();
-                let read = changes(live, &values, &times)?;
+                let read = Source::of(live).changes(keys)?;
                 if read.is_empty() {
                     if let Some(l) = last {
                         journal.set_cursor(db, Some(&cursor_text(l)), passes).await?;
@@ -524,9 +272,10 @@ pub(crate) async fn run(
                     return Ok((0, 0));
                 }
                 let (read_head, read_olds) = build(&read, live, true)?;
-                // `--rekey-from`: a row's time may have changed since it was read, and the new
-                // key must be its time's when it changes. The transaction locks the batch's rows
-                // (`FOR UPDATE`), reads their times again, and makes the keys from those.
+                // Where a new key depends on the row (a re-key: its time), the row may have
+                // changed since it was read, and the new key must be what the row says when it
+                // changes. The transaction locks the batch's rows (`FOR UPDATE`), reads them
+                // again, and makes the keys from those.
                 let lock = format!(
                     "{} FOR UPDATE",
                     cat.select_keys(&table, &column, only, &format!(" AND {} IN ({read_olds})", q(&plan.column)), also)
@@ -535,12 +284,10 @@ pub(crate) async fn run(
                 let tried = Instant::now();
                 loop {
                     let tx: Result<usize, Error> = async {
-                        let (n, in_olds) = if rekey {
+                        let (n, in_olds) = if rereads {
                             db.exec_all(&begin).await?;
                             let locked = db.rows(&lock, &[]).await?;
-                            let (values, times): (Vec<Stored>, Vec<Option<String>>) =
-                                keyed(&locked)?.into_iter().unzip();
-                            let batch = changes(live, &values, &times)?;
+                            let batch = Source::of(live).changes(&keyed(&locked)?)?;
                             if !batch.is_empty() {
                                 let (head, in_olds) = build(&batch, live, false)?;
                                 db.exec_as(&head, "the batch's rewrite").await?;
@@ -597,7 +344,7 @@ pub(crate) async fn run(
                             if attempt == 0 {
                                 return Err(e);
                             }
-                            let key = |c: Option<&crate::apply::KeyChange>| {
+                            let key = |c: Option<&crate::keys::KeyChange>| {
                                 c.map(|c| cat.key_literal(&c.old)).unwrap_or_default()
                             };
                             let (first, last) = (key(read.first()), key(read.last()));
@@ -760,7 +507,7 @@ pub(crate) async fn run(
         let _ = db.exec_all(on).await;
     }
     result.map_err(|e| {
-        let collision = crate::rekey::collision_hint(&plan.options, &e);
+        let collision = Source::of(plan).hint(&e);
         e.context("combkey doctor --online").with_hint(collision).with_hint(
             "; every batch committed whole and the journal keeps the position: run the same command again to go on",
         )

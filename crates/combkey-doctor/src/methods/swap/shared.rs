@@ -1,43 +1,15 @@
-//! `--online` by copy and swap: the table and every table that references it are copied into
-//! new tables that hold the converted keys (and the key column's new type), the application's
-//! changes meanwhile are carried over, and the new tables take the old ones' names in one
-//! atomic step. The old tables stay, under new names, until the user drops them.
-//!
-//! How the field's online rewriters do it, and what is taken from each:
-//!
-//! - **pg_repack** (PostgreSQL): a trigger writes the primary key of every changed row to a log
-//!   table; the rows are copied, the indexes built on the copy afterwards (sorted builds: leaves
-//!   full), the log applied in rounds, and the swap done in one transaction under an `ACCESS
-//!   EXCLUSIVE` lock taken in attempts that never wait long (`lock_exclusive`). PostgreSQL's
-//!   DDL is transactional, so the swap with the log's last rows is all or nothing; a run killed
-//!   before it leaves the old tables in place ([`postgres`]).
-//! - **pt-online-schema-change** (MySQL/MariaDB): triggers write every change through to the
-//!   new table as it happens, the rows are copied in chunks, and one `RENAME TABLE` swaps the
-//!   tables atomically. A log drained at the swap cannot be used there: MariaDB gives queued
-//!   writers the old table before a waiting `RENAME` (gh-ost's two-session cut-over loses
-//!   them; measured on 10.11), and renaming under `LOCK TABLES` one table at a time makes
-//!   queued writers fail ("table doesn't exist"). With write-through triggers a write that
-//!   reaches the old table just before the rename is in the new one too ([`mysql`]).
-//!
-//! Change capture by triggers rather than by the replication log (gh-ost's binlog, PostgreSQL's
-//! logical decoding): it needs no `wal_level = logical`, replication slot, binary log in row
-//! format or replication grant, and a change is captured in the application's own transaction,
-//! so nothing lags behind it at the swap.
-//!
-//! Keys are converted by combkey (never by SQL): the conversions fill a mapping table of old
-//! and new values that the copy and the triggers join.
+//! What the copy and swap of each database shares: the new, old and log tables' names, the
+//! pace of the copy, its phases, its counts and its common refusals.
 
 use std::time::{Duration, Instant};
 
-use crate::apply::{Progress, id_of};
-use crate::catalog::{Column, Name, Stored};
+use crate::catalog::{Column, Name};
 use crate::db::Db;
 use crate::error::Error;
-use crate::online::{Online, OnlineOutcome};
-use crate::plan::{Plan, new_id};
-
-mod mysql;
-mod postgres;
+use crate::keys::Source;
+use crate::methods::shared::OnlineOutcome;
+use crate::options::Progress;
+use crate::plan::Plan;
 
 /// One table of a swap: the table or a table that references its key.
 #[derive(Clone, Debug)]
@@ -133,38 +105,6 @@ impl Swap {
     }
 }
 
-/// The mapping rows of `values` (a key column's values as stored): each value and what it
-/// becomes, its stored form in the key column's final type (the same id where it stays).
-pub(crate) fn map_pairs(plan: &Plan, values: &[Stored]) -> Result<Vec<(Stored, Stored)>, Error> {
-    let classifier = plan.classifier.extended_to(combkey::Timestamp::now().unix_ms());
-    let mut bad = Vec::new();
-    let mut out = Vec::with_capacity(values.len());
-    for v in values {
-        let id = match id_of(v) {
-            Ok(id) => id,
-            Err(e) => {
-                if bad.len() < 5 {
-                    bad.push(format!("{v:?}: {e}"));
-                }
-                continue;
-            }
-        };
-        let new = new_id(&id, classifier.classify(&id), &plan.options).unwrap_or(id);
-        // `--keep-type`: an id that stays keeps its text as it is.
-        let stored = if plan.options.keep_type && new == id { v.clone() } else { crate::apply::stored_in(plan, new)? };
-        out.push((v.clone(), stored));
-    }
-    if !bad.is_empty() {
-        return Err(Error::refused(format!(
-            "values that are no UUID were written to {}.{} (or a column referencing it) during the run: {}",
-            Name::from(&plan.table),
-            plan.column,
-            bad.join("; ")
-        )));
-    }
-    Ok(out)
-}
-
 /// Rows per chunk of a copy, adjusted as it goes so that a chunk takes about
 /// [`CHUNK_TIME`] (pt-online-schema-change's `--chunk-time`): short enough that the server
 /// serves the application between chunks, long enough that round trips do not dominate.
@@ -214,88 +154,12 @@ pub(crate) mod phase {
     pub(crate) const SWAPPED: i64 = 5;
 }
 
-/// Runs `plan` online by copy and swap (see the module's docs).
-pub(crate) async fn run(
-    db: &mut Db,
-    plan: &Plan,
-    online: &Online,
-    progress: &mut dyn Progress,
-) -> Result<OnlineOutcome, Error> {
-    match db.backend() {
-        combkey::Backend::Postgres => postgres::run(db, plan, online, progress).await,
-        combkey::Backend::MySql => mysql::run(db, plan, online, progress).await,
-        other => Err(Error::refused(format!(
-            "{other}: copy and swap runs on PostgreSQL and MySQL/MariaDB (SQLite has one writer at a time: run without \
-             --online)"
-        ))),
-    }
-}
-
-/// Whether a copy-and-swap run of `plan` that the journal holds has swapped the tables.
-pub(crate) async fn swapped(db: &mut Db, plan: &Plan) -> Result<bool, Error> {
-    let cat = db.catalog()?;
-    let journal = crate::apply::Journal::new(cat, plan);
-    let Some((at, _)) = journal.swap_state(db, plan).await? else { return Ok(false) };
-    if at >= phase::SWAPPED {
-        return Ok(true);
-    }
-    match db.backend() {
-        combkey::Backend::MySql => {
-            let swap = Swap::of(db, plan).await?;
-            mysql::swapped(db, &swap).await
-        }
-        _ => Ok(false),
-    }
-}
-
-/// Removes what a stopped copy-and-swap run of `plan` made (its copies, triggers, logs and
-/// mapping table) and forgets it: `Ok(true)`; `Ok(false)` where the journal holds no such run.
-/// Refused once the tables are swapped: the run is then finished by running it again.
-pub(crate) async fn abandon(db: &mut Db, plan: &Plan) -> Result<bool, Error> {
-    let cat = db.catalog()?;
-    let journal = crate::apply::Journal::new(cat, plan);
-    let Some((at, _)) = journal.swap_state(db, plan).await? else { return Ok(false) };
-    let swap = Swap::of(db, plan).await?;
-    let swapped = match db.backend() {
-        combkey::Backend::MySql => mysql::swapped(db, &swap).await?,
-        _ => at >= phase::SWAPPED,
-    };
-    if swapped || at >= phase::SWAPPED {
-        return Err(Error::refused(format!(
-            "the copy-and-swap run of {} swapped the tables already (the application has the converted keys): run the \
-             same command again to finish what follows the swap; there is nothing to abandon",
-            plan.target()
-        )));
-    }
-    match db.backend() {
-        combkey::Backend::MySql => mysql::clean(db, &swap).await?,
-        _ => postgres::clean(db, &swap, plan.options.lock_timeout_ms).await?,
-    }
-    journal.forget(db).await?;
-    Ok(true)
-}
-
-/// Why `plan` cannot run by copy and swap on this database, where it cannot (read from the
-/// catalog; changes nothing).
-pub(crate) async fn refusal(db: &mut Db, plan: &Plan) -> Result<Option<String>, Error> {
-    let why = match db.backend() {
-        combkey::Backend::Postgres => postgres::refusal(db, plan).await?,
-        combkey::Backend::MySql => mysql::refusal(db, plan).await?,
-        _ => Some("SQLite has one writer at a time".into()),
-    };
-    Ok(why)
-}
-
 /// The common refusals: what copy and swap does not do (yet) whatever the database.
 pub(crate) fn plan_refusal(plan: &Plan) -> Option<String> {
-    if plan.options.rekey_from.is_some() {
-        return Some(
-            "--rekey-from makes each key from its row's time when the key changes, which the in-place method does \
-             batch by batch"
-                .into(),
-        );
+    if let Some(why) = Source::of(plan).row_dependence() {
+        return Some(format!("{why}, which the in-place method does batch by batch"));
     }
-    if plan.options.inherited != crate::plan::Inherited::Refuse {
+    if plan.options.inherited != crate::options::Inherited::Refuse {
         return Some("the table has inheriting tables or partitions".into());
     }
     None

@@ -1,0 +1,306 @@
+//! Runs a plan: exactly its steps, in order. A plan that is one transaction rolls back whole on
+//! any failure; a journaled plan (MySQL/MariaDB DDL) records each step it finished in the
+//! journal table, in the same transaction where the step is transactional, so a re-run after a
+//! crash at any step resumes after the last finished one and every step is safe to run again.
+
+use crate::catalog::{Catalog, Column, Name, Stored};
+use crate::db::Db;
+use crate::error::{Error, ErrorKind};
+use crate::keys::{KeyChange, Source, key_map_rows};
+use crate::methods::shared::{
+    Journal, MAP_BATCH, comparable, each_change_page, key_map_twins, key_sources, lock_in_attempts,
+};
+use crate::options::Progress;
+use crate::plan::{Plan, Skip, StepKind};
+
+/// For tests: stop the process (as a kill would) right after step `n` finished, with
+/// `COMBKEY_DOCTOR_FAIL_AFTER_STEP=n`. Documented in docs/doctor.md; nothing else reads it.
+fn fail_after() -> Option<usize> {
+    std::env::var("COMBKEY_DOCTOR_FAIL_AFTER_STEP").ok().and_then(|v| v.parse().ok())
+}
+
+/// Whether a step's work is already done (it ran before a crash).
+async fn skipped(db: &mut Db, skip: &Skip) -> Result<bool, Error> {
+    let cat = db.catalog()?;
+    match skip {
+        Skip::ForeignKeyAbsent { table, name, column } | Skip::ForeignKeyPresent { table, name, column } => {
+            let _ = (table, column);
+            // The foreign keys that reference the key column now.
+            let present = fk_present(db, cat, table, name).await?;
+            Ok(matches!(skip, Skip::ForeignKeyAbsent { .. }) != present)
+        }
+        Skip::ColumnType { table, column, data_type } => {
+            let cols: Vec<Column> = db.query(cat.columns(&table.into())).await?;
+            Ok(cols.iter().any(|c| c.name == *column && c.data_type == *data_type))
+        }
+    }
+}
+
+async fn fk_present(db: &mut Db, cat: &dyn Catalog, table: &crate::plan::TableName, name: &str) -> Result<bool, Error> {
+    let def = db.query(cat.definition(&table.into())).await?;
+    Ok(def.contains(&format!("CONSTRAINT {} ", db.backend().quote(name)))
+        || def.contains(&format!("CONSTRAINT {name} ")))
+}
+
+/// Runs `plan` from step `from` (0, or after the last one a journal says finished).
+pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dyn Progress) -> Result<(), Error> {
+    let cat = db.catalog()?;
+    let journal = plan.journaled().then(|| Journal::new(cat, plan));
+    let fail_after = fail_after();
+    let total = plan.steps.len();
+    let mut in_tx = false;
+    // Whether the run's one transaction committed (a failure after it changes nothing back).
+    let mut committed = false;
+    // The journal's row exists from its step on.
+    let journal_step = plan.steps.iter().position(|s| s.kind == StepKind::Journal);
+    let mut journal_open = journal_step.is_some_and(|j| from > j);
+    // Session settings hold for this connection only: a resumed run sets them again; and it
+    // makes the key map again where it went meanwhile (its statements make it only if absent).
+    if from > 0 {
+        for s in
+            plan.steps.iter().filter(|s| matches!(s.kind, StepKind::Session | StepKind::KeyMap) && !s.in_transaction)
+        {
+            db.exec_all(&s.sql).await?;
+        }
+    }
+    // The step under way (for the message of a failure).
+    let mut current: Option<&crate::plan::Step> = None;
+    let mut began = false;
+    let result: Result<(), Error> = async {
+        for (i, step) in plan.steps.iter().enumerate().skip(from) {
+            current = Some(step);
+            began |= step.kind == StepKind::Begin;
+            progress.step(i + 1, total, &step.what);
+            let skip = match &step.skip {
+                Some(s) => skipped(db, s).await?,
+                None => false,
+            };
+            if !skip {
+                match step.kind {
+                    StepKind::Journal => {
+                        let j = journal.as_ref().ok_or_else(|| Error::new(ErrorKind::Database, "a journal step without a journal"))?;
+                        j.ensure(db, plan.table.schema.as_deref()).await?;
+                        j.start(db, plan, i).await?;
+                    }
+                    StepKind::Map => {
+                        db.exec_all(&step.sql).await?;
+                        let sources = key_sources(db, plan).await?;
+                        let total: usize = plan.converted.values().sum();
+                        let mut done = 0;
+                        let key_map = plan.key_map.as_ref().map(Name::from);
+                        let mut write = async |db: &mut Db, page: Vec<KeyChange>| -> Result<(), Error> {
+                            for chunk in page.chunks(MAP_BATCH) {
+                                let rows: Vec<(Stored, Stored)> = chunk.iter().map(|c| (c.old.clone(), c.new.clone())).collect();
+                                db.exec(&cat.insert_map(&rows)).await?;
+                                if let Some(map) = &key_map {
+                                    let kept = key_map_rows(plan, chunk)?;
+                                    if !kept.is_empty() {
+                                        key_map_twins(db, cat, map, &kept, Source::of(plan)).await?;
+                                        db.exec(&cat.key_map_insert(map, &kept)).await?;
+                                    }
+                                }
+                                done += chunk.len();
+                                progress.keys(done.min(total.max(done)), total.max(done));
+                            }
+                            Ok(())
+                        };
+                        if cat.cursor("k", "").is_some() {
+                            // Through a cursor in this transaction (PostgreSQL; SQLite: a
+                            // temporary table), a page at a time: the tables are locked against writes (a type change: against
+                            // reads too), so no other session could read them meanwhile.
+                            for sql in &sources {
+                                let Some((declare, fetch, close)) = cat.cursor("combkey_doctor_keys", sql) else { break };
+                                db.exec(&declare).await?;
+                                loop {
+                                    let rows = db.rows(&fetch, &[]).await?;
+                                    if rows.is_empty() {
+                                        break;
+                                    }
+                                    let page = Source::of(plan).changes_of(cat, &rows)?;
+                                    if !page.is_empty() {
+                                        write(db, page).await?;
+                                    }
+                                }
+                                db.exec(&close).await?;
+                            }
+                        } else {
+                            // On a second session while this one writes the mapping (its
+                            // temporary table is this session's), a page at a time.
+                            let mut reader = db.another().await?;
+                            reader.exec_all(&cat.reader_session()).await?;
+                            each_change_page(&mut reader, &sources, plan, async |page| write(db, page).await).await?;
+                        }
+                    }
+                    StepKind::NewKeysFree => {
+                        for sql in &step.sql {
+                            let rows = db.rows(sql, &[]).await?;
+                            if !rows.is_empty() {
+                                let pairs: Vec<String> = rows
+                                    .iter()
+                                    .map(|r| {
+                                        let v = |i: usize| r.get(i).cloned().flatten().unwrap_or_default();
+                                        format!("{} would become {}, a key the table holds already", v(0), v(1))
+                                    })
+                                    .collect();
+                                return Err(Error::refused(format!(
+                                    "the conversion would make keys the table holds already: {}. Nothing was changed; \
+                                     remove or change one of each pair first",
+                                    pairs.join("; ")
+                                )));
+                            }
+                        }
+                    }
+                    StepKind::Verify => {
+                        for sql in &step.sql {
+                            let rows = db.rows(sql, &[]).await?;
+                            let bad = if sql.starts_with("PRAGMA") {
+                                rows.len()
+                            } else {
+                                rows.first().and_then(|r| r.first().cloned().flatten()).and_then(|v| v.parse().ok()).unwrap_or(0)
+                            };
+                            if bad > 0 {
+                                return Err(Error::new(
+                                    ErrorKind::Verification,
+                                    format!("{bad} rows fail the check {}", crate::db::short(sql)),
+                                ));
+                            }
+                        }
+                    }
+                    StepKind::CompareDefinitions => {
+                        // For tests: this check fails, as a definition another session changed
+                        // between the commit and the check once made it.
+                        if std::env::var_os("COMBKEY_DOCTOR_FAIL_DEFINITIONS_CHECK").is_some() {
+                            return Err(Error::new(
+                                ErrorKind::Verification,
+                                "the definitions differ (COMBKEY_DOCTOR_FAIL_DEFINITIONS_CHECK)",
+                            ));
+                        }
+                        let mut retyped = Vec::new();
+                        if plan.retypes() {
+                            for r in &plan.rewrites {
+                                retyped.extend(r.columns.iter().cloned());
+                            }
+                        }
+                        // `--set-default` changes the key column's default on purpose.
+                        if plan.sets_default {
+                            retyped.push(plan.column.clone());
+                        }
+                        for (t, before) in &plan.definitions {
+                            let now = db.query(cat.definition(&t.into())).await?;
+                            if comparable(before, &retyped, db.backend()) != comparable(&now, &retyped, db.backend()) {
+                                return Err(Error::new(
+                                    ErrorKind::Verification,
+                                    format!(
+                                        "the definition of {} differs from before the change beyond the key column's type:\n\
+                                         before:\n{before}\nnow:\n{now}",
+                                        Name::from(t)
+                                    ),
+                                ));
+                            }
+                        }
+                    }
+                    StepKind::Lock => lock_in_attempts(db, &step.sql, plan.options.lock_timeout_ms).await?,
+                    StepKind::Done => {
+                        if let Some(j) = &journal {
+                            j.finish(db).await?;
+                        }
+                    }
+                    _ => db.exec_all(&step.sql).await?,
+                }
+            }
+            match step.kind {
+                StepKind::Begin => in_tx = true,
+                StepKind::Commit => {
+                    in_tx = false;
+                    committed = true;
+                }
+                _ => {}
+            }
+            if step.kind == StepKind::Journal {
+                journal_open = true;
+            } else if let Some(j) = &journal
+                && journal_open
+                && step.kind != StepKind::Done
+            {
+                j.advance(db, i).await?;
+            }
+            if fail_after == Some(i) {
+                // As a kill would: no rollback, no clean-up.
+                eprintln!(
+                    "combkey doctor: stopping after step {} of --migration-sql (COMBKEY_DOCTOR_FAIL_AFTER_STEP={i} counts from 0)",
+                    i + 1
+                );
+                std::process::abort();
+            }
+        }
+        Ok(())
+    }
+    .await;
+    if let Err(e) = result {
+        if in_tx {
+            let _ = db.exec("ROLLBACK").await;
+        }
+        // The indexes built for the foreign key checks go too (a kill leaves them to the next
+        // run, which drops and builds them again): the last statement of each step that builds
+        // one drops it. One whose drop fails too (it waits for the same transactions its build
+        // waited for) is named.
+        let mut left = String::new();
+        if !plan.journaled() {
+            for s in plan
+                .steps
+                .iter()
+                .filter(|s| s.kind == StepKind::TemporaryIndex && !s.in_transaction && s.sql.len() == 1)
+            {
+                if db.exec_all(&s.sql).await.is_err() {
+                    left.push_str(&format!(
+                        "; this run's index for the foreign key checks is still there (its drop failed too): the next \
+                         run drops it, or run {}",
+                        s.sql[0]
+                    ));
+                }
+            }
+        }
+        // A concurrent index build waits for every transaction older than it, on any table.
+        let mut waited = String::new();
+        if let Some(step) = current
+            && step.kind == StepKind::TemporaryIndex
+            && e.kind() == ErrorKind::LockTimeout
+            && let Some(q) = cat.oldest_transactions()
+            && let Ok(Some(oldest)) = db.query(q).await
+        {
+            waited = format!(
+                "; CREATE INDEX CONCURRENTLY waits for every transaction that began before it, on any table of the \
+                 database, and these were still open: {oldest}. Run again once they end, or with a longer \
+                 --lock-timeout"
+            );
+        }
+        if let Some((_, on)) = cat.fk_checks_off() {
+            let _ = db.exec_all(&on).await;
+        }
+        if committed && !plan.journaled() {
+            return Err(Error::new(
+                ErrorKind::AfterCommit,
+                format!(
+                    "combkey doctor: the keys are converted (the run's transaction committed); a check after the \
+                     commit failed: {e}"
+                ),
+            ));
+        }
+        let hint = if plan.journaled() {
+            "; the journal keeps the plan and the step reached: run the same command again to finish (other sessions' \
+             writes to these tables are refused until then)"
+        } else if began {
+            "; it was one transaction, rolled back: nothing changed"
+        } else {
+            "; before its transaction began: no key changed"
+        };
+        let collision = Source::of(plan).hint(&e);
+        return Err(e
+            .context("combkey doctor")
+            .with_hint(collision)
+            .with_hint(&waited)
+            .with_hint(hint)
+            .with_hint(&left));
+    }
+    Ok(())
+}

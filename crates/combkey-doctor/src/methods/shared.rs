@@ -1,0 +1,455 @@
+//! What the methods share: the outcome of an online run, the journal table, the queries that
+//! read every key to map, the key map's twins check, the comparison of definitions, and
+//! pg_repack-style lock attempts.
+
+use std::time::Duration;
+
+use combkey::Comb;
+
+use crate::catalog::{Catalog, Name, Stored};
+use crate::db::Db;
+use crate::error::{Error, ErrorKind};
+use crate::keys::{KeyChange, Source, id_of};
+use crate::plan::Plan;
+
+/// What an online run did.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct OnlineOutcome {
+    /// Keys converted: the old keys of the committed batches. A key the application deleted
+    /// after the run read it and before its batch committed is counted, though no row changed.
+    pub converted: usize,
+    /// Keys read.
+    pub scanned: usize,
+    /// Batches committed that changed keys.
+    pub batches: usize,
+    /// Passes through the table (the first, then catch-ups for keys that arrived meanwhile).
+    pub passes: usize,
+    /// Batches retried after losing a lock race.
+    pub retries: usize,
+    /// Time spent waiting for the server to be less busy.
+    pub paused: Duration,
+    /// Seconds the run took.
+    pub seconds: f64,
+    /// Whether it went on from where a killed run of the same plan stopped (its journal).
+    pub resumed: bool,
+    /// The method it ran: `copy-swap` or `in-place`.
+    pub method: &'static str,
+    /// Why it did not copy and swap, where [`Method::Auto`] chose to change the keys in place.
+    pub in_place_because: Option<String>,
+    /// The tables the swap kept under new names (the old tables), for the user to drop.
+    pub kept: Vec<String>,
+}
+
+/// Rows per `INSERT` into the mapping table.
+pub(crate) const MAP_BATCH: usize = 1000;
+
+/// Two old keys that would get one new key (where the key source may make such twins: a
+/// re-key, two rows of the same microsecond whose old keys end in the same 62 bits), among
+/// `kept` (key map rows about to be added) or between one of them and a row of the key map,
+/// are named before the insert would fail on the key map's unique `new_key` (whose message
+/// names the new key only), and the run stops with nothing changed.
+pub(crate) async fn key_map_twins(
+    db: &mut Db,
+    cat: &dyn Catalog,
+    map: &Name,
+    kept: &[(Stored, Stored)],
+    source: Source<'_>,
+) -> Result<(), Error> {
+    if !source.may_collide() {
+        return Ok(());
+    }
+    let twins = |a: &Stored, b: &Stored, new: &Stored| source.collision(a, b, new);
+    let mut seen: std::collections::HashMap<Comb, &Stored> = std::collections::HashMap::new();
+    for (old, new) in kept {
+        let Ok(id) = id_of(new) else { continue };
+        if let Some(first) = seen.insert(id, old)
+            && id_of(first).ok() != id_of(old).ok()
+        {
+            return Err(twins(first, old, new));
+        }
+    }
+    let backend = db.backend();
+    let news: Vec<String> = kept.iter().map(|(_, n)| cat.key_literal(n)).collect();
+    let rows = db
+        .rows(
+            &format!(
+                "SELECT {}, {} FROM {} WHERE new_key IN ({})",
+                cat.key_text("old_key"),
+                cat.key_text("new_key"),
+                map.quoted(backend),
+                news.join(", ")
+            ),
+            &[],
+        )
+        .await?;
+    for r in rows {
+        let id = |i: usize| r.get(i).cloned().flatten().and_then(|t| t.parse::<Comb>().ok());
+        let (Some(mapped_old), Some(new)) = (id(0), id(1)) else { continue };
+        if let Some((old, new_value)) = kept.iter().find(|(_, n)| id_of(n).ok() == Some(new))
+            && id_of(old).ok() != Some(mapped_old)
+        {
+            return Err(twins(&Stored::Text(mapped_old.to_string()), old, new_value));
+        }
+    }
+    Ok(())
+}
+
+/// The queries whose rows are every key value to map: the table's keys and, for a type
+/// change, every referencing column's distinct values (which MySQL may hold in another letter
+/// case than the parent's). Each row as [`Catalog::select_keys`] gives it.
+pub(crate) async fn key_sources(db: &mut Db, plan: &Plan) -> Result<Vec<String>, Error> {
+    let cat = db.catalog()?;
+    let only = plan.options.inherited == crate::options::Inherited::Only;
+    let mut tables: Vec<(Name, String)> = vec![((&plan.table).into(), plan.column.clone())];
+    if plan.retypes() {
+        for r in &plan.rewrites {
+            for c in &r.columns {
+                let t: Name = (&r.table).into();
+                if !tables.contains(&(t.clone(), c.clone())) {
+                    tables.push((t, c.clone()));
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (i, (t, c)) in tables.into_iter().enumerate() {
+        let columns = db.query(cat.columns(&t)).await?;
+        let also = if i == 0 { Source::of(plan).reads(&t, &columns)? } else { String::new() };
+        let col =
+            columns.into_iter().find(|x| x.name == c).ok_or_else(|| Error::usage(format!("no column {c} in {t}")))?;
+        out.push(if i == 0 { cat.sweep_keys(&t, &col, only, &also) } else { cat.distinct_keys(&t, &col) });
+    }
+    Ok(out)
+}
+
+/// Streams every key value to map on `reader` (a second session), a page at a time, and hands
+/// each page's changes to `each` (which writes them on the first session): memory holds one
+/// page, whatever the table's size.
+pub(crate) async fn each_change_page(
+    reader: &mut Db,
+    sources: &[String],
+    plan: &Plan,
+    mut each: impl AsyncFnMut(Vec<KeyChange>) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let cat = crate::catalog::of(plan.backend()?)?;
+    for sql in sources {
+        reader
+            .each_page(sql, crate::catalog::PAGE, async |rows| {
+                let page = Source::of(plan).changes_of(cat, &rows)?;
+                if page.is_empty() { Ok(()) } else { each(page).await }
+            })
+            .await?;
+    }
+    Ok(())
+}
+
+/// The journal table: one row per table and column being changed.
+pub(crate) struct Journal {
+    table: String,
+    target: String,
+}
+
+impl Journal {
+    pub(crate) fn new(cat: &dyn Catalog, plan: &Plan) -> Self {
+        let (_, table) = cat.journal_table(plan.table.schema.as_deref());
+        Journal { table, target: plan.target() }
+    }
+
+    pub(crate) async fn ensure(&self, db: &mut Db, schema: Option<&str>) -> Result<(), Error> {
+        let (create, _) = db.catalog()?.journal_table(schema);
+        db.exec(&create).await.map(drop)
+    }
+
+    /// The unfinished plan of an online run, if there is one.
+    pub(crate) async fn unfinished_online(
+        db: &mut Db,
+        cat: &dyn Catalog,
+        schema: Option<&str>,
+        target: &str,
+    ) -> Result<Option<Plan>, Error> {
+        let (_, table) = cat.journal_table(schema);
+        if !db.query(cat.journal_exists(schema)).await? {
+            return Ok(None);
+        }
+        let Ok(rows) = db
+            .rows(
+                &format!("SELECT plan FROM {table} WHERE target = {} AND state IN ('online', 'swap')", cat.param(1)),
+                &[target.to_string()],
+            )
+            .await
+        else {
+            return Ok(None);
+        };
+        let Some(row) = rows.first() else { return Ok(None) };
+        let plan: Plan =
+            serde_json::from_str(row.first().cloned().flatten().as_deref().unwrap_or_default()).map_err(|e| {
+                Error::new(ErrorKind::Database, format!("the journal's plan for {target} does not read: {e}"))
+            })?;
+        Ok(Some(plan))
+    }
+
+    /// The unfinished plan and the last step it finished, if there is one.
+    pub(crate) async fn unfinished(
+        db: &mut Db,
+        cat: &dyn Catalog,
+        schema: Option<&str>,
+        target: &str,
+    ) -> Result<Option<(Plan, i64)>, Error> {
+        let (_, table) = cat.journal_table(schema);
+        if !db.query(cat.journal_exists(schema)).await? {
+            return Ok(None);
+        }
+        let rows = db
+            .rows(
+                &format!("SELECT plan, step FROM {table} WHERE target = {} AND state = 'running'", cat.param(1)),
+                &[target.to_string()],
+            )
+            .await
+            .or_else(|_| Ok::<_, Error>(Vec::new()))?;
+        let Some(row) = rows.first() else { return Ok(None) };
+        let plan: Plan =
+            serde_json::from_str(row.first().cloned().flatten().as_deref().unwrap_or_default()).map_err(|e| {
+                Error::new(ErrorKind::Database, format!("the journal's plan for {target} does not read: {e}"))
+            })?;
+        let step = row.get(1).cloned().flatten().and_then(|s| s.trim().parse().ok()).unwrap_or(-1);
+        Ok(Some((plan, step)))
+    }
+
+    pub(crate) async fn start(&self, db: &mut Db, plan: &Plan, step: usize) -> Result<(), Error> {
+        self.write_row(db, plan, "running", step).await
+    }
+
+    /// Replaces this target's journal row with `plan` in `state` at `step`.
+    async fn write_row(&self, db: &mut Db, plan: &Plan, state: &str, step: usize) -> Result<(), Error> {
+        let cat = db.catalog()?;
+        let json = serde_json::to_string(plan).map_err(|e| Error::new(ErrorKind::Database, e.to_string()))?;
+        db.rows(
+            &format!("DELETE FROM {} WHERE target = {}", self.table, cat.param(1)),
+            std::slice::from_ref(&self.target),
+        )
+        .await?;
+        db.rows(
+            &format!(
+                "INSERT INTO {} (target, state, step, plan) VALUES ({}, '{state}', {step}, {})",
+                self.table,
+                cat.param(1),
+                cat.param(2)
+            ),
+            &[self.target.clone(), json],
+        )
+        .await
+        .map(drop)
+    }
+
+    /// An online run's cursor (`Some(None)`: at the start), if the journal holds an unfinished
+    /// online run of this plan.
+    pub(crate) async fn online_cursor(&self, db: &mut Db, plan: &Plan) -> Result<Option<Option<String>>, Error> {
+        let cat = db.catalog()?;
+        let Ok(rows) = db
+            .rows(
+                &format!(
+                    "SELECT plan, cursor_value FROM {} WHERE target = {} AND state = 'online'",
+                    self.table,
+                    cat.param(1)
+                ),
+                std::slice::from_ref(&self.target),
+            )
+            .await
+        else {
+            return Ok(None);
+        };
+        let Some(row) = rows.first() else { return Ok(None) };
+        let journaled: Plan = serde_json::from_str(row.first().cloned().flatten().as_deref().unwrap_or_default())
+            .map_err(|e| {
+                Error::new(ErrorKind::Database, format!("the journal's plan for {} does not read: {e}", self.target))
+            })?;
+        if journaled != *plan {
+            return Ok(None);
+        }
+        Ok(Some(row.get(1).cloned().flatten()))
+    }
+
+    pub(crate) async fn start_online(&self, db: &mut Db, plan: &Plan) -> Result<(), Error> {
+        self.write_row(db, plan, "online", 0).await
+    }
+
+    /// A copy-and-swap run of `plan` begins: its phase 0.
+    pub(crate) async fn start_swap(&self, db: &mut Db, plan: &Plan) -> Result<(), Error> {
+        self.write_row(db, plan, "swap", 0).await
+    }
+
+    /// The phase and cursor of an unfinished copy-and-swap run of this plan, if the journal
+    /// holds one (`Err` where it holds one of another plan: its objects are in the way).
+    pub(crate) async fn swap_state(&self, db: &mut Db, plan: &Plan) -> Result<Option<(i64, Option<String>)>, Error> {
+        let cat = db.catalog()?;
+        if !db.query(cat.journal_exists(plan.table.schema.as_deref())).await? {
+            return Ok(None);
+        }
+        let rows = db
+            .rows(
+                &format!(
+                    "SELECT plan, step, cursor_value FROM {} WHERE target = {} AND state = 'swap'",
+                    self.table,
+                    cat.param(1)
+                ),
+                std::slice::from_ref(&self.target),
+            )
+            .await?;
+        let Some(row) = rows.first() else { return Ok(None) };
+        let journaled: Plan = serde_json::from_str(row.first().cloned().flatten().as_deref().unwrap_or_default())
+            .map_err(|e| {
+                Error::new(ErrorKind::Database, format!("the journal's plan for {} does not read: {e}", self.target))
+            })?;
+        if journaled != *plan {
+            return Err(Error::refused(format!(
+                "an earlier copy-and-swap run of {} was stopped with another plan, and its tables are still there: run                  that command again to finish it, or give --abandon to remove what it made. Nothing was changed",
+                self.target
+            )));
+        }
+        let step = row.get(1).cloned().flatten().and_then(|s| s.trim().parse().ok()).unwrap_or(0);
+        Ok(Some((step, row.get(2).cloned().flatten())))
+    }
+
+    /// Forgets this target's run (its row goes).
+    pub(crate) async fn forget(&self, db: &mut Db) -> Result<(), Error> {
+        let cat = db.catalog()?;
+        db.rows(
+            &format!("DELETE FROM {} WHERE target = {}", self.table, cat.param(1)),
+            std::slice::from_ref(&self.target),
+        )
+        .await
+        .map(drop)
+    }
+
+    pub(crate) async fn set_cursor(&self, db: &mut Db, cursor: Option<&str>, pass: usize) -> Result<(), Error> {
+        let cat = db.catalog()?;
+        match cursor {
+            Some(c) => db
+                .rows(
+                    &format!(
+                        "UPDATE {} SET cursor_value = {}, step = {pass}, updated_at = CURRENT_TIMESTAMP WHERE target = {}",
+                        self.table,
+                        cat.param(1),
+                        cat.param(2)
+                    ),
+                    &[c.to_string(), self.target.clone()],
+                )
+                .await
+                .map(drop),
+            None => db
+                .rows(
+                    &format!(
+                        "UPDATE {} SET cursor_value = NULL, step = {pass}, updated_at = CURRENT_TIMESTAMP WHERE target = {}",
+                        self.table,
+                        cat.param(1)
+                    ),
+                    std::slice::from_ref(&self.target),
+                )
+                .await
+                .map(drop),
+        }
+    }
+
+    pub(crate) async fn advance(&self, db: &mut Db, step: usize) -> Result<(), Error> {
+        let cat = db.catalog()?;
+        db.rows(
+            &format!("UPDATE {} SET step = {step} WHERE target = {}", self.table, cat.param(1)),
+            std::slice::from_ref(&self.target),
+        )
+        .await
+        .map(drop)
+    }
+
+    pub(crate) async fn finish(&self, db: &mut Db) -> Result<(), Error> {
+        let cat = db.catalog()?;
+        db.rows(
+            &format!("UPDATE {} SET state = 'done' WHERE target = {}", self.table, cat.param(1)),
+            std::slice::from_ref(&self.target),
+        )
+        .await
+        .map(drop)
+    }
+}
+
+/// A definition with what a change may alter on purpose taken out: lines that name a retyped
+/// column, and counters that move with inserts (`AUTO_INCREMENT=`).
+pub(crate) fn comparable(definition: &str, retyped: &[String], backend: combkey::Backend) -> Vec<String> {
+    let mut lines: Vec<String> = definition
+        .lines()
+        .map(|l| {
+            let l = l.trim();
+            match l.find(" AUTO_INCREMENT=") {
+                Some(i) => {
+                    let rest = &l[i + 16..];
+                    let end = rest.find(' ').unwrap_or(rest.len());
+                    format!("{}{}", &l[..i], &rest[end..])
+                }
+                None => l.to_string(),
+            }
+        })
+        .filter(|l| {
+            !retyped.iter().any(|c| l.starts_with(&format!("{} ", backend.quote(c))) || l.starts_with(&format!("{c} ")))
+        })
+        .collect();
+    lines.sort();
+    lines
+}
+
+/// Takes a step's table locks inside the run's transaction in attempts, as pg_repack's
+/// `lock_exclusive` does: each attempt waits at most 100 ms more than the last, never as long
+/// as the server's `deadlock_timeout` (so where the run and an application transaction wait
+/// for each other, the run's attempt gives up first and the application's goes on), and is
+/// rolled back to a savepoint when it times out; the attempts go on until `total_ms` (the lock
+/// timeout) has passed. The application's statements queue behind an attempt for at most its
+/// wait. Where the database takes no lock in attempts, the statements run as they are.
+pub(crate) async fn lock_in_attempts(db: &mut Db, sql: &[String], total_ms: u64) -> Result<(), Error> {
+    let cat = db.catalog()?;
+    if cat.lock_attempt(1).is_none() {
+        return db.exec_all(sql).await;
+    }
+    let deadlock = match cat.deadlock_timeout() {
+        Some(q) => db.query(q).await?.unwrap_or(1000),
+        None => 1000,
+    };
+    let cap = u64::try_from(deadlock / 2).unwrap_or(0).clamp(1, 1000);
+    let started = std::time::Instant::now();
+    db.exec("SAVEPOINT combkey_doctor_lock").await?;
+    let mut attempt: u64 = 0;
+    loop {
+        attempt += 1;
+        let spent = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let wait = (attempt * 100).min(cap).min(total_ms.saturating_sub(spent).max(1));
+        if let Some(set) = cat.lock_attempt(wait) {
+            db.exec(&set).await?;
+        }
+        match db.exec_all(sql).await {
+            Ok(()) => break,
+            Err(e) if e.kind() == ErrorKind::LockTimeout && started.elapsed().as_millis() < u128::from(total_ms) => {
+                db.exec("ROLLBACK TO SAVEPOINT combkey_doctor_lock").await?;
+            }
+            Err(e) => {
+                let holders = match cat.oldest_transactions() {
+                    Some(q) => {
+                        let _ = db.exec("ROLLBACK TO SAVEPOINT combkey_doctor_lock").await;
+                        db.query(q).await.ok().flatten()
+                    }
+                    None => None,
+                };
+                return Err(match (e.kind(), holders) {
+                    (ErrorKind::LockTimeout, Some(h)) => e.with_hint(&format!(
+                        " ({attempt} attempts over {:.1} s; the oldest open transactions: {h})",
+                        started.elapsed().as_secs_f64()
+                    )),
+                    _ => e,
+                });
+            }
+        }
+    }
+    db.exec("RELEASE SAVEPOINT combkey_doctor_lock").await?;
+    // The rest of the transaction waits as the session does.
+    if let Some(set) = cat.lock_attempt(total_ms) {
+        db.exec(&set).await?;
+    }
+    Ok(())
+}
