@@ -1681,6 +1681,36 @@ mod sqlite {
         }
     }
 
+    /// A text-declared key's key map holds blobs (as every SQLite key map does): a run after
+    /// one that finished (or stopped after its commit) takes that map as its own, where it
+    /// once refused it as "no key map" for not being text (found by the generated cases, seeds
+    /// 242 and 372).
+    #[tokio::test]
+    async fn a_text_declared_keys_key_map_is_its_own_on_the_next_run() {
+        let (_dir, url) = url("textmap");
+        let mut c = SqliteConnection::connect(&url).await.unwrap();
+        sqlx::raw_sql("CREATE TABLE p (id TEXT PRIMARY KEY)").execute(&mut c).await.unwrap();
+        for id in rtcomb_sql(20, 94) {
+            sqlx::query("INSERT INTO p VALUES (?1)").bind(id.to_string()).execute(&mut c).await.unwrap();
+        }
+        let apply = ["doctor", "--url", &url, "--table", "p", "--apply", "--key-map", "km"];
+        ok(&combkey(&apply, None));
+        let map: Vec<(String, String)> =
+            sqlx::query_as("SELECT typeof(old_key), typeof(new_key) FROM km").fetch_all(&mut c).await.unwrap();
+        assert_eq!(map.len(), 20);
+        assert!(map.iter().all(|(o, n)| o == "blob" && n == "blob"), "{map:?}");
+        // Rows the application wrote since as text, to convert on the next run.
+        for id in rtcomb_sql(5, 95) {
+            sqlx::query("INSERT INTO p VALUES (?1)").bind(id.to_string()).execute(&mut c).await.unwrap();
+        }
+        ok(&combkey(&apply, None));
+        let n: i64 = sqlx::query_scalar("SELECT count(*) FROM km").fetch_one(&mut c).await.unwrap();
+        assert_eq!(n, 25, "the second run added its keys to the same map");
+        let text: i64 =
+            sqlx::query_scalar("SELECT count(*) FROM p WHERE typeof(id) <> 'blob'").fetch_one(&mut c).await.unwrap();
+        assert_eq!(text, 0);
+    }
+
     /// A text-declared key keeps its declaration and its values become blobs: the plan says so
     /// (code comparing text ids finds none afterwards). A column of numbers is no UUID column.
     #[tokio::test]

@@ -25,6 +25,10 @@
 //!   row it looked up by its key as it was and as converted was found;
 //! - a killed run left the tables done, unchanged, or (online, or journaled on MariaDB)
 //!   consistent half way, and the same command again finishes it.
+//! - a run that finished kept every converted key's old and new id in its key map (one asked
+//!   for by name with `--key-map`, drawn per case, or doctor's own) and nothing else; with
+//!   `--set-default` (drawn per case) a row written without a key gets a v7 key from the
+//!   database itself, sorting after every converted key.
 //!
 //! CI runs the seeds of `SEEDS` on each database; `COMBKEY_TORTURE_SEEDS=a..b` (or a list
 //! `1,5,9`) runs others, `COMBKEY_TORTURE_ROWS=n` gives each case `n` rows. A failing seed is run again with
@@ -47,8 +51,9 @@ use sqlx::{AssertSqlSafe, Connection, MySqlConnection, PgConnection, Row, Sqlite
 /// audit for a cluster of RT.Comb or .NET keys and converted; 399: v1-family keys of one node,
 /// whose node RT.Comb's layout reads as one instant, converted as RT.Comb keys; 9: on
 /// PostgreSQL, a `char(32)` text key, whose new keys were written as 36 characters before the
-/// column became `uuid`).
-const SEEDS: &[u64] = &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 49, 56, 399];
+/// column became `uuid`; 242: on SQLite, a text-declared key with `--key-map`, whose run again
+/// after one stopped past its commit refused the blob key map it had made as "no key map").
+const SEEDS: &[u64] = &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 49, 56, 242, 399];
 
 fn combkey(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_combkey"));
@@ -118,9 +123,16 @@ enum Mode {
     OnlineInPlace,
     CopySwap,
     Rekey,
-    /// A run killed (`SIGKILL`) after this many milliseconds, then the same command again:
-    /// offline (`0`), online in place (`1`) or by copy and swap (`2`).
-    Killed(u64, u8),
+    /// A run killed (`SIGKILL`) after this many milliseconds, then the same command again.
+    Killed(u64, How),
+}
+
+/// How a killed run runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum How {
+    Offline,
+    InPlace,
+    CopySwap,
 }
 
 /// What stands around the table beyond its referencing tables: shapes doctor converts, and
@@ -139,6 +151,9 @@ enum Shape {
     Generated,
     /// A grandchild whose foreign key references the child's column that references the key.
     Chain,
+    /// PostgreSQL: a table that inherits from the table; the run is given `--inherited` with
+    /// this choice (`None`: the default, refuse).
+    Inherited(Option<&'static str>),
 }
 
 impl Shape {
@@ -153,6 +168,9 @@ impl Shape {
             Shape::Trigger(true) => &[],
             Shape::Generated => &["generated"],
             Shape::Chain => &["reference a column that references"],
+            Shape::Inherited(None) => &["tables inherit from"],
+            Shape::Inherited(Some(_)) if case.mode_is_copy_swap() => &["inheriting tables"],
+            Shape::Inherited(Some(_)) => &[],
         }
     }
 }
@@ -175,6 +193,10 @@ struct Case {
     shape: Shape,
     /// A text key written as 32 hex digits (`CHAR(32)`), not 36 characters.
     simple_text: bool,
+    /// `--set-default`: the key column's default becomes combkey's generator.
+    set_default: bool,
+    /// `--key-map km_<table>`: a key map asked for by name.
+    key_map: bool,
 }
 
 impl Case {
@@ -232,14 +254,22 @@ impl Case {
         let simple_text = r.random_bool(0.4);
         if r.random_bool(0.2) {
             let how = if backend == Backend::Lite { 0 } else { r.random_range(0..3) };
+            let how = [How::Offline, How::InPlace, How::CopySwap][how];
             mode = Mode::Killed(r.random_range(0..250), how);
         }
         // (A text key changes type, which the in-place online method cannot do.)
-        let text_key = text_key && !matches!(mode, Mode::Rekey | Mode::Killed(_, 1));
+        let text_key = text_key && !matches!(mode, Mode::Rekey | Mode::Killed(_, How::InPlace));
         // MariaDB computes no generated column from a CHAR column (its value would depend on
         // PAD_CHAR_TO_FULL_LENGTH): that shape is for the stored form there.
         if backend == Backend::My && text_key && shape == Shape::Generated {
             shape = Shape::Plain;
+        }
+        // Drawn last, so the seeds keep the choices above. SQLite has no functions in SQL, so
+        // no default there.
+        let set_default = r.random_bool(0.25) && backend != Backend::Lite && mode != Mode::Audit;
+        let key_map = r.random_bool(0.3) && mode != Mode::Audit;
+        if backend == Backend::Pg && shape == Shape::Plain && r.random_bool(0.15) {
+            shape = Shape::Inherited([None, Some("only"), Some("include")][r.random_range(0..3)]);
         }
         Case {
             seed,
@@ -253,15 +283,17 @@ impl Case {
             mode,
             shape,
             simple_text: text_key && simple_text,
+            set_default,
+            key_map,
         }
     }
 
     fn mode_is_copy_swap(&self) -> bool {
-        matches!(self.mode, Mode::CopySwap | Mode::Killed(_, 2))
+        matches!(self.mode, Mode::CopySwap | Mode::Killed(_, How::CopySwap))
     }
 
     fn online(&self) -> bool {
-        matches!(self.mode, Mode::OnlineInPlace | Mode::CopySwap | Mode::Killed(_, 1 | 2))
+        matches!(self.mode, Mode::OnlineInPlace | Mode::CopySwap | Mode::Killed(_, How::InPlace | How::CopySwap))
     }
 
     fn table(&self) -> String {
@@ -271,6 +303,11 @@ impl Case {
             Backend::Lite => "lite",
         };
         format!("tort_{b}_{}", self.seed)
+    }
+
+    /// The key map the run keeps: the one asked for, or doctor's own name for it.
+    fn key_map_name(&self) -> String {
+        if self.key_map { format!("km_{}", self.table()) } else { format!("combkey_keymap_{}", self.table()) }
     }
 }
 
@@ -455,9 +492,9 @@ async fn seed(db: &mut Db, case: &Case, rows: &[Gen]) {
     let t = case.table();
     let ty = db.key_type_of(case);
     db.exec(&format!("DROP VIEW IF EXISTS {t}_v")).await.unwrap();
-    let mut drops = vec![format!("{t}_g"), format!("{t}_log")];
+    let mut drops = vec![format!("{t}_g"), format!("{t}_log"), format!("{t}_h")];
     drops.extend((0..3).flat_map(|i| [format!("_{t}_c{i}_old"), format!("{t}_c{i}")]));
-    drops.extend([format!("_{t}_old"), t.clone(), format!("combkey_keymap_{t}")]);
+    drops.extend([format!("_{t}_old"), t.clone(), format!("combkey_keymap_{t}"), format!("km_{t}")]);
     for d in drops {
         db.exec(&format!("DROP TABLE IF EXISTS {d}")).await.unwrap();
     }
@@ -535,6 +572,7 @@ async fn seed(db: &mut Db, case: &Case, rows: &[Gen]) {
     }
     match case.shape {
         Shape::View => db.exec(&format!("CREATE VIEW {t}_v AS SELECT id, payload FROM {t}")).await.unwrap(),
+        Shape::Inherited(_) => db.exec(&format!("CREATE TABLE {t}_h () INHERITS ({t})")).await.unwrap(),
         Shape::Trigger(_) => {
             db.exec(&format!("CREATE TABLE {t}_log (seq integer NOT NULL)")).await.unwrap();
             let log = format!("INSERT INTO {t}_log (seq) VALUES (NEW.seq)");
@@ -795,10 +833,20 @@ async fn writer(case: Case, gens: Vec<Gen>, stop: Arc<AtomicBool>) -> Written {
 
 /// Runs one case; `Err` says what broke.
 async fn run_case(case: &Case) -> Result<(), String> {
+    // Made once: a v7 key's random bits differ each time they are made.
+    let gens = generate(case);
+    if run(case, &gens).await? {
+        finished(case, &gens).await?;
+    }
+    Ok(())
+}
+
+/// Runs one case's commands and checks the rows; `Ok(true)` where the last run finished.
+async fn run(case: &Case, gens: &[Gen]) -> Result<bool, String> {
     let mut db = Db::open(case.backend, &case.table()).await;
     let url = db.url();
     let t = case.table();
-    let gens = generate(case);
+    let gens = gens.to_vec();
     seed(&mut db, case, &gens).await;
     let before = snapshot(&mut db, case).await;
     let mut args: Vec<&str> = vec!["doctor", "--url", &url, "--table", &t];
@@ -813,12 +861,24 @@ async fn run_case(case: &Case) -> Result<(), String> {
         Mode::OnlineInPlace => args.extend(["--apply", "--online", "--method", "in-place", "--batch-size", "25"]),
         Mode::CopySwap => args.extend(["--apply", "--online", "--method", "copy-swap", "--drop-old"]),
         Mode::Rekey => args.extend(["--apply", "--rekey-from", "created_at"]),
-        Mode::Killed(_, 0) => args.push("--apply"),
-        Mode::Killed(_, 1) => args.extend(["--apply", "--online", "--method", "in-place", "--batch-size", "25"]),
-        Mode::Killed(_, _) => args.extend(["--apply", "--online", "--method", "copy-swap", "--drop-old"]),
+        Mode::Killed(_, How::Offline) => args.push("--apply"),
+        Mode::Killed(_, How::InPlace) => {
+            args.extend(["--apply", "--online", "--method", "in-place", "--batch-size", "25"])
+        }
+        Mode::Killed(_, How::CopySwap) => args.extend(["--apply", "--online", "--method", "copy-swap", "--drop-old"]),
+    }
+    if case.set_default {
+        args.push("--set-default");
+    }
+    let key_map = case.key_map_name();
+    if case.key_map {
+        args.extend(["--key-map", &key_map]);
     }
     if case.shape == Shape::Trigger(true) {
         args.extend(["--triggers", "fire"]);
+    }
+    if let Shape::Inherited(Some(choice)) = case.shape {
+        args.extend(["--inherited", choice]);
     }
     let online = case.online();
     let stop = Arc::new(AtomicBool::new(false));
@@ -880,7 +940,9 @@ async fn run_case(case: &Case) -> Result<(), String> {
                 .map_err(|e| format!("killed: neither unchanged nor done: {e}\n{said}"))?;
         }
         if out.status.success() {
-            return check_done(case, &gens, &before, &after, &written, true).map_err(|e| format!("{e}\n{said}"));
+            return check_done(case, &gens, &before, &after, &written, true)
+                .map(|()| true)
+                .map_err(|e| format!("{e}\n{said}"));
         }
         sessions_gone(&mut db).await;
         let again = combkey(&args, &[]);
@@ -888,14 +950,16 @@ async fn run_case(case: &Case) -> Result<(), String> {
         let after = snapshot(&mut db, case).await;
         if again.status.success() {
             return check_done(case, &gens, &before, &after, &written, true)
+                .map(|()| true)
                 .map_err(|e| format!("run again after the kill: {e}\n{said}"));
         }
         let refusals = case.shape.refusals(case);
         if refusals.iter().any(|r| said.contains(r)) || (case.composite && said.contains("(tenant, id)")) {
-            return Ok(());
+            return Ok(false);
         }
         return Err(format!("run again after the kill failed\n{said}"));
     }
+    let mut finished = false;
     match (case.mode, out.status.success()) {
         (Mode::Audit, ok) => {
             if !ok {
@@ -919,11 +983,15 @@ async fn run_case(case: &Case) -> Result<(), String> {
             if again.status.success() {
                 check_done(case, &gens, &before, &after, &written, true)
                     .map_err(|e| format!("run again: {e}\n{said}"))?;
+                finished = true;
             } else if !unchanged(&after) {
                 return Err(format!("run again failed and changed the table\n{said}"));
             }
         }
-        (_, true) => check_done(case, &gens, &before, &after, &written, true).map_err(|e| format!("{e}\n{said}"))?,
+        (_, true) => {
+            check_done(case, &gens, &before, &after, &written, true).map_err(|e| format!("{e}\n{said}"))?;
+            finished = true;
+        }
         (_, false) => {
             if said.trim().is_empty() {
                 return Err("a failed run said nothing".into());
@@ -953,6 +1021,7 @@ async fn run_case(case: &Case) -> Result<(), String> {
                 }
                 check_done(case, &gens, &before, &after, &written, true)
                     .map_err(|e| format!("run again: {e}\n{said}"))?;
+                finished = true;
             }
             // A refusal, or a failure that says why: the run changed nothing. A
             // composite key refuses `--rekey-from`, naming its columns.
@@ -963,6 +1032,73 @@ async fn run_case(case: &Case) -> Result<(), String> {
     }
     if case.mode == Mode::Rekey && case.composite && out.status.success() {
         return Err(format!("--rekey-from on a key unique only with tenant ran\n{said}"));
+    }
+    Ok(finished)
+}
+
+/// After a run that finished: the key map holds each converted key's old and new id (and
+/// nothing else), and with `--set-default` a row written without a key gets a v7 key from the
+/// database that sorts after every converted key.
+async fn finished(case: &Case, gens: &[Gen]) -> Result<(), String> {
+    let mut db = Db::open(case.backend, &case.table()).await;
+    let t = case.table();
+    let after = snapshot(&mut db, case).await;
+    let by_seq: BTreeMap<i64, &Gen> = gens.iter().map(|g| (i64::try_from(g.seq).unwrap(), g)).collect();
+    // Each row's key now, where it changed.
+    let mut converted: BTreeMap<Comb, Comb> = BTreeMap::new();
+    for (seq, (_, hex, _)) in &after.parents {
+        let Some(g) = by_seq.get(seq) else { continue };
+        let now: Comb = hex.parse().map_err(|e| format!("row seq {seq}: {e}"))?;
+        if now != g.id {
+            converted.insert(g.id, now);
+        }
+    }
+    let map = case.key_map_name();
+    let rows = db.try_rows(&format!("SELECT {}, {} FROM {map}", db.hex("old_key"), db.hex("new_key"))).await;
+    match rows {
+        Err(e) if case.key_map && !converted.is_empty() => {
+            return Err(format!("the key map {map} asked for is not there: {e}"));
+        }
+        Err(_) => {}
+        Ok(rows) => {
+            let mut held: BTreeMap<Comb, Comb> = BTreeMap::new();
+            let ids: BTreeMap<Comb, &Gen> = gens.iter().map(|g| (g.id, g)).collect();
+            for r in rows {
+                let id = |i: usize| r[i].as_deref().unwrap_or_default().parse::<Comb>();
+                let (Ok(old), Ok(new)) = (id(0), id(1)) else { return Err(format!("a key map row of no ids: {r:?}")) };
+                let g = ids.get(&old).ok_or(format!("the key map holds {old}, a key the table never had"))?;
+                if new == old || !allowed(g, case.mode == Mode::Rekey).contains(&new) {
+                    return Err(format!("the key map maps {old} ({:?}) to {new}", g.layout));
+                }
+                if held.insert(old, new).is_some_and(|was| was != new) {
+                    return Err(format!("the key map maps {old} twice"));
+                }
+            }
+            for (old, new) in &converted {
+                if held.get(old) != Some(new) {
+                    return Err(format!("the key map lacks {old} -> {new} (holds {:?})", held.get(old)));
+                }
+            }
+        }
+    }
+    if case.set_default {
+        let at = Timestamp::now().to_string().replace('T', " ").replace('Z', "");
+        let seq = 2_000_000_000i64;
+        db.exec(&format!("INSERT INTO {t} (tenant, seq, payload, created_at) VALUES (1, {seq}, 'default', '{at}')"))
+            .await
+            .map_err(|e| format!("--set-default: a row written without a key: {e}"))?;
+        let hex = db.rows(&format!("SELECT {} FROM {t} WHERE seq = {seq}", db.hex("id"))).await;
+        db.exec(&format!("DELETE FROM {t} WHERE seq = {seq}")).await?;
+        let made: Comb =
+            hex[0][0].as_deref().unwrap_or_default().parse().map_err(|e| format!("the default's key: {e}"))?;
+        if made.version() != 7 {
+            return Err(format!("--set-default: the database made {made}, not a v7 key"));
+        }
+        if let Some(last) = converted.values().max_by_key(|k| *k.as_bytes())
+            && made.as_bytes() <= last.as_bytes()
+        {
+            return Err(format!("--set-default: the database's next key {made} sorts before the converted {last}"));
+        }
     }
     Ok(())
 }

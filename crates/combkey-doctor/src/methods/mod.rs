@@ -18,6 +18,9 @@ pub(crate) mod script;
 pub(crate) mod shared;
 pub(crate) mod swap;
 
+#[cfg(test)]
+mod fixture;
+
 pub use shared::OnlineOutcome;
 
 /// The seam between the methods: the MariaDB copy and swap hands the keys the application

@@ -304,3 +304,43 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dy
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use sqlx::Connection as _;
+
+    use crate::methods::fixture::Orders;
+    use crate::options::Quiet;
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn the_plans_steps_convert_every_key_and_its_references() {
+        let orders = Orders::new("offline", 30).await;
+        let (mut doctor, plan) = orders.plan().await;
+        assert!(orders.unchanged(&orders.url).await);
+        super::run(&mut doctor.db, &plan, 0, &mut Quiet).await.expect("the run");
+        assert!(orders.converted(&orders.url).await, "every key is its conversion, every line its order's");
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_run_that_fails_at_a_step_changes_nothing() {
+        let orders = Orders::new("offline-fails", 30).await;
+        let (mut doctor, plan) = orders.plan().await;
+        // After the plan: a line whose order does not exist (written with the checks off), which
+        // the plan's check of the references finds at its end, after every key changed.
+        let mut db = sqlx::SqliteConnection::connect(&orders.url).await.expect("the file");
+        sqlx::raw_sql("PRAGMA foreign_keys = OFF; INSERT INTO order_lines (order_id) VALUES (x'00112233445566778899aabbccddeeff')")
+            .execute(&mut db)
+            .await
+            .expect("an orphan");
+        drop(db);
+        let e = super::run(&mut doctor.db, &plan, 0, &mut Quiet).await.expect_err("the check fails");
+        assert!(e.to_string().contains("nothing changed"), "{e}");
+        let (rows, lines) = Orders::rows(&orders.url).await;
+        assert_eq!(lines.len(), orders.made.len() + 1);
+        assert!(rows.iter().all(|(note, key)| {
+            let i: usize = note.trim_start_matches("order ").parse().expect("a note");
+            *key == orders.made[i]
+        }));
+        assert_eq!(&lines[..orders.made.len()], &orders.made[..], "the lines keep their orders' keys");
+    }
+}

@@ -122,3 +122,48 @@ fn written_since(plan: &Plan, backend: combkey::Backend) -> Vec<String> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use sqlx::Connection as _;
+
+    use crate::methods::fixture::Orders;
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn the_script_run_by_hand_converts_what_the_offline_run_would() {
+        let orders = Orders::new("script", 30).await;
+        let (mut doctor, plan) = orders.plan().await;
+        let mut text = Vec::new();
+        super::write(&mut doctor.db, &plan, &mut text).await.expect("the script");
+        let text = String::from_utf8(text).expect("text");
+        // Writing it changed nothing.
+        assert!(orders.unchanged(&orders.url).await);
+        // Run as the DBA would run it (sqlite3 < script.sql), on a copy.
+        let copy = orders.copy("script-run");
+        let mut db = sqlx::SqliteConnection::connect(&copy).await.expect("the copy");
+        sqlx::raw_sql(sqlx::AssertSqlSafe(text.clone())).execute(&mut db).await.expect("the script runs");
+        drop(db);
+        assert!(orders.converted(&copy).await, "the script's keys are the conversion's:\n{text}");
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn keys_written_since_the_script_was_made_are_mapped_on_mysql_text_columns_only() {
+        let orders = Orders::new("script-since", 2).await;
+        let (_, sqlite) = orders.plan().await;
+        let plan = |backend: combkey::Backend, ty: &str| {
+            let mut plan = sqlite.clone();
+            plan.backend = backend.name().into();
+            plan.column_type = ty.into();
+            plan.final_type = "binary(16)".into();
+            plan
+        };
+        let since = super::written_since(&plan(combkey::Backend::MySql, "char(36)"), combkey::Backend::MySql);
+        assert_eq!(since.len(), 2, "the table's keys and its referencing column's: {since:?}");
+        assert!(since[0].starts_with("INSERT IGNORE INTO combkey_doctor_map") && since[0].contains("`orders`"));
+        assert!(since[1].contains("`order_lines`") && since[1].contains("`order_id`"), "{since:?}");
+        assert!(super::written_since(&plan(combkey::Backend::MySql, "binary(16)"), combkey::Backend::MySql).is_empty());
+        assert!(
+            super::written_since(&plan(combkey::Backend::Postgres, "char(36)"), combkey::Backend::Postgres).is_empty()
+        );
+    }
+}

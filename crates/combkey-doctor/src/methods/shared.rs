@@ -35,7 +35,7 @@ pub struct OnlineOutcome {
     pub resumed: bool,
     /// The method it ran: `copy-swap` or `in-place`.
     pub method: &'static str,
-    /// Why it did not copy and swap, where [`Method::Auto`] chose to change the keys in place.
+    /// Why it did not copy and swap, where [`Method::Auto`](crate::Method::Auto) chose to change the keys in place.
     pub in_place_because: Option<String>,
     /// The tables the swap kept under new names (the old tables), for the user to drop.
     pub kept: Vec<String>,

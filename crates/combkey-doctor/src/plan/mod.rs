@@ -53,8 +53,10 @@ fn check_key_map(
     }
     if facts.exists() {
         let names: Vec<&str> = facts.columns.iter().map(|c| c.name.as_str()).collect();
+        // SQLite's key map holds blobs whatever the key column declares (`key_map_create`).
+        let made = if cat.backend() == Backend::Sqlite { "blob" } else { final_type };
         let key_type = |c: &crate::catalog::Column| {
-            c.data_type == final_type || c.data_type == "uuid" || c.data_type == "binary(16)"
+            c.data_type == made || c.data_type == final_type || c.data_type == "uuid" || c.data_type == "binary(16)"
         };
         let shape = names == ["old_key", "new_key"] && facts.columns.iter().all(key_type);
         let mine = format!(" of {}.{} it converted", schema.table, schema.column.name);
@@ -62,7 +64,7 @@ fn check_key_map(
         if !shape {
             let cols: Vec<String> = facts.columns.iter().map(|c| format!("{} {}", c.name, c.data_type)).collect();
             return Err(Error::refused(format!(
-                "{shown} exists and is no key map (its columns are {}; a key map has old_key and new_key, {final_type}): \
+                "{shown} exists and is no key map (its columns are {}; a key map has old_key and new_key, {made}): \
                  name another table with --key-map. Nothing was changed",
                 cols.join(", ")
             )));

@@ -1059,6 +1059,18 @@ async fn copies_keys(db: &mut Db, swap: &Swap, plan: &Plan) -> Result<(), Error>
     Ok(())
 }
 
+/// Whether table `n` exists.
+async fn exists(db: &mut Db, n: &Name) -> Result<bool, Error> {
+    let there = db
+        .count(&format!(
+            "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = {} AND TABLE_NAME = {}",
+            n.schema.as_deref().map_or_else(|| "DATABASE()".to_string(), string_literal),
+            string_literal(&n.name)
+        ))
+        .await?;
+    Ok(there > 0)
+}
+
 /// Whether the swap happened: the copies have the tables' names, the tables their kept names.
 pub(super) async fn swapped(db: &mut Db, swap: &Swap) -> Result<bool, Error> {
     let t = &swap.tables[0];
@@ -1234,7 +1246,10 @@ async fn after_swap(
         let out = crate::methods::in_place(db, &after, &plain, progress).await?;
         converted = out.converted;
     }
-    if let Some(map) = plan.key_map.as_ref().map(Name::from) {
+    // The mapping table goes only after the key map is filled from it: a run killed after that
+    // and run again finds it gone and the key map already full.
+    let mapping_left = exists(db, &swap.map).await?;
+    if let Some(map) = plan.key_map.as_ref().map(Name::from).filter(|_| mapping_left) {
         let converted_names: Vec<&str> = plan.converted.keys().map(String::as_str).collect();
         let about = crate::plan::key_map_about(&swap.tables[0].name, &plan.column, &converted_names);
         db.exec_all(&cat.key_map_create(&map, &plan.final_type, &about)).await?;
@@ -1284,6 +1299,7 @@ async fn after_swap(
     let logs: Vec<String> = swap.tables.iter().map(|t| t.log.quoted(B)).collect();
     db.exec(&format!("DROP TABLE IF EXISTS {}, {}, {}", swap.map.quoted(B), todo(swap).quoted(B), logs.join(", ")))
         .await?;
+    stop_after("CLEANUP", 1);
     let retyped: Vec<String> =
         if plan.retypes() { swap.tables.iter().flat_map(|t| t.keys.clone()).collect() } else { Vec::new() };
     let mut changed = retyped.clone();
@@ -1361,14 +1377,7 @@ pub(super) async fn run(
     if state.is_none() {
         let mut taken = Vec::new();
         for n in swap.made().into_iter().chain([todo(&swap)]) {
-            let there = db
-                .count(&format!(
-                    "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = {} AND TABLE_NAME = {}",
-                    string_literal(n.schema.as_deref().unwrap_or_default()),
-                    string_literal(&n.name)
-                ))
-                .await?;
-            if there > 0 {
+            if exists(db, &n).await? {
                 taken.push(n.to_string());
             }
         }

@@ -201,7 +201,9 @@ impl Tally {
 
 /// For tests: stop the process (as a kill would) right after the run reached phase `n`, or
 /// after `n` chunks of its copy, with `COMBKEY_DOCTOR_FAIL_AFTER_PHASE=n` /
-/// `COMBKEY_DOCTOR_FAIL_AFTER_CHUNK=n`. Documented in docs/doctor.md; nothing else reads them.
+/// `COMBKEY_DOCTOR_FAIL_AFTER_CHUNK=n` (and MariaDB's `THROUGH`, `RENAME`, and `CLEANUP`: after
+/// the work tables went, following the swap). Documented in docs/doctor.md; nothing else reads
+/// them.
 pub(crate) fn stop_after(what: &str, n: i64) {
     let var = format!("COMBKEY_DOCTOR_FAIL_AFTER_{what}");
     if std::env::var(&var).ok().and_then(|v| v.parse::<i64>().ok()) == Some(n) {
