@@ -1160,6 +1160,64 @@ mod mariadb {
         assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
     }
 
+    /// Under the write-through triggers (which log nothing), a logged row is read for its copy
+    /// with a share lock: where the application deletes the row meanwhile, the copy gets it as
+    /// last committed (gone). A plain read, older than the delete that the copy's write then
+    /// waited for, wrote the deleted row back into the copy, and so into the table at the swap
+    /// (found once by the generated cases, seed 225 on MariaDB; here a test hook holds the run
+    /// at that moment).
+    #[tokio::test]
+    async fn a_row_deleted_while_its_logged_change_is_copied_stays_deleted() {
+        let url = combkey_testutil::mysql_url();
+        let t = "swap_my_race";
+        let mut c = connect().await;
+        seed(&mut c, t, 200).await;
+        let run = args(&url, t, &["--apply", "--online", "--method", "copy-swap", "--drop-old", "--set-default"]);
+        let stopped = run_doctor(run.clone(), vec![("COMBKEY_DOCTOR_FAIL_AFTER_THROUGH".into(), "1".into())]).await;
+        assert!(!stopped.status.success(), "it stopped: {}", stderr(&stopped));
+        // A change of row 1 (no children) logged before the triggers turned to writing through.
+        exec(&mut c, &format!("INSERT INTO _{t}_log (id) SELECT id FROM {t} WHERE seq = 1")).await;
+        let dir = std::env::temp_dir().join(format!("combkey-swap-race-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let hold = vec![("COMBKEY_DOCTOR_HOLD_THROUGH_APPLY".to_string(), dir.display().to_string())];
+        let doctor = tokio::spawn(run_doctor(run, hold));
+        let waited = std::time::Instant::now();
+        while !dir.join("held").exists() {
+            assert!(waited.elapsed().as_secs() < 120, "the run never reached the log's last rows");
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        // The application deletes row 1 (its trigger deletes the copy's row) and has not
+        // committed when the run copies the logged row again.
+        let mut app = connect().await;
+        exec(&mut app, "START TRANSACTION").await;
+        exec(&mut app, &format!("DELETE FROM {t} WHERE seq = 1")).await;
+        std::fs::write(dir.join("go"), "").unwrap();
+        let waited = std::time::Instant::now();
+        // The run's copy of the logged row is under way and held up (by the application's lock;
+        // MariaDB's lock tables do not show a wait of a read the optimizer makes).
+        let stuck = format!(
+            "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'INSERT INTO `test`.`_{t}_new`%' \
+             AND TIME_MS > 50"
+        );
+        while count(&mut c, &stuck).await == 0 {
+            assert!(waited.elapsed().as_secs() < 120, "the run never copied the logged row");
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        exec(&mut app, "COMMIT").await;
+        let out = doctor.await.unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        ok(&out);
+        assert_eq!(
+            count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE seq = 1")).await,
+            0,
+            "the deleted row stays deleted"
+        );
+        assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t}")).await, 199);
+        assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE LENGTH(id) = 16")).await, 199, "swapped");
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+    }
+
     /// Killed after the swap, once its work tables went (the mapping table among them, the key
     /// map filled from it just before): the run again finishes with the key map whole, where
     /// it once failed reading the mapping table it had dropped (found by the generated cases,

@@ -12,9 +12,11 @@
 //! cut-over loses them; measured on 10.11), and renaming under `LOCK TABLES` one table at a
 //! time makes queued writers fail ("table doesn't exist"). So for the swap the triggers are
 //! replaced by pt-online-schema-change's: they write each change through to the copy as it
-//! happens (and still log it). Their creation waits for every transaction already under way on
-//! the table, the logs are applied to the end, the copies get their foreign keys, and the rename
-//! follows; a write that reaches a table just before it is in its copy too.
+//! happens (and log nothing). Their creation waits for every transaction already under way on
+//! the table, the logs are applied to the end (each logged row now read with a share lock, as
+//! pt-online-schema-change reads its chunks: a row read without one could be older than a
+//! change written through meanwhile, and would overwrite it), the copies get their foreign keys,
+//! and the rename follows; a write that reaches a table just before it is in its copy too.
 //!
 //! Keys are converted through the mapping table, filled before anything else and not changed
 //! after, so that the copy, the rounds and the triggers convert every key alike: a key it does
@@ -32,7 +34,7 @@ use std::time::Instant;
 
 use combkey::Backend;
 
-use super::shared::{Pace, Pacing, Swap, SwapTable, Tally, phase, stop_after, unchanged};
+use super::shared::{Pace, Pacing, Swap, SwapTable, Tally, hold, phase, stop_after, unchanged};
 use crate::catalog::{Name, Stored, hex, string_literal};
 use crate::db::Db;
 use crate::error::{Error, ErrorKind};
@@ -761,12 +763,19 @@ async fn statement_binlog(db: &mut Db) -> Result<bool, Error> {
 /// updated: a parent's copy is never deleted and inserted again, which the copies' foreign
 /// keys, once there, would refuse or cascade). A batch that loses a lock race to a writer is
 /// tried again. How many log rows it applied.
-async fn apply(db: &mut Db, swap: &Swap, plan: &Plan, limit: usize) -> Result<usize, Error> {
+///
+/// `through`: the write-through triggers may be up, which log nothing: each logged row is read
+/// for its copy with a share lock (pt-online-schema-change's `LOCK IN SHARE MODE`), so that
+/// what the copy gets is the row as last committed. A plain read could be older than a change
+/// committed while the write waited for that change's lock on the copy, and would overwrite it
+/// (a row the application deleted written back, an update undone), with no log row left to set
+/// it right.
+async fn apply(db: &mut Db, swap: &Swap, plan: &Plan, limit: usize, through: bool) -> Result<usize, Error> {
     let mut applied = 0;
     for t in &swap.tables {
         let mut tries = 0u32;
         loop {
-            match apply_batch(db, swap, plan, t, limit).await {
+            match apply_batch(db, swap, plan, t, limit, through).await {
                 Ok(n) => {
                     applied += n;
                     break;
@@ -786,7 +795,14 @@ async fn apply(db: &mut Db, swap: &Swap, plan: &Plan, limit: usize) -> Result<us
     Ok(applied)
 }
 
-async fn apply_batch(db: &mut Db, swap: &Swap, plan: &Plan, t: &SwapTable, limit: usize) -> Result<usize, Error> {
+async fn apply_batch(
+    db: &mut Db,
+    swap: &Swap,
+    plan: &Plan,
+    t: &SwapTable,
+    limit: usize,
+    through: bool,
+) -> Result<usize, Error> {
     let seqs: Vec<String> = db
         .rows(
             &format!("SELECT CAST(combkey_seq AS CHAR) FROM {} ORDER BY combkey_seq LIMIT {limit}", t.log.quoted(B)),
@@ -862,12 +878,16 @@ async fn apply_batch(db: &mut Db, swap: &Swap, plan: &Plan, t: &SwapTable, limit
     // A child whose parent's copy this round has not written yet waits for nothing: the checks
     // are off for this statement's writes (the swap checks every key after the last round).
     db.exec("SET SESSION foreign_key_checks = 0").await?;
+    if through {
+        hold("THROUGH_APPLY").await;
+    }
     let written = db
         .exec(&format!(
-            "INSERT INTO {new} ({names}) SELECT {exprs} FROM {tab} t WHERE {filter} ON DUPLICATE KEY UPDATE {}",
+            "INSERT INTO {new} ({names}) SELECT {exprs} FROM {tab} t WHERE {filter}{lock} ON DUPLICATE KEY UPDATE {}",
             updates.join(", "),
             new = t.new.quoted(B),
-            tab = t.name.quoted(B)
+            tab = t.name.quoted(B),
+            lock = if through { " LOCK IN SHARE MODE" } else { "" }
         ))
         .await;
     db.exec("SET SESSION foreign_key_checks = 1").await?;
@@ -884,11 +904,11 @@ async fn backlog(db: &mut Db, swap: &Swap) -> Result<i64, Error> {
     db.count(&format!("SELECT {}", counts.join(" + "))).await
 }
 
-/// Applies the logs until none is left.
+/// Applies the logs until none is left, the write-through triggers up.
 async fn drain(db: &mut Db, swap: &Swap, plan: &Plan) -> Result<usize, Error> {
     let mut applied = 0;
     loop {
-        let n = apply(db, swap, plan, 5_000).await?;
+        let n = apply(db, swap, plan, 5_000, true).await?;
         applied += n;
         if n == 0 {
             return Ok(applied);
@@ -1393,6 +1413,8 @@ pub(super) async fn run(
     let mut tally = Tally::new(state.is_some());
     let total = swap.tables.len();
     let key_type = column_type(db, &swap.tables[0].name, &plan.column).await;
+    // A run that stopped after its copy may have put the write-through triggers up already.
+    let through_maybe = at >= phase::COPIED;
     let result: Result<(), Error> = async {
         let key_type = key_type?;
         if at < phase::MADE {
@@ -1432,7 +1454,7 @@ pub(super) async fn run(
                 if backlog(db, &swap).await? <= 100 {
                     break;
                 }
-                apply(db, &swap, plan, 5_000).await?;
+                apply(db, &swap, plan, 5_000, through_maybe).await?;
                 tally.out.passes += 1;
             }
             // From here on every change is written through to the copies as it happens; the

@@ -212,6 +212,20 @@ pub(crate) fn stop_after(what: &str, n: i64) {
     }
 }
 
+/// For tests: with `COMBKEY_DOCTOR_HOLD_<WHAT>=dir`, the run creates `dir/held` where it
+/// reaches `what` and waits until `dir/go` exists (a minute at most), so that a test can put an
+/// application's transaction exactly there. Documented in docs/doctor.md; nothing else reads
+/// them.
+pub(crate) async fn hold(what: &str) {
+    let Ok(dir) = std::env::var(format!("COMBKEY_DOCTOR_HOLD_{what}")) else { return };
+    let dir = std::path::Path::new(&dir);
+    let _ = std::fs::write(dir.join("held"), what);
+    let started = std::time::Instant::now();
+    while !dir.join("go").exists() && started.elapsed() < std::time::Duration::from_secs(60) {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+}
+
 /// An error of a run that changed nothing the application sees: what it made is gone (the
 /// cleaning's own failure is added to the message, with what is left).
 pub(crate) fn unchanged(e: Error, cleaned: Result<(), Error>) -> Error {
