@@ -135,6 +135,8 @@ _combkey_pg_start() {
   port=$_combkey_port
   echo "$bin" >"$COMBKEY_TEST_DIR/pg.bin"
   psql -h 127.0.0.1 -p "$port" -U postgres -d postgres -qc "CREATE DATABASE test" || return 1
+  # The group whose members' logins need a password (pg_hba.conf above); tests make members.
+  psql -h 127.0.0.1 -p "$port" -U postgres -d postgres -qc "CREATE ROLE combkey_password NOLOGIN" || return 1
   export COMBKEY_PG_URL="postgres://postgres@127.0.0.1:$port/test"
   echo "servers.sh: PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port ($dir)" >&2
 }
@@ -205,6 +207,13 @@ _combkey_pg_cluster() {
   if [ "$kind" != standby ]; then
     _combkey_as "$pg_user" "$bin/initdb" -D "$dir/data" -A trust -U postgres --no-sync -E UTF8 --locale=C >"$dir/initdb.log" 2>&1 \
       || { cat "$dir/initdb.log" >&2; return 1; }
+    # Every login is trusted but those of the members of combkey_password (made below), who
+    # must give their password (SCRAM): the tests of passwords (PGPASSWORD, .pgpass, a
+    # password in the URL) need a server that checks one. Lines are read first to last.
+    { printf 'host all +combkey_password 127.0.0.1/32 scram-sha-256\n'
+      printf 'local all +combkey_password scram-sha-256\n'
+      cat "$dir/data/pg_hba.conf"; } >"$dir/data/pg_hba.conf.new" && mv "$dir/data/pg_hba.conf.new" "$dir/data/pg_hba.conf"
+    [ -z "$pg_user" ] || chown "$pg_user" "$dir/data/pg_hba.conf"
   fi
   local attempt opts o
   for attempt in 1 2 3 4 5; do

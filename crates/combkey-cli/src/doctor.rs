@@ -7,17 +7,29 @@ use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
 use combkey_doctor::{
-    Doctor, ErrorKind, Inherited, Method, Online, Options, Progress, RekeyInvalid, StepKind, Triggers,
+    DatabaseUrl, Doctor, ErrorKind, Inherited, Method, Online, Options, Progress, RekeyInvalid, StepKind, Triggers,
 };
 
 use crate::forms::parse_duration;
+use crate::login::Login;
 
 /// `combkey doctor` arguments.
 #[derive(Args, Debug)]
 pub(crate) struct DoctorArgs {
-    /// The database: postgres://..., mysql://... (MySQL/MariaDB) or sqlite:...
+    /// The database: postgres://USER@HOST:PORT/DB, mysql://USER@HOST:PORT/DB (MySQL/MariaDB)
+    /// or sqlite:PATH; left out, DATABASE_URL. Keep the password out of it (every user of the
+    /// machine sees a command line): PGPASSWORD or ~/.pgpass, ~/.my.cnf or --defaults-file,
+    /// or --ask-pass.
     #[arg(long)]
-    url: String,
+    url: Option<String>,
+    /// Ask for the password on the terminal (not echoed) for a URL that has none: the URL and
+    /// every --replica-url.
+    #[arg(long)]
+    ask_pass: bool,
+    /// MySQL/MariaDB: read the login's user and password from this option file's [client]
+    /// section instead of ~/.my.cnf's, for a URL that has no password.
+    #[arg(long, value_name = "FILE")]
+    defaults_file: Option<std::path::PathBuf>,
     /// The table whose keys to audit, as the database names it: `orders`, `shop.orders`,
     /// `'"Orders"'` (PostgreSQL folds unquoted names to lower case).
     #[arg(long)]
@@ -341,15 +353,25 @@ impl Progress for Reporter {
 /// Runs `combkey doctor`: `Ok(true)` when all is well, `Ok(false)` when the table has values
 /// it cannot read or the run failed (the reason on stderr; exit 1), `Err` for a usage error
 /// (exit 2).
-pub(crate) fn run(args: DoctorArgs, out: &mut impl Write) -> Result<bool, String> {
+pub(crate) fn run(mut args: DoctorArgs, out: &mut impl Write) -> Result<bool, String> {
     if args.sample == Some(0) {
         return Err("--sample 0 reads nothing: give a number of keys".into());
     }
+    let url = match logins(&mut args) {
+        Ok(url) => url,
+        Err(message) => {
+            if args.json {
+                let failed = serde_json::json!({ "error": "usage", "message": message });
+                writeln!(out, "{failed}").map_err(crate::io_error)?;
+            }
+            return Err(message);
+        }
+    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("starting the runtime: {e}"))?;
-    let result = runtime.block_on(doctor(&args, out));
+    let result = runtime.block_on(doctor(&args, &url, out));
     // --json: a run that stops says so on standard output too, as one JSON object, so a
     // script reading it finds why (standard error says it as text).
     if let (true, Err(Failure::Doctor(e))) = (args.json, &result)
@@ -367,7 +389,7 @@ pub(crate) fn run(args: DoctorArgs, out: &mut impl Write) -> Result<bool, String
         Err(Failure::Doctor(e)) if e.kind() == ErrorKind::Usage => Err(e.to_string()),
         Err(Failure::Doctor(e)) => {
             let _ = out.flush();
-            say!("combkey: {e}");
+            say!("{}", crate::error_line(&e.to_string()));
             Ok(false)
         }
     }
@@ -377,6 +399,7 @@ pub(crate) fn run(args: DoctorArgs, out: &mut impl Write) -> Result<bool, String
 fn error_kind(kind: ErrorKind) -> &'static str {
     match kind {
         ErrorKind::Usage => "usage",
+        ErrorKind::Connection => "connection",
         ErrorKind::Refused => "refused",
         ErrorKind::LockTimeout => "lock_timeout",
         ErrorKind::Conflict => "conflict",
@@ -406,9 +429,22 @@ impl From<std::io::Error> for Failure {
     }
 }
 
-async fn doctor(args: &DoctorArgs, out: &mut impl Write) -> Result<bool, Failure> {
+/// The URL to connect to and the replicas', each read strictly and given its password where
+/// it has none ([`Login`]); the replicas' URLs replace `args.replica_url`'s.
+fn logins(args: &mut DoctorArgs) -> Result<DatabaseUrl, String> {
+    let mut login = Login::new(args.ask_pass, args.defaults_file.clone());
+    let url = login.database_url(args.url.as_deref())?;
+    let mut replicas = Vec::new();
+    for replica in &args.replica_url {
+        replicas.push(login.url(replica)?.expose_secret().to_string());
+    }
+    args.replica_url = replicas;
+    Ok(url)
+}
+
+async fn doctor(args: &DoctorArgs, url: &DatabaseUrl, out: &mut impl Write) -> Result<bool, Failure> {
     let options = args.options();
-    let mut doctor = Doctor::connect(&args.url).await?;
+    let mut doctor = Doctor::connect_to(url).await?;
     if args.abandon {
         let gone = doctor.abandon(&args.table, &args.column).await?;
         writeln!(

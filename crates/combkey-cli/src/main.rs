@@ -40,6 +40,8 @@ macro_rules! say {
 #[cfg(feature = "doctor")]
 mod doctor;
 mod forms;
+#[cfg(feature = "doctor")]
+mod login;
 
 use forms::{Spec, json_str, parse_duration};
 
@@ -383,9 +385,19 @@ fn main() -> ExitCode {
         Err(message) if message == STDOUT_CLOSED => ExitCode::SUCCESS,
         Err(message) => {
             let _ = out.flush();
-            say!("combkey: {message}");
+            say!("{}", error_line(&message));
             ExitCode::from(2)
         }
+    }
+}
+
+/// An error's line on standard error: `combkey: ` before it, unless it names the command
+/// already (`combkey doctor --online: ...`), which would read `combkey: combkey doctor`.
+fn error_line(message: &str) -> String {
+    if message.starts_with("combkey ") || message.starts_with("combkey:") {
+        message.to_string()
+    } else {
+        format!("combkey: {message}")
     }
 }
 

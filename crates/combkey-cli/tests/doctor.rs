@@ -1885,3 +1885,347 @@ fn bad_arguments_are_errors() {
         assert!(stderr(&out).contains("a lock timeout from 1ms to 1h"), "{out:?}");
     }
 }
+
+/// Passwords and URLs, on servers that check passwords (the private PostgreSQL asks the members
+/// of `combkey_password` for one, scripts/servers.sh; MariaDB asks every user that has one):
+/// a password is never shown, whatever the URL's typo and the output mode; a URL the tool cannot
+/// read reaches no server; the password can come from where each database's clients take it.
+/// Every test password starts with `cKpw-`, which CI looks for in the whole test output.
+mod logins {
+    use super::*;
+    use std::io::Write as _;
+    use std::net::TcpListener;
+
+    fn all(out: &Output) -> String {
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    }
+
+    /// `host:port` of a URL of the test servers.
+    fn host_port(url: &str) -> String {
+        url.split('@').nth(1).unwrap().split('/').next().unwrap().to_string()
+    }
+
+    /// A folder of the test's own (removed at the end), for HOME and option files.
+    struct Dir(std::path::PathBuf);
+    impl Dir {
+        fn new(name: &str) -> Dir {
+            let d = std::env::temp_dir().join(format!("combkey-{name}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&d);
+            std::fs::create_dir_all(&d).unwrap();
+            Dir(d)
+        }
+        fn file(&self, name: &str, text: &str) -> String {
+            use std::os::unix::fs::PermissionsExt;
+            let p = self.0.join(name);
+            std::fs::write(&p, text).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+            p.to_string_lossy().into_owned()
+        }
+        fn path(&self) -> String {
+            self.0.to_string_lossy().into_owned()
+        }
+    }
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    /// The typos that printed the password (and two that connected to another server): each
+    /// refused before any connection (exit 2, no listener reached), in plain and `--json`
+    /// output, never showing the password.
+    #[test]
+    fn a_mistyped_url_shows_no_password_and_reaches_no_server() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let pw = "cKpw-Typo7x";
+        let urls = [
+            format!("postgres//u:{pw}@127.0.0.1:{port}/test"),
+            format!("u:{pw}@127.0.0.1:{port}/test"),
+            format!("mysql:/root:{pw}@127.0.0.1:{port}/test"),
+            format!("mysql:root:{pw}@127.0.0.1:{port}/test"),
+            format!("postgres:/u:{pw}@127.0.0.1:{port}/test"),
+            format!("postgresql:///u:{pw}@127.0.0.1:{port}/test"),
+            format!("mariadb//root:{pw}@127.0.0.1:{port}/test"),
+            format!("postgres://u:{pw}/x@127.0.0.1:{port}/test"),
+            format!("postgres://u:{pw}"),
+            format!("mysql://root:{pw}@/test"),
+            format!("psql://u:{pw}@127.0.0.1:{port}/test"),
+        ];
+        for url in &urls {
+            for json in [false, true] {
+                let mut args = vec!["doctor", "--url", url.as_str(), "--table", "t"];
+                if json {
+                    args.push("--json");
+                }
+                let out = combkey(&args, None);
+                let text = all(&out);
+                assert_eq!(out.status.code(), Some(2), "{url}: {text}");
+                assert!(!text.contains(pw), "{url} (json {json}) showed its password: {text}");
+                assert!(
+                    text.contains("nothing was connected to") && text.contains("expected postgres://"),
+                    "{url}: {text}"
+                );
+                assert!(!text.contains("combkey: combkey"), "{text}");
+                if json {
+                    let v: Value = serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
+                    assert_eq!(v["error"], "usage", "{url}");
+                }
+            }
+        }
+        assert!(listener.accept().is_err(), "a mistyped URL reached the server");
+        // The same URL typed right is read, and the refused connection is a connection error.
+        let out =
+            combkey(&["doctor", "--url", &format!("postgres://u:{pw}@127.0.0.1:1/x"), "--table", "t", "--json"], None);
+        let text = all(&out);
+        assert_eq!(out.status.code(), Some(1), "{text}");
+        assert!(!text.contains(pw), "{text}");
+        let v: Value = serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
+        assert_eq!(v["error"], "connection", "{text}");
+        assert!(v["message"].as_str().unwrap().contains("u:***@127.0.0.1:1/x"), "{text}");
+    }
+
+    #[test]
+    fn without_url_or_database_url_it_says_what_to_give() {
+        let out = Command::new(env!("CARGO_BIN_EXE_combkey"))
+            .args(["doctor", "--table", "t"])
+            .env_remove("DATABASE_URL")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stderr(&out).contains("give --url URL, or set DATABASE_URL"), "{}", stderr(&out));
+    }
+
+    mod postgres {
+        use super::*;
+
+        async fn exec(sql: &str) {
+            let mut c = PgConnection::connect(&combkey_testutil::pg_url()).await.unwrap();
+            sqlx::raw_sql(AssertSqlSafe(sql.to_string()))
+                .execute(&mut c)
+                .await
+                .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        }
+
+        /// A role that must give its password, and a table of COMB keys it may read.
+        async fn role(name: &str, pw: &str) {
+            exec(&format!(
+                "DROP TABLE IF EXISTS {name}_t; DROP ROLE IF EXISTS {name};
+                 CREATE ROLE {name} LOGIN PASSWORD '{pw}' IN ROLE combkey_password;
+                 CREATE TABLE {name}_t (id uuid PRIMARY KEY);
+                 INSERT INTO {name}_t SELECT gen_random_uuid() FROM generate_series(1, 20);
+                 GRANT SELECT ON {name}_t TO {name}"
+            ))
+            .await;
+        }
+
+        async fn drop_role(name: &str) {
+            exec(&format!("DROP TABLE IF EXISTS {name}_t; DROP ROLE IF EXISTS {name}")).await;
+        }
+
+        /// The URL of the role, with no password.
+        fn url(name: &str) -> String {
+            format!("postgres://{name}@{}/test", host_port(&combkey_testutil::pg_url()))
+        }
+
+        fn audit(name: &str, url: &str, env: &[(&str, &str)]) -> Output {
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_combkey"));
+            cmd.args(["doctor", "--url", url, "--table", &format!("{name}_t"), "--json"])
+                .stdin(std::process::Stdio::null())
+                .env_remove("PGPASSWORD")
+                .env_remove("PGPASSFILE");
+            for (k, v) in env {
+                cmd.env(k, v);
+            }
+            cmd.output().unwrap()
+        }
+
+        #[tokio::test]
+        async fn the_password_comes_from_the_url_pgpassword_pgpassfile_or_pgpass() {
+            let name = "login_pg_sources";
+            let pw = "cKpw-Pg-9q:z";
+            role(name, pw).await;
+            let home = Dir::new(name);
+            let encoded = pw.replace(':', "%3A");
+            let with_pw = url(name).replace(&format!("{name}@"), &format!("{name}:{encoded}@"));
+            // No password: the server refuses the login, which is a connection error.
+            let out = audit(name, &url(name), &[("HOME", &home.path())]);
+            assert_eq!(out.status.code(), Some(1), "{}", all(&out));
+            assert!(all(&out).contains("password authentication failed"), "{}", all(&out));
+            // A wrong one: refused, and not shown.
+            let wrong = with_pw.replace("9q", "0q");
+            let out = audit(name, &wrong, &[("HOME", &home.path())]);
+            assert_eq!(out.status.code(), Some(1));
+            assert!(!all(&out).contains("cKpw-"), "{}", all(&out));
+            assert_eq!(
+                serde_json::from_str::<Value>(String::from_utf8_lossy(&out.stdout).trim()).unwrap()["error"],
+                "connection"
+            );
+            // In the URL, in PGPASSWORD, in PGPASSFILE's file, in ~/.pgpass.
+            let line = format!("{}:test:{name}:{}\n", host_port(&combkey_testutil::pg_url()), pw.replace(':', "\\:"));
+            let file = home.file("passfile", &line);
+            for (how, url, env) in [
+                ("the URL", with_pw.clone(), vec![("HOME", home.path())]),
+                ("PGPASSWORD", url(name), vec![("HOME", home.path()), ("PGPASSWORD", pw.to_string())]),
+                ("PGPASSFILE", url(name), vec![("HOME", home.path()), ("PGPASSFILE", file.clone())]),
+            ] {
+                let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                let out = audit(name, &url, &env);
+                assert!(out.status.success(), "{how}: {}", all(&out));
+                assert!(!all(&out).contains("cKpw-"), "{how}: {}", all(&out));
+                let v: Value =
+                    serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
+                assert_eq!(v["rows"], 20, "{how}");
+            }
+            home.file(".pgpass", &line);
+            let out = audit(name, &url(name), &[("HOME", &home.path())]);
+            assert!(out.status.success(), "~/.pgpass: {}", all(&out));
+            drop_role(name).await;
+        }
+
+        /// `--ask-pass` on a terminal (`script` gives the command one): the password typed is
+        /// used and never echoed; without a terminal it says so and connects nowhere.
+        #[tokio::test]
+        async fn ask_pass_prompts_on_the_terminal() {
+            let name = "login_pg_ask";
+            let pw = "cKpw-Asked-4";
+            role(name, pw).await;
+            let home = Dir::new(name);
+            let cmd = format!(
+                "{} doctor --url {} --table {name}_t --ask-pass --json",
+                env!("CARGO_BIN_EXE_combkey"),
+                url(name)
+            );
+            let mut child = Command::new("script")
+                .args(["-qec", &cmd, "/dev/null"])
+                .env("HOME", home.path())
+                .env_remove("PGPASSWORD")
+                .env_remove("PGPASSFILE")
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("script (util-linux)");
+            // Typed once the prompt is there: the terminal echoes nothing while it reads.
+            let mut stdin = child.stdin.take().unwrap();
+            let mut stdout = child.stdout.take().unwrap();
+            let mut seen = Vec::new();
+            let mut buf = [0u8; 256];
+            while !String::from_utf8_lossy(&seen).contains("Password for ") {
+                use std::io::Read as _;
+                let n = stdout.read(&mut buf).unwrap();
+                assert!(n > 0, "no prompt: {}", String::from_utf8_lossy(&seen));
+                seen.extend_from_slice(&buf[..n]);
+            }
+            // Typed once the terminal echoes nothing (a line typed before that is echoed by
+            // the terminal itself, as anywhere): read from `stty` on the command's terminal.
+            let script_pid = child.id();
+            let tty = loop {
+                let kids = std::fs::read_to_string(format!("/proc/{script_pid}/task/{script_pid}/children"))
+                    .unwrap_or_default();
+                let tty = kids.split_whitespace().find_map(|k| std::fs::read_link(format!("/proc/{k}/fd/0")).ok());
+                if let Some(tty) = tty.filter(|t| t.starts_with("/dev/pts")) {
+                    break tty;
+                }
+                assert!(child.try_wait().unwrap().is_none(), "the command ended before it read the password");
+                std::thread::yield_now();
+            };
+            loop {
+                let stty = Command::new("stty").arg("-F").arg(&tty).arg("-a").output().unwrap();
+                if String::from_utf8_lossy(&stty.stdout).split_whitespace().any(|w| w == "-echo") {
+                    break;
+                }
+                assert!(child.try_wait().unwrap().is_none(), "the command ended before it read the password");
+                std::thread::yield_now();
+            }
+            stdin.write_all(format!("{pw}\n").as_bytes()).unwrap();
+            drop(stdin);
+            {
+                use std::io::Read as _;
+                stdout.read_to_end(&mut seen).unwrap();
+            }
+            let out = child.wait_with_output().unwrap();
+            let text = String::from_utf8_lossy(&seen).into_owned();
+            assert!(out.status.success(), "{:?}: {text}{}", out.status, stderr(&out));
+            assert!(!text.contains(pw), "the password was echoed: {text}");
+            assert!(text.contains(&format!("Password for postgres://{name}@")), "{text}");
+            assert!(text.contains("\"rows\":20"), "{text}");
+            // No terminal: refused, nothing asked.
+            let out = combkey(&["doctor", "--url", &url(name), "--table", &format!("{name}_t"), "--ask-pass"], None);
+            assert_eq!(out.status.code(), Some(2), "{}", all(&out));
+            assert!(stderr(&out).contains("--ask-pass: standard input is not a terminal"), "{}", all(&out));
+            drop_role(name).await;
+        }
+    }
+
+    mod mariadb {
+        use super::*;
+
+        async fn exec(sql: &str) {
+            let mut c = MySqlConnection::connect(&combkey_testutil::mysql_url()).await.unwrap();
+            sqlx::raw_sql(AssertSqlSafe(sql.to_string()))
+                .execute(&mut c)
+                .await
+                .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        }
+
+        #[tokio::test]
+        async fn the_password_comes_from_my_cnf_or_a_named_option_file() {
+            let name = "login_my_cnf";
+            exec(&format!(
+                "DROP TABLE IF EXISTS {name}_t; DROP USER IF EXISTS '{name}'@'%';
+                 CREATE USER '{name}'@'%' IDENTIFIED BY 'cKpw-My \"#1';
+                 CREATE TABLE {name}_t (id BINARY(16) PRIMARY KEY);
+                 INSERT INTO {name}_t VALUES (UNHEX(REPLACE(UUID(), '-', ''))), (UNHEX(REPLACE(UUID(), '-', '')));
+                 GRANT SELECT ON test.{name}_t TO '{name}'@'%'"
+            ))
+            .await;
+            let home = Dir::new(name);
+            let hp = host_port(&combkey_testutil::mysql_url());
+            let run = |url: &str, extra: &[&str]| {
+                let mut cmd = Command::new(env!("CARGO_BIN_EXE_combkey"));
+                cmd.args(["doctor", "--url", url, "--table", &format!("{name}_t"), "--json"])
+                    .args(extra)
+                    .env("HOME", home.path())
+                    .env_remove("DATABASE_URL")
+                    .stdin(std::process::Stdio::null());
+                cmd.output().unwrap()
+            };
+            let cnf = "[mysqld]\npassword=wrong\n[client]\npassword=\"cKpw-My \\\"#1\" # the login\n".to_string();
+            // No option file: the login is refused.
+            let out = run(&format!("mysql://{name}@{hp}/test"), &[]);
+            assert_eq!(out.status.code(), Some(1), "{}", all(&out));
+            assert!(all(&out).contains("Access denied"), "{}", all(&out));
+            // ~/.my.cnf.
+            home.file(".my.cnf", &cnf);
+            let out = run(&format!("mysql://{name}@{hp}/test"), &[]);
+            assert!(out.status.success(), "~/.my.cnf: {}", all(&out));
+            assert!(!all(&out).contains("cKpw-"), "{}", all(&out));
+            // A file named by --defaults-file, its user too, instead of ~/.my.cnf.
+            home.file(".my.cnf", "[client]\npassword=cKpw-wrong\n");
+            let named = home.file("login.cnf", &format!("[client]\nuser={name}\n{}", cnf.lines().nth(3).unwrap()));
+            let out = run(&format!("mysql://{hp}/test"), &["--defaults-file", &named]);
+            assert!(out.status.success(), "--defaults-file: {}", all(&out));
+            let out = run(&format!("mysql://{name}@{hp}/test"), &[]);
+            assert_eq!(out.status.code(), Some(1), "the wrong ~/.my.cnf: {}", all(&out));
+            assert!(!all(&out).contains("cKpw-"), "{}", all(&out));
+            // A --defaults-file that is not there is said, before any connection.
+            let out = run(&format!("mysql://{name}@{hp}/test"), &["--defaults-file", "/nonexistent/x.cnf"]);
+            assert_eq!(out.status.code(), Some(2));
+            assert!(stderr(&out).contains("reading the MySQL option file /nonexistent/x.cnf"), "{}", all(&out));
+            // DATABASE_URL where --url is left out.
+            home.file(".my.cnf", &cnf);
+            let out = Command::new(env!("CARGO_BIN_EXE_combkey"))
+                .args(["doctor", "--table", &format!("{name}_t"), "--json"])
+                .env("HOME", home.path())
+                .env("DATABASE_URL", format!("mysql://{name}@{hp}/test"))
+                .stdin(std::process::Stdio::null())
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "DATABASE_URL: {}", all(&out));
+            exec(&format!("DROP TABLE IF EXISTS {name}_t; DROP USER IF EXISTS '{name}'@'%'")).await;
+        }
+    }
+}

@@ -14,68 +14,25 @@ use crate::error::{Error, ErrorKind};
 pub(crate) struct Db {
     conn: AnyConnection,
     backend: Backend,
-    /// The password from the URL, to strip from every message.
-    secret: Option<String>,
-    /// The URL connected to, for a second session ([`Db::another`]); never shown.
-    url: String,
+    /// The URL connected to, for a second session ([`Db::another`]); shown only redacted,
+    /// its password stripped from every message.
+    url: DatabaseUrl,
     /// The server process of this session (PostgreSQL, once [`Db::pooler_check`] found the
     /// session is the server's own), checked again by [`Db::same_session`].
     session_pid: Option<i32>,
 }
 
-/// `url` with its password replaced by `***`, and the password: the one in the user info
-/// (`user:password@`) and one given as a query parameter (`?password=...`, which sqlx and
-/// libpq accept too).
-pub(crate) fn redact(url: &str) -> (String, Option<String>) {
-    let (mut shown, mut secret) = redact_userinfo(url);
-    if let Some(q) = shown.find('?') {
-        let (head, query) = shown.split_at(q + 1);
-        let parts: Vec<String> = query
-            .split('&')
-            .map(|kv| match kv.split_once('=') {
-                Some((k, v))
-                    if (k.eq_ignore_ascii_case("password") || k.eq_ignore_ascii_case("sslpassword"))
-                        && !v.is_empty() =>
-                {
-                    secret.get_or_insert_with(|| v.to_string());
-                    format!("{k}=***")
-                }
-                _ => kv.to_string(),
-            })
-            .collect();
-        shown = format!("{head}{}", parts.join("&"));
-    }
-    (shown, secret)
-}
+mod url;
 
-/// `url` with the password of its user info replaced by `***`, and that password.
-fn redact_userinfo(url: &str) -> (String, Option<String>) {
-    let Some(scheme_end) = url.find("://") else { return (url.to_string(), None) };
-    let rest = &url[scheme_end + 3..];
-    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let authority = &rest[..authority_end];
-    let Some(at) = authority.rfind('@') else { return (url.to_string(), None) };
-    let userinfo = &authority[..at];
-    let Some(colon) = userinfo.find(':') else { return (url.to_string(), None) };
-    let password = &userinfo[colon + 1..];
-    if password.is_empty() {
-        return (url.to_string(), None);
-    }
-    let redacted = format!("{}{}:***{}", &url[..scheme_end + 3], &userinfo[..colon], &url[scheme_end + 3 + at..]);
-    (redacted, Some(password.to_string()))
-}
+pub use url::DatabaseUrl;
+pub(crate) use url::redact;
 
-/// The backend a URL names.
-pub(crate) fn backend_of(url: &str) -> Result<Backend, Error> {
-    let scheme = url.split(':').next().unwrap_or_default().to_ascii_lowercase();
-    match scheme.as_str() {
-        "postgres" | "postgresql" => built(Backend::Postgres, cfg!(feature = "postgres"), "postgres"),
-        "mysql" | "mariadb" => built(Backend::MySql, cfg!(feature = "mysql"), "mysql"),
-        "sqlite" => built(Backend::Sqlite, cfg!(feature = "sqlite"), "sqlite"),
-        _ => Err(Error::usage(format!(
-            "{}: expected a postgres://, mysql:// (MySQL or MariaDB) or sqlite: URL (SQL Server: not yet)",
-            redact(url).0
-        ))),
+/// The backend a URL names, the URL read strictly ([`DatabaseUrl::parse`]).
+pub(crate) fn backend_of(url: &DatabaseUrl) -> Result<Backend, Error> {
+    match url.backend() {
+        Backend::Postgres => built(Backend::Postgres, cfg!(feature = "postgres"), "postgres"),
+        Backend::MySql => built(Backend::MySql, cfg!(feature = "mysql"), "mysql"),
+        _ => built(Backend::Sqlite, cfg!(feature = "sqlite"), "sqlite"),
     }
 }
 
@@ -122,10 +79,11 @@ impl Db {
     }
 
     async fn open(url: &str, check_pooler: bool) -> Result<Db, Error> {
+        let url = DatabaseUrl::parse(url)?;
         sqlx::any::install_default_drivers();
-        let backend = backend_of(url)?;
-        let (shown, secret) = redact(url);
-        let mut target = url.to_string();
+        let backend = backend_of(&url)?;
+        let shown = url.shown().to_string();
+        let mut target = url.text().to_string();
         if let Some(rest) = target.strip_prefix("mariadb://") {
             target = format!("mysql://{rest}");
         }
@@ -135,11 +93,7 @@ impl Db {
             target.push_str("application_name=combkey%20doctor");
         }
         let connect_error = |e: sqlx::Error| {
-            let mut message = e.to_string();
-            if let Some(s) = &secret {
-                message = message.replace(s.as_str(), "***");
-            }
-            Error::usage(format!("connecting to {shown}: {message}"))
+            Error::new(ErrorKind::Connection, format!("connecting to {shown}: {}", url.scrub(&e.to_string())))
         };
         let pooler = check_pooler && backend == Backend::Postgres;
         // The pooler check's second session is opened together with this one, so neither
@@ -149,7 +103,7 @@ impl Db {
             if pooler { Some(AnyConnection::connect(&target).await) } else { None }
         });
         let conn = conn.map_err(connect_error)?;
-        let mut db = Db { conn, backend, secret: secret.clone(), url: url.to_string(), session_pid: None };
+        let mut db = Db { conn, backend, url: url.clone(), session_pid: None };
         if let Some(other) = other {
             let other = match other {
                 Ok(other) => other,
@@ -198,7 +152,7 @@ impl Db {
 
     /// A second session to the same database (whose URL [`Db::connect`] checked).
     pub(crate) async fn another(&self) -> Result<Db, Error> {
-        Db::open(&self.url, false).await
+        Db::open(self.url.text(), false).await
     }
 
     /// This session's server process, by a plain (unprepared) statement: a pooler in
@@ -322,7 +276,7 @@ impl Db {
         let Some(first) = self.session_pid else { return Ok(()) };
         let now = Db::backend_pid(&mut self.conn).await.map_err(|e| self.error("checking the session", &e))?;
         if now != first {
-            let shown = redact(&self.url).0;
+            let shown = self.url.shown().to_string();
             return Err(pooler(
                 &shown,
                 &format!(
@@ -346,10 +300,7 @@ impl Db {
     /// An error of a statement, its kind told by the database's error code, the password
     /// stripped.
     fn error(&self, what: &str, e: &sqlx::Error) -> Error {
-        let mut message = e.to_string();
-        if let Some(s) = &self.secret {
-            message = message.replace(s.as_str(), "***");
-        }
+        let mut message = self.url.scrub(&e.to_string());
         let code = e.as_database_error().and_then(|d| d.code()).map(|c| c.into_owned()).unwrap_or_default();
         let lower = message.to_ascii_lowercase();
         // PostgreSQL 55P03 lock_not_available; MySQL 1205 lock wait timeout (HY000 with the
@@ -589,23 +540,9 @@ mod tests {
     }
 
     #[test]
-    fn passwords_never_show() {
-        assert_eq!(
-            redact("postgres://app:s3cr%40t@db.example:5432/prod?sslmode=require"),
-            ("postgres://app:***@db.example:5432/prod?sslmode=require".into(), Some("s3cr%40t".into()))
-        );
-        assert_eq!(redact("mysql://root@127.0.0.1:3306/test"), ("mysql://root@127.0.0.1:3306/test".into(), None));
-        assert_eq!(redact("sqlite:/tmp/x.db").1, None);
-        assert_eq!(redact("mysql://u:p@ss@h/db"), ("mysql://u:***@h/db".into(), Some("p@ss".into())));
-        assert_eq!(
-            redact("postgres://nosuchuser@127.0.0.1:21811/test?sslmode=require&password=Sup3rS3cretPW"),
-            (
-                "postgres://nosuchuser@127.0.0.1:21811/test?sslmode=require&password=***".into(),
-                Some("Sup3rS3cretPW".into())
-            )
-        );
-        assert_eq!(redact("mysql://root@h/db?PASSWORD=x").0, "mysql://root@h/db?PASSWORD=***");
-        let e = backend_of("oracle://scott:tiger@host/db").unwrap_err();
+    fn an_unknown_scheme_is_refused_without_its_password() {
+        let e = DatabaseUrl::parse("oracle://scott:tiger@host/db").err().unwrap();
+        assert_eq!(e.kind(), ErrorKind::Usage);
         assert!(!e.to_string().contains("tiger") && e.to_string().contains("scott:***@host"), "{e}");
     }
 }

@@ -6,8 +6,12 @@ use std::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorKind {
-    /// A bad argument: an unknown table or column, a URL of no known database.
+    /// A bad argument: an unknown table or column, a URL of no known database or not in a
+    /// form this tool reads (refused before any connection).
     Usage,
+    /// The database could not be reached or refused the login (no server at the address, a
+    /// wrong password, an unknown database); nothing was read or changed.
+    Connection,
     /// The doctor refused before changing anything: something it cannot keep as it was, or
     /// values it cannot read (the message names them and what to do).
     Refused,

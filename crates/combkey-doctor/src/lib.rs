@@ -69,6 +69,7 @@ use crate::catalog::Name;
 use combkey::Backend;
 
 pub use audit::{Audit, Classifier, Kind, Rule};
+pub use db::DatabaseUrl;
 pub use error::{Error, ErrorKind};
 pub use methods::OnlineOutcome;
 pub use options::{ASSUMABLE, Inherited, Method, Online, Options, Progress, Quiet, RekeyInvalid, Triggers};
@@ -114,7 +115,7 @@ impl Doctor {
     ///
     /// // No server listens on port 1: the error names the URL, never its password.
     /// let err = Doctor::connect("postgres://app:s3cret@127.0.0.1:1/shop").await.err().unwrap();
-    /// assert_eq!(err.kind(), ErrorKind::Usage);
+    /// assert_eq!(err.kind(), ErrorKind::Connection);
     /// assert!(err.to_string().contains("postgres://app:***@127.0.0.1:1/shop"));
     /// assert!(!err.to_string().contains("s3cret"));
     /// # Ok(())
@@ -122,6 +123,12 @@ impl Doctor {
     /// ```
     pub async fn connect(url: &str) -> Result<Doctor, Error> {
         Ok(Doctor { db: Db::connect(url).await?, locked: Vec::new() })
+    }
+
+    /// Connects to a URL read already ([`DatabaseUrl::parse`]), with a password given apart
+    /// from it ([`DatabaseUrl::with_password`]) where it has one.
+    pub async fn connect_to(url: &DatabaseUrl) -> Result<Doctor, Error> {
+        Doctor::connect(url.expose_secret()).await
     }
 
     /// The database's backend.

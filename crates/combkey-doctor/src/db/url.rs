@@ -1,0 +1,408 @@
+//! Connection URLs: read strictly, shown only without their password.
+//!
+//! A URL is read before anything connects, and only in one of the forms the drivers document:
+//! `postgres://` or `postgresql://` (libpq's connection URI), `mysql://` or `mariadb://` (the
+//! MySQL Connector's URI), `sqlite:`. A typo such as `postgres//`, `mysql:/` or a missing scheme
+//! is refused, naming the expected forms: a driver given such a string reads it some other way
+//! and connects to a default server under a made-up user or database (libpq's and sqlx's
+//! parsers both do).
+//!
+//! Whatever the input, a message shows a URL only through [`redact`], which hides the password
+//! of the user info (`user:password@`) and of a `password=` parameter, also in a string that is
+//! no URL at all (a missing colon, no scheme, a password with an unescaped `/` or `@`): where it
+//! cannot tell what is the password it hides more, never less.
+
+use std::fmt;
+
+use combkey::Backend;
+
+use crate::error::Error;
+
+/// The forms a URL may take, as an error says them.
+const EXPECTED: &str = "expected postgres://USER@HOST:PORT/DATABASE (or postgresql://), \
+                        mysql://USER@HOST:PORT/DATABASE (MySQL or MariaDB; or mariadb://) or sqlite:PATH \
+                        (SQL Server: not yet)";
+
+/// A database URL, read strictly: its backend, and how to show it. [`fmt::Display`] and
+/// [`fmt::Debug`] show it with its password replaced by `***`.
+///
+/// # Examples
+///
+/// ```
+/// use combkey_doctor::DatabaseUrl;
+///
+/// let url = DatabaseUrl::parse("mysql://app@db.example:3306/shop")?.with_password("s3cret");
+/// assert_eq!(url.to_string(), "mysql://app:***@db.example:3306/shop");
+///
+/// // A typo is refused before any connection, and the message hides the password.
+/// let err = DatabaseUrl::parse("mysql:/app:s3cret@db.example:3306/shop").unwrap_err();
+/// assert!(err.to_string().starts_with("mysql:/app:***@db.example:3306/shop: "));
+/// # Ok::<(), combkey_doctor::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct DatabaseUrl {
+    backend: Backend,
+    /// The URL as given (the drivers read it).
+    text: String,
+    /// The URL with its password replaced by `***`.
+    shown: String,
+    /// The forms of the password to strip from any message (as written, and percent-decoded).
+    secrets: Vec<String>,
+}
+
+impl DatabaseUrl {
+    /// Reads `url`, refusing (an [`ErrorKind::Usage`](crate::ErrorKind::Usage) error that
+    /// shows the URL without its password) one that is not in a form this tool reads:
+    /// `postgres://` or `postgresql://`, `mysql://` or `mariadb://` with a host, `sqlite:`.
+    pub fn parse(url: &str) -> Result<DatabaseUrl, Error> {
+        let (shown, secrets) = redact(url);
+        let refuse = |why: &str| Error::usage(format!("{shown}: {why}: {EXPECTED}; nothing was connected to"));
+        let Some((scheme, rest)) = url.split_once(':') else { return Err(refuse("not a database URL")) };
+        let backend = match scheme.to_ascii_lowercase().as_str() {
+            "postgres" | "postgresql" => Backend::Postgres,
+            "mysql" | "mariadb" => Backend::MySql,
+            "sqlite" => Backend::Sqlite,
+            _ if scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c)) && !scheme.is_empty() => {
+                return Err(refuse(&format!("a URL of no database this tool knows ({scheme})")));
+            }
+            _ => return Err(refuse("not a database URL")),
+        };
+        if backend == Backend::Sqlite {
+            if rest.is_empty() {
+                return Err(refuse("no SQLite database named"));
+            }
+            return Ok(DatabaseUrl { backend, text: url.to_string(), shown, secrets });
+        }
+        if !rest.starts_with("//") {
+            return Err(refuse(&format!("a {scheme} URL needs {scheme}:// (two slashes before the user and host)")));
+        }
+        let parsed = ::url::Url::parse(url).map_err(|e| refuse(&format!("not a URL ({e})")))?;
+        if parsed.host_str().unwrap_or_default().is_empty() {
+            // libpq's `postgresql:///db?host=/socket/dir` is the one form without a host; a
+            // `postgres:///u:pw@h/db` typo would reach a default server otherwise.
+            let socket = parsed.query_pairs().any(|(k, v)| k == "host" && !v.is_empty());
+            if backend == Backend::MySql || !socket {
+                return Err(refuse("no host (after the two slashes: USER@HOST, or a host= parameter for a socket)"));
+            }
+        }
+        // The database is one name: a `@`, `:` or `/` in it is a typo (a user, a port or a
+        // password fell into the path), not a database anyone named.
+        let database = parsed.path().strip_prefix('/').unwrap_or(parsed.path());
+        let database = percent_encoding::percent_decode_str(database).decode_utf8_lossy();
+        if database.contains(['@', '/']) || (database.contains(':') && parsed.host_str().unwrap_or_default().is_empty())
+        {
+            return Err(refuse(&format!("a database name with `@`, `:` or `/` in it ({})", redact(&database).0)));
+        }
+        Ok(DatabaseUrl { backend, text: url.to_string(), shown, secrets })
+    }
+
+    /// The database the URL names.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Whether the URL has a password (in its user info or as a `password=` parameter).
+    pub fn has_password(&self) -> bool {
+        !self.secrets.is_empty()
+    }
+
+    /// The user the URL names, if any (percent-decoded).
+    pub fn user(&self) -> Option<String> {
+        let parsed = ::url::Url::parse(&self.text).ok()?;
+        let user = percent_encoding::percent_decode_str(parsed.username()).decode_utf8_lossy().into_owned();
+        (!user.is_empty()).then_some(user)
+    }
+
+    /// The same URL with `user` as its user, where it names none (PostgreSQL and MySQL/MariaDB
+    /// URLs; a SQLite URL is returned as it is).
+    pub fn with_user(self, user: &str) -> DatabaseUrl {
+        if self.user().is_some() || self.backend == Backend::Sqlite {
+            return self;
+        }
+        let Ok(mut parsed) = ::url::Url::parse(&self.text) else { return self };
+        if parsed.set_username(user).is_err() {
+            return self;
+        }
+        self.replaced(parsed.as_str())
+    }
+
+    /// The same URL with `password` as its password, where it has none (PostgreSQL and
+    /// MySQL/MariaDB URLs; a SQLite URL is returned as it is). The password is percent-encoded
+    /// into the URL and hidden wherever the URL or a message about it is shown.
+    pub fn with_password(self, password: &str) -> DatabaseUrl {
+        if self.has_password() || self.backend == Backend::Sqlite || password.is_empty() {
+            return self;
+        }
+        let Ok(mut parsed) = ::url::Url::parse(&self.text) else { return self };
+        if parsed.set_password(Some(password)).is_err() {
+            return self;
+        }
+        let mut url = self.replaced(parsed.as_str());
+        url.secrets.push(password.to_string());
+        url
+    }
+
+    /// The URL as text, password included: to hand to a driver, never to show.
+    pub fn expose_secret(&self) -> &str {
+        &self.text
+    }
+
+    /// This URL with `text` as its text (a form [`DatabaseUrl::parse`] read already).
+    fn replaced(&self, text: &str) -> DatabaseUrl {
+        let (shown, secrets) = redact(text);
+        DatabaseUrl { backend: self.backend, text: text.to_string(), shown, secrets }
+    }
+
+    pub(crate) fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The URL with its password replaced by `***`.
+    pub(crate) fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    /// `message` with every form of the URL's password replaced by `***`, and any URL in it
+    /// redacted.
+    pub(crate) fn scrub(&self, message: &str) -> String {
+        scrub(message, &self.secrets)
+    }
+}
+
+impl fmt::Display for DatabaseUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.shown)
+    }
+}
+
+impl fmt::Debug for DatabaseUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("DatabaseUrl").field(&self.shown).finish()
+    }
+}
+
+impl std::str::FromStr for DatabaseUrl {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self, Error> {
+        DatabaseUrl::parse(s)
+    }
+}
+
+/// `message` with each of `secrets` replaced by `***` (longest first, so a secret that holds
+/// another goes whole).
+pub(crate) fn scrub(message: &str, secrets: &[String]) -> String {
+    let mut secrets: Vec<&String> = secrets.iter().filter(|s| !s.is_empty()).collect();
+    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    let mut out = message.to_string();
+    for s in secrets {
+        out = out.replace(s.as_str(), "***");
+    }
+    out
+}
+
+/// `url` with its password replaced by `***`, and the password in the forms a message may show
+/// it (as written and percent-decoded): the one in the user info (`user:password@`) and one
+/// given as a query parameter (`?password=...`, which sqlx and libpq accept too). Any string is
+/// taken, URL or not.
+pub(crate) fn redact(url: &str) -> (String, Vec<String>) {
+    let (mut shown, mut secrets) = redact_userinfo(url);
+    if let Some(q) = shown.find('?') {
+        let (head, query) = shown.split_at(q + 1);
+        let parts: Vec<String> = query
+            .split('&')
+            .map(|kv| match kv.split_once('=') {
+                Some((k, v))
+                    if (k.eq_ignore_ascii_case("password") || k.eq_ignore_ascii_case("sslpassword"))
+                        && !v.is_empty() =>
+                {
+                    push_secret(&mut secrets, v);
+                    format!("{k}=***")
+                }
+                _ => kv.to_string(),
+            })
+            .collect();
+        shown = format!("{head}{}", parts.join("&"));
+    }
+    (shown, secrets)
+}
+
+fn push_secret(secrets: &mut Vec<String>, raw: &str) {
+    secrets.push(raw.to_string());
+    if let Ok(decoded) = percent_encoding::percent_decode_str(raw).decode_utf8()
+        && decoded != raw
+    {
+        secrets.push(decoded.into_owned());
+    }
+}
+
+/// `url` with the password of its user info replaced by `***`, and that password. The user
+/// info is what comes before the last `@` after the scheme (`scheme://`, `scheme:/`,
+/// `scheme:`, or none): a password with an unescaped `@` or `/` is hidden whole, and where the
+/// string has an `@` further on (a parameter's value) more is hidden, never less.
+fn redact_userinfo(url: &str) -> (String, Vec<String>) {
+    let start = scheme_end(url);
+    let rest = &url[start..];
+    let Some(at) = rest.rfind('@') else { return redact_without_at(url, start) };
+    let userinfo = &rest[..at];
+    let Some(colon) = userinfo.find(':') else {
+        // `u:pw@host` with no scheme reads as scheme `u` and user info `pw`: after a scheme
+        // not followed by `//`, user info without a colon is hidden whole.
+        if start > 0 && !url[..start].ends_with("//") && !userinfo.is_empty() {
+            let mut secrets = Vec::new();
+            push_secret(&mut secrets, userinfo);
+            return (format!("{}***{}", &url[..start], &rest[at..]), secrets);
+        }
+        return (url.to_string(), Vec::new());
+    };
+    let password = &userinfo[colon + 1..];
+    if password.is_empty() {
+        return (url.to_string(), Vec::new());
+    }
+    let mut secrets = Vec::new();
+    push_secret(&mut secrets, password);
+    (format!("{}{}:***{}", &url[..start], &userinfo[..colon], &rest[at..]), secrets)
+}
+
+/// `url`, which has no `@`, with what may be a password hidden: a `user:password` where a
+/// `host:port` belongs (a port that is not a number) is hidden from its colon to the end.
+fn redact_without_at(url: &str, start: usize) -> (String, Vec<String>) {
+    let rest = &url[start..];
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    // An IPv6 host's colons are inside its brackets.
+    let from = if authority.starts_with('[') { authority.find(']').unwrap_or(authority.len()) } else { 0 };
+    let Some(colon) = authority[from..].rfind(':').map(|c| c + from) else { return (url.to_string(), Vec::new()) };
+    let port = &authority[colon + 1..];
+    if port.chars().all(|c| c.is_ascii_digit()) {
+        return (url.to_string(), Vec::new());
+    }
+    let mut secrets = Vec::new();
+    push_secret(&mut secrets, &rest[colon + 1..]);
+    (format!("{}***", &url[..start + colon + 1]), secrets)
+}
+
+/// Where the text after a scheme begins: after `scheme:` and any slashes following it, where
+/// the string starts with a scheme (letters, then letters, digits, `+`, `.`, `-`); else 0.
+fn scheme_end(url: &str) -> usize {
+    let Some(colon) = url.find(':') else { return 0 };
+    let scheme = &url[..colon];
+    let is_scheme = scheme.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c));
+    if !is_scheme {
+        return 0;
+    }
+    let after = &url[colon + 1..];
+    colon + 1 + (after.len() - after.trim_start_matches('/').len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PW: &str = "Sup3r-S3cret";
+
+    #[test]
+    fn well_formed_urls_show_no_password() {
+        assert_eq!(
+            redact("postgres://app:s3cr%40t@db.example:5432/prod?sslmode=require"),
+            (
+                "postgres://app:***@db.example:5432/prod?sslmode=require".into(),
+                vec!["s3cr%40t".into(), "s3cr@t".into()]
+            )
+        );
+        assert_eq!(redact("mysql://root@127.0.0.1:3306/test"), ("mysql://root@127.0.0.1:3306/test".into(), vec![]));
+        assert!(redact("sqlite:/tmp/x.db").1.is_empty());
+        assert_eq!(redact("mysql://u:p@ss@h/db"), ("mysql://u:***@h/db".into(), vec!["p@ss".to_string()]));
+        assert_eq!(
+            redact("postgres://nosuchuser@127.0.0.1:21811/test?sslmode=require&password=Sup3rS3cretPW").0,
+            "postgres://nosuchuser@127.0.0.1:21811/test?sslmode=require&password=***"
+        );
+        assert_eq!(redact("mysql://root@h/db?PASSWORD=x").0, "mysql://root@h/db?PASSWORD=***");
+        // An unescaped slash in the password: hidden whole.
+        assert_eq!(redact("postgres://u:pa/ss@h/db").0, "postgres://u:***@h/db");
+        // No `@`: a port that is no number may be a password.
+        assert_eq!(redact("postgres://u:pa/ss").0, "postgres://u:***");
+        assert_eq!(redact("postgres://h:5432/db").0, "postgres://h:5432/db");
+        assert_eq!(redact("postgres://[::1]/db").0, "postgres://[::1]/db");
+    }
+
+    /// The typos of the issue that found the leak: each shown without its password, and
+    /// refused before any connection.
+    #[test]
+    fn a_mistyped_url_is_refused_and_shows_no_password() {
+        for url in [
+            format!("postgres//u:{PW}@127.0.0.1:5432/test"),
+            format!("u:{PW}@127.0.0.1:5432/test"),
+            format!("mysql:/root:{PW}@127.0.0.1:3306/test"),
+            format!("mysql:root:{PW}@127.0.0.1:3306/test"),
+            format!("postgres:/u:{PW}@127.0.0.1:5432/test"),
+            format!("postgres:u:{PW}@127.0.0.1:5432/test"),
+            format!("postgresql:///u:{PW}@127.0.0.1:5432/test"),
+            format!("mysql:///root:{PW}@127.0.0.1:3306/test"),
+            format!("psql://u:{PW}@127.0.0.1:5432/test"),
+            format!("http://u:{PW}@127.0.0.1:5432/test"),
+            format!(" postgres://u:{PW}@127.0.0.1:5432/test"),
+            format!("postgres://u:{PW}/x@127.0.0.1:5432/test"),
+            format!("mysql://root:{PW}@/test"),
+            format!("postgres://u:{PW}"),
+            format!("postgres://u:{PW}@127.0.0.1:54x32/test"),
+        ] {
+            let err = DatabaseUrl::parse(&url).err().unwrap_or_else(|| panic!("{url} was read"));
+            let message = err.to_string();
+            assert!(!message.contains(PW), "{url}: {message}");
+            assert!(message.contains("expected postgres://"), "{url}: {message}");
+            assert!(message.contains("nothing was connected to"), "{url}: {message}");
+            assert!(!redact(&url).0.contains(PW), "{url}");
+        }
+    }
+
+    #[test]
+    fn the_forms_the_drivers_document_are_read() {
+        for (url, backend) in [
+            ("postgres://u:p@127.0.0.1:5432/test", Backend::Postgres),
+            ("postgresql://u@db.example/test?sslmode=require", Backend::Postgres),
+            ("postgres:///test?host=/var/run/postgresql", Backend::Postgres),
+            ("postgres://[::1]:5432/test", Backend::Postgres),
+            ("postgres://u:p%2Fq@h/db", Backend::Postgres),
+            ("mysql://root@127.0.0.1:3306/test", Backend::MySql),
+            ("mariadb://root:x@h/test", Backend::MySql),
+            ("MySQL://root@h/test", Backend::MySql),
+            ("mysql://u:p@ss@h/db", Backend::MySql),
+            ("sqlite::memory:", Backend::Sqlite),
+            ("sqlite:/tmp/x.db", Backend::Sqlite),
+            ("sqlite://x.db?mode=rwc", Backend::Sqlite),
+        ] {
+            let read = DatabaseUrl::parse(url).unwrap_or_else(|e| panic!("{url}: {e}"));
+            assert_eq!(read.backend(), backend, "{url}");
+            assert_eq!(read.text(), url);
+        }
+    }
+
+    #[test]
+    fn a_password_given_apart_is_encoded_and_hidden() {
+        let url = DatabaseUrl::parse("mysql://app@h:3306/db").unwrap();
+        assert!(!url.has_password());
+        let url = url.with_password("p@ss/w:rd");
+        assert!(url.has_password());
+        assert_eq!(url.expose_secret(), "mysql://app:p%40ss%2Fw%3Ard@h:3306/db");
+        assert_eq!(url.to_string(), "mysql://app:***@h:3306/db");
+        assert_eq!(format!("{url:?}"), "DatabaseUrl(\"mysql://app:***@h:3306/db\")");
+        assert_eq!(url.scrub("denied for p@ss/w:rd"), "denied for ***");
+        // A password the URL has already is kept.
+        let url = DatabaseUrl::parse("postgres://u:a@h/db").unwrap().with_password("b");
+        assert_eq!(url.expose_secret(), "postgres://u:a@h/db");
+        let url = DatabaseUrl::parse("mysql://h/db").unwrap().with_user("dba").with_password("x");
+        assert_eq!(url.expose_secret(), "mysql://dba:x@h/db");
+        assert_eq!(url.user().as_deref(), Some("dba"));
+    }
+
+    #[test]
+    fn a_message_loses_every_form_of_the_password() {
+        let url = DatabaseUrl::parse("postgres://app:p%40ss%2Fw@h/db").unwrap();
+        assert_eq!(
+            url.scrub("password authentication failed: p@ss/w and p%40ss%2Fw"),
+            "password authentication failed: *** and ***"
+        );
+        assert_eq!(url.shown(), "postgres://app:***@h/db");
+    }
+}
