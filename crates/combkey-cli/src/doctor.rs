@@ -53,7 +53,8 @@ pub(crate) struct DoctorArgs {
     #[arg(long, conflicts_with = "sample")]
     apply: bool,
     /// How long any statement waits for a lock before the run gives up (changing nothing):
-    /// e.g. 5s, 500ms; from 1 ms to 1 h (PostgreSQL takes 0 for "no timeout at all").
+    /// e.g. 5s, 500ms; from 1 ms to 1 h (0, which PostgreSQL would take as "wait for ever", is
+    /// refused).
     #[arg(long, value_parser = parse_lock_timeout, default_value = "5s")]
     lock_timeout: Duration,
     /// User triggers on UPDATE of the table or a referencing table: refuse (the default), or
@@ -120,6 +121,12 @@ pub(crate) struct DoctorArgs {
     /// default): copy-swap where the table allows it, else in-place, and it says why.
     #[arg(long, value_enum, default_value_t = MethodChoice::Auto, requires = "online")]
     method: MethodChoice,
+    /// With --online: the application binds the key column's new type already (combkey's Comb
+    /// types, not text), so an online run may change the column's type (text to uuid or
+    /// BINARY(16)) at its swap. Without it such a run is refused: every write and lookup of an
+    /// application that binds text would fail or match nothing from the swap on.
+    #[arg(long, requires = "online")]
+    app_ready_for_new_type: bool,
     /// With --online: drop the old tables after a copy and swap (kept by default, under the
     /// names the run gave them, until you drop them).
     #[arg(long, requires = "online")]
@@ -407,6 +414,7 @@ fn error_kind(kind: ErrorKind) -> &'static str {
         ErrorKind::Verification => "verification",
         ErrorKind::Output => "output",
         ErrorKind::AfterCommit => "after_commit",
+        ErrorKind::Incomplete => "incomplete",
         _ => "other",
     }
 }
@@ -521,7 +529,11 @@ async fn doctor(args: &DoctorArgs, url: &DatabaseUrl, out: &mut impl Write) -> R
         header.push_str(
             "\n--   MySQL/MariaDB cannot roll DDL back: the journal table combkey_doctor_journal keeps the plan and the \
              step reached; after a crash, run the same command again to finish. Other sessions' writes to these tables \
-             are refused while the foreign keys are dropped.",
+             are refused (error 1644, \"retry after it ends\") from the step that puts the guards up until the foreign \
+             keys are back, where on PostgreSQL they would wait: each ALTER TABLE commits on its own, so no lock \
+             outlives it for the writes to wait on, and a write let in between could reference a key that no longer \
+             is. It lasts as long as the ALTER TABLEs that rebuild the tables (the audit's offline estimate): run it \
+             while the application is stopped, or with --online.",
         );
     } else if plan.steps.iter().any(|s| s.kind == combkey_doctor::StepKind::Begin) {
         header.push_str("\n--   one transaction: it commits whole, or nothing changes");
@@ -666,10 +678,14 @@ async fn doctor(args: &DoctorArgs, url: &DatabaseUrl, out: &mut impl Write) -> R
     };
     // For tests: the audit after the run fails (COMBKEY_DOCTOR_FAIL_AUDIT_AFTER_APPLY=1), as a
     // role's statement timeout once made it.
-    let audited = if std::env::var_os("COMBKEY_DOCTOR_FAIL_AUDIT_AFTER_APPLY").is_some() {
-        Err("stopped by COMBKEY_DOCTOR_FAIL_AUDIT_AFTER_APPLY".to_string())
-    } else {
-        doctor.audit(&args.table, &args.column, None, options).await.map_err(|e| e.to_string())
+    #[cfg(feature = "failpoints")]
+    let failed_audit = std::env::var_os("COMBKEY_DOCTOR_FAIL_AUDIT_AFTER_APPLY")
+        .map(|_| "stopped by COMBKEY_DOCTOR_FAIL_AUDIT_AFTER_APPLY".to_string());
+    #[cfg(not(feature = "failpoints"))]
+    let failed_audit: Option<String> = None;
+    let audited = match failed_audit {
+        Some(e) => Err(e),
+        None => doctor.audit(&args.table, &args.column, None, options).await.map_err(|e| e.to_string()),
     };
     let after = match audited {
         Ok(after) => after,
@@ -710,6 +726,7 @@ fn online_choice(args: &DoctorArgs) -> Online {
             MethodChoice::InPlace => Method::InPlace,
         })
         .with_drop_old(args.drop_old)
+        .with_app_ready_for_new_type(args.app_ready_for_new_type)
 }
 
 fn parse_lock_timeout(s: &str) -> Result<Duration, String> {

@@ -920,6 +920,65 @@ mod postgres {
         let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
         assert!(!all.contains("Sup3rS3cret") && all.contains("postgres:***@"), "{all}");
     }
+
+    /// A key whose conversion drops bits (a v1 key), committed after the audit saw only keys
+    /// that convert without loss (so the plan keeps no key map): it stays as it is, where it was
+    /// converted with no key-map row and its old id could never be resolved; the next run plans
+    /// a key map and converts it.
+    #[tokio::test]
+    async fn a_lossy_key_written_after_the_audit_stays_until_a_key_map_keeps_it() {
+        let mut c = connect().await;
+        let t = "late_v1";
+        exec(&mut c, &format!("DROP TABLE IF EXISTS {t}; DROP TABLE IF EXISTS combkey_keymap_{t}; CREATE TABLE {t} (id uuid PRIMARY KEY, n int)")).await;
+        let values: Vec<String> = rtcomb_sql(50, 7).iter().enumerate().map(|(i, k)| format!("('{k}', {i})")).collect();
+        exec(&mut c, &format!("INSERT INTO {t} VALUES {}", values.join(", "))).await;
+        let clock = Arc::new(FixedClock::new(times(1)[0]));
+        let v1 = V1Generator::with_clock_and_random(Arc::clone(&clock), SeededRandom::new(5)).generate();
+        let mut app = connect().await;
+        exec(&mut app, &format!("BEGIN; INSERT INTO {t} VALUES ('{v1}', 99)")).await;
+        let url = combkey_testutil::pg_url();
+        let run = {
+            let url = url.clone();
+            tokio::task::spawn_blocking(move || {
+                combkey(&["doctor", "--url", &url, "--table", t, "--apply", "--json"], None)
+            })
+        };
+        // The run has audited and waits for the application's transaction.
+        let waiting = "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) \
+                       WHERE NOT l.granted AND a.application_name = 'combkey doctor'";
+        let started = std::time::Instant::now();
+        loop {
+            let n: i64 = sqlx::query_scalar(waiting).fetch_one(&mut c).await.unwrap();
+            if n > 0 {
+                break;
+            }
+            assert!(started.elapsed().as_secs() < 120 && !run.is_finished(), "the run never waited for the writer");
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        exec(&mut app, "COMMIT").await;
+        let out = run.await.unwrap();
+        let report: Value = serde_json::from_str(ok(&out).lines().last().unwrap()).unwrap();
+        let kept: String = sqlx::query_scalar(AssertSqlSafe(format!("SELECT id::text FROM {t} WHERE n = 99")))
+            .fetch_one(&mut c)
+            .await
+            .unwrap();
+        assert_eq!(kept, v1.to_string(), "the v1 key stays: {report}");
+        assert_eq!(report["layouts"]["v7"], 50, "{report}");
+        // The next run keeps a key map for it.
+        let again: Value = serde_json::from_str(
+            ok(&combkey(&["doctor", "--url", &url, "--table", t, "--apply", "--json"], None)).lines().last().unwrap(),
+        )
+        .unwrap();
+        assert_eq!(again["layouts"]["v7"], 51, "{again}");
+        let mapped: i64 = sqlx::query_scalar(AssertSqlSafe(format!(
+            "SELECT count(*) FROM combkey_keymap_{t} WHERE old_key = '{v1}'"
+        )))
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+        assert_eq!(mapped, 1, "the key map resolves the old id");
+        exec(&mut c, &format!("DROP TABLE {t}; DROP TABLE IF EXISTS combkey_keymap_{t}")).await;
+    }
 }
 
 mod mariadb {
@@ -1862,7 +1921,7 @@ fn bad_arguments_are_errors() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("no table missing"), "{out:?}");
     let out = combkey(&["doctor", "--url", "oracle://scott:tiger@x/db", "--table", "t"], None);
-    assert!(stderr(&out).contains("expected a postgres://"), "{out:?}");
+    assert!(stderr(&out).contains("expected postgres://"), "{out:?}");
     assert!(!stderr(&out).contains("tiger"), "{out:?}");
     // An empty name is a usage error that shows no query.
     for args in [&["--table", ""][..], &["--table", "t", "--column", ""][..]] {
@@ -2227,5 +2286,110 @@ mod logins {
             assert!(out.status.success(), "DATABASE_URL: {}", all(&out));
             exec(&format!("DROP TABLE IF EXISTS {name}_t; DROP USER IF EXISTS '{name}'@'%'")).await;
         }
+    }
+}
+
+/// An online run that would change the key column's type (MariaDB `CHAR(36)` to `BINARY(16)`,
+/// PostgreSQL `text` to `uuid`) while an application binds the key as text: refused, nothing
+/// changed (after the swap every insert failed with 1406 and every update by key matched no
+/// row); the two-step path it names, `--keep-type` now, keeps the application working
+/// throughout, its writes counted.
+mod type_change_online {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    /// What the application saw: writes that failed, updates by key that matched no row.
+    #[derive(Debug, Default)]
+    struct Seen {
+        written: usize,
+        failed: Vec<String>,
+        missed: usize,
+    }
+
+    /// An application binding its keys as text: inserts a row and a child, then updates the
+    /// row by its key, until `stop`.
+    async fn app(url: String, t: String, stop: Arc<AtomicBool>) -> Seen {
+        let mut seen = Seen::default();
+        let mut c = sqlx::AnyConnection::connect(&url).await.unwrap();
+        let mut seq = 100_000i64;
+        let ph = |i: usize| if url.starts_with("postgres") { format!("${i}") } else { "?".to_string() };
+        while !stop.load(Ordering::Relaxed) || seen.written < 20 {
+            seq += 1;
+            let id = Comb::new().to_string();
+            let insert = format!("INSERT INTO {t} (id, seq) VALUES ({}, {})", ph(1), ph(2));
+            let done = sqlx::query(AssertSqlSafe(insert)).bind(id.clone()).bind(seq).execute(&mut c).await;
+            if let Err(e) = done {
+                seen.failed.push(e.to_string());
+                continue;
+            }
+            let update = format!("UPDATE {t} SET seq = seq + 1 WHERE id = {}", ph(1));
+            match sqlx::query(AssertSqlSafe(update)).bind(id).execute(&mut c).await {
+                Ok(r) if r.rows_affected() == 1 => seen.written += 1,
+                Ok(_) => seen.missed += 1,
+                Err(e) => seen.failed.push(e.to_string()),
+            }
+            tokio::task::yield_now().await;
+        }
+        seen
+    }
+
+    async fn keys(c: &mut sqlx::AnyConnection, t: &str) -> Vec<String> {
+        let sql = format!("SELECT id FROM {t} ORDER BY seq");
+        sqlx::query_scalar::<_, String>(AssertSqlSafe(sql)).fetch_all(c).await.unwrap()
+    }
+
+    /// RT.Comb keys as text (they do not sort on either database), 300 rows.
+    async fn check(url: &str, t: &str, key_type: &str) {
+        sqlx::any::install_default_drivers();
+        let mut c = sqlx::AnyConnection::connect(url).await.unwrap();
+        let reset =
+            format!("DROP TABLE IF EXISTS {t}; DROP TABLE IF EXISTS _{t}_old; DROP TABLE IF EXISTS combkey_keymap_{t}");
+        sqlx::raw_sql(AssertSqlSafe(reset.clone())).execute(&mut c).await.unwrap();
+        let create = format!("CREATE TABLE {t} (id {key_type} NOT NULL PRIMARY KEY, seq BIGINT NOT NULL)");
+        sqlx::raw_sql(AssertSqlSafe(create)).execute(&mut c).await.unwrap();
+        let values: Vec<String> =
+            rtcomb_sql(300, 41).iter().enumerate().map(|(i, k)| format!("('{k}', {i})")).collect();
+        let insert = format!("INSERT INTO {t} (id, seq) VALUES {}", values.join(", "));
+        sqlx::raw_sql(AssertSqlSafe(insert)).execute(&mut c).await.unwrap();
+        let before = keys(&mut c, t).await;
+        // Refused, nothing changed, the two steps named.
+        let out = combkey(&["doctor", "--url", url, "--table", t, "--apply", "--online", "--json"], None);
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+        assert_eq!(out.status.code(), Some(1), "{text}");
+        for part in ["--keep-type", "--app-ready-for-new-type", "Nothing was changed"] {
+            assert!(text.contains(part), "{part}: {text}");
+        }
+        assert_eq!(keys(&mut c, t).await, before, "nothing changed");
+        // The first step under the application's writes: it keeps working.
+        let stop = Arc::new(AtomicBool::new(false));
+        let writer = tokio::spawn(app(url.to_string(), t.to_string(), Arc::clone(&stop)));
+        let args: Vec<String> =
+            ["doctor", "--url", url, "--table", t, "--apply", "--online", "--keep-type", "--drop-old", "--json"]
+                .iter()
+                .map(|s| (*s).to_string())
+                .collect();
+        let out = tokio::task::spawn_blocking(move || {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            combkey(&args, None)
+        })
+        .await
+        .unwrap();
+        stop.store(true, Ordering::Relaxed);
+        let seen = writer.await.unwrap();
+        let after = ok(&out);
+        assert!(after.contains("\"v7\""), "{after}");
+        assert!(seen.failed.is_empty() && seen.missed == 0, "the application broke: {seen:?}");
+        assert!(seen.written >= 20, "{seen:?}");
+        sqlx::raw_sql(AssertSqlSafe(reset)).execute(&mut c).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn mariadb_char36() {
+        check(&combkey_testutil::mysql_url(), "tco_my", "CHAR(36)").await;
+    }
+
+    #[tokio::test]
+    async fn postgres_text() {
+        check(&combkey_testutil::pg_url(), "tco_pg", "text").await;
     }
 }

@@ -1008,6 +1008,38 @@ mod found {
         assert!(out.contains("is not combkey's"), "{out}");
     }
 
+    /// MariaDB `--apply --set-default` while a report holds a transaction that read the table:
+    /// the keys convert, then the trigger that makes new keys waits in short tries that each
+    /// wait for no lock (the application's inserts never queue behind it), and when the report
+    /// outlasts them the run says the trigger is NOT in place and exits 1 (it exited 0 calling
+    /// it "a check after the commit failed"); the same command again, once the report ends,
+    /// puts it in place.
+    #[tokio::test]
+    async fn set_default_that_cannot_get_its_lock_says_so_and_fails() {
+        let mut my = Db::mysql().await;
+        let murl = my.url();
+        let m = "sd_held";
+        my.seed(m, &keys(Layout::V1, 20, 98), false).await;
+        let mut report_session = Db::mysql().await;
+        report_session.exec(&format!("START TRANSACTION; SELECT count(*) FROM {m}")).await;
+        let out = combkey(
+            &["doctor", "--url", &murl, "--table", m, "--apply", "--set-default", "--lock-timeout", "500ms", "--json"],
+            &[],
+        );
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert_eq!(out.status.code(), Some(1), "{text}");
+        assert!(text.contains("NOT in place") && text.contains("are converted"), "{text}");
+        let v: Value = serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
+        assert_eq!(v["error"], "incomplete", "{v}");
+        report_session.exec("COMMIT").await;
+        let after = report(&murl, m, &["--apply", "--set-default"]);
+        assert_eq!(layouts(&after)[0].0, "v7", "{after}");
+        my.exec(&format!("INSERT INTO {m} (seq) VALUES (400)")).await;
+        let order = my.order(m).await;
+        assert_eq!(order.last(), Some(&400), "a row inserted without a key gets a v7 key that sorts last: {order:?}");
+        my.exec(&format!("DROP TABLE IF EXISTS {m}_items, {m}, combkey_keymap_{m}")).await;
+    }
+
     /// A composite foreign key `(tenant, parent)` with an index on exactly that: the rewrite
     /// finds a batch's rows by `parent` alone, which that index cannot probe. Online in place is
     /// refused naming the column (copy and swap needs no such index); offline builds an index on

@@ -20,9 +20,21 @@ use combkey::{Comb, RandomSource, SeededRandom, Timestamp};
 use serde_json::Value;
 use sqlx::{AssertSqlSafe, Connection, MySqlConnection, PgConnection, Row};
 
+/// `args` with `--app-ready-for-new-type` added to an online run that may change the key
+/// column's type (no `--keep-type`): these tests' applications are ready for the new type, or
+/// check what the type change does; the refusal without the flag is tested in doctor.rs
+/// (`an_online_type_change_is_refused_until_the_application_is_ready`).
+fn ready<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    let mut args = args.to_vec();
+    if args.contains(&"--online") && !args.contains(&"--keep-type") && !args.contains(&"--app-ready-for-new-type") {
+        args.push("--app-ready-for-new-type");
+    }
+    args
+}
+
 fn combkey_env(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_combkey"));
-    cmd.args(args).stdin(std::process::Stdio::null());
+    cmd.args(ready(args)).stdin(std::process::Stdio::null());
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -1257,6 +1269,76 @@ mod mariadb {
         assert_eq!(mapped, 500, "every key's old and new id in the key map");
         assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t}")).await, 500);
         assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+    }
+
+    /// Killed in the in-place run after the swap (the keys the application wrote during the
+    /// swap's last rounds, which the mapping table did not hold): the same command again, and
+    /// the advice `--method in-place`, end done with the key map holding every converted pair
+    /// (the swap's and the in-place run's), no work table, trigger or journal row of the run
+    /// left. It once left the run stuck: the in-place run had overwritten the copy and swap's
+    /// journal row, so the same command refused because of the run's own trigger and
+    /// `--method in-place` ended "done" with the key map holding none of the swap's pairs.
+    #[tokio::test]
+    async fn killed_in_the_in_place_run_after_the_swap_any_method_finishes_with_the_key_map_whole() {
+        let url = combkey_testutil::mysql_url();
+        for (i, again) in [&[][..], &["--method", "in-place"][..]].into_iter().enumerate() {
+            let t = format!("swap_my_step5_{i}");
+            let t = t.as_str();
+            let mut c = connect().await;
+            seed(&mut c, t, 300).await;
+            exec(&mut c, &format!("DROP TABLE IF EXISTS combkey_keymap_{t}")).await;
+            let run = args(
+                &url,
+                t,
+                &["--apply", "--online", "--method", "copy-swap", "--drop-old", "--set-default", "--batch-size", "5"],
+            );
+            // Stopped once the triggers write through to the copies; the application adds rows
+            // with its own old-layout keys (the column's UUID() default): written through to
+            // the copy unconverted, to be converted after the swap.
+            let through = run_doctor(run.clone(), vec![("COMBKEY_DOCTOR_FAIL_AFTER_THROUGH".into(), "1".into())]).await;
+            assert!(!through.status.success(), "it stopped: {}", stderr(&through));
+            for _ in 0..30 {
+                exec(&mut c, &format!("INSERT INTO {t} (note) VALUES ('during')")).await;
+            }
+            // Killed after the in-place run's first batch, after the swap.
+            let stopped = run_doctor(run.clone(), vec![("COMBKEY_DOCTOR_FAIL_AFTER_BATCH".into(), "1".into())]).await;
+            assert!(!stopped.status.success(), "it stopped: {}", stderr(&stopped));
+            assert!(
+                stderr(&stopped).contains("step 5 of 5") && stderr(&stopped).contains("stopping after batch"),
+                "{}",
+                stderr(&stopped)
+            );
+            let mut again_args: Vec<&str> = run.iter().map(String::as_str).collect();
+            again_args.retain(|a| !["--batch-size", "5"].contains(a));
+            if !again.is_empty() {
+                let m = again_args.iter().position(|a| *a == "--method").unwrap();
+                again_args.drain(m..m + 2);
+                again_args.extend_from_slice(again);
+            }
+            let done = combkey_env(&again_args, &[]);
+            ok(&done);
+            assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t}")).await, 330, "every row");
+            let v7 = count(
+                &mut c,
+                &format!("SELECT COUNT(*) FROM {t} WHERE LENGTH(id) = 16 AND HEX(id) LIKE '____________7%'"),
+            )
+            .await;
+            assert_eq!(v7, 330, "every key converted: {}", stderr(&done));
+            let mapped = count(
+                &mut c,
+                &format!("SELECT COUNT(*) FROM combkey_keymap_{t} m JOIN {t} p ON p.id = m.new_key WHERE LENGTH(m.old_key) = 16"),
+            )
+            .await;
+            assert_eq!(mapped, 330, "every converted key's old and new id in the key map");
+            assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+            let journal = count(
+                &mut c,
+                &format!("SELECT COUNT(*) FROM combkey_doctor_journal WHERE target LIKE '%{t}.%' AND state <> 'done'"),
+            )
+            .await;
+            assert_eq!(journal, 0, "no unfinished run of the table in the journal");
+            exec(&mut c, &format!("DROP TABLE IF EXISTS {t}_notes, {t}_items, {t}, combkey_keymap_{t}")).await;
+        }
     }
 
     /// A copy that lost a row its children reference (here removed by hand while the run was

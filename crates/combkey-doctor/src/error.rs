@@ -32,6 +32,11 @@ pub enum ErrorKind {
     /// table's definition that another session changed meanwhile, a lock the check waited for
     /// too long. The message says which.
     AfterCommit,
+    /// The keys are converted, and something the run was asked to put in place is not (the
+    /// default or trigger of `--set-default`, which waited for another session's lock in short
+    /// tries and gave up): the message says what is missing, what it breaks, and to run the same
+    /// command again to put it in place.
+    Incomplete,
 }
 
 /// A doctor error: its kind and a message that says what was found and what to do. Never

@@ -9,7 +9,7 @@ use combkey::adapter::{ColumnKind, from_column};
 
 use crate::catalog::{Catalog, Column, Name, Stored};
 use crate::error::Error;
-use crate::plan::{Plan, new_id};
+use crate::plan::{Plan, loses_bits, new_id};
 use crate::rekey::{RowTime, now_us, rekeyed, rekeys};
 
 /// Where the new keys of a plan come from.
@@ -74,6 +74,11 @@ impl<'p> Source<'p> {
                     RowTime::At(us) => rekeyed(&id, us),
                     _ => id,
                 }
+            } else if plan.key_map.is_none() && loses_bits(kind, &plan.options) {
+                // Written after the audit (which saw none such, so the plan keeps no key map):
+                // converted, its old id could no longer be resolved. It stays; the next run's
+                // plan keeps a key map for it.
+                id
             } else {
                 new_id(&id, kind, &plan.options).unwrap_or(id)
             };
@@ -114,7 +119,14 @@ impl<'p> Source<'p> {
                     continue;
                 }
             };
-            let new = new_id(&id, classifier.classify(&id), &plan.options).unwrap_or(id);
+            let kind = classifier.classify(&id);
+            // As in [`Source::changes`]: a key whose conversion drops bits stays where the plan
+            // keeps no key map.
+            let new = if plan.key_map.is_none() && loses_bits(kind, &plan.options) {
+                id
+            } else {
+                new_id(&id, kind, &plan.options).unwrap_or(id)
+            };
             // `--keep-type`: an id that stays keeps its text as it is.
             let stored =
                 if plan.options.keep_type && new == id { v.clone() } else { crate::keys::stored_in(plan, new)? };

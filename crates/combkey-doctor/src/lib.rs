@@ -53,6 +53,7 @@ mod audit;
 mod catalog;
 mod db;
 mod error;
+mod failpoints;
 mod keys;
 mod methods;
 mod options;
@@ -386,6 +387,7 @@ impl Doctor {
         tables.extend(read.schema.references.iter().map(|fk| fk.child.clone()));
         self.lock(&tables, options.lock_timeout_ms).await?;
         if let Some((plan, _)) = self.unfinished(&read.schema.table, &read.schema.column.name).await? {
+            plan::refuse::resumed_with(&plan, &options)?;
             return Ok(plan);
         }
         let cat = self.db.catalog()?;
@@ -394,6 +396,7 @@ impl Doctor {
             methods::shared::Journal::unfinished_online(&mut self.db, cat, read.schema.table.schema.as_deref(), &target)
                 .await?
         {
+            plan::refuse::resumed_with(&plan, &options)?;
             self.journaled_plan_matches(&plan).await?;
             return Ok(plan);
         }
@@ -626,6 +629,10 @@ impl Doctor {
     ) -> Result<OnlineOutcome, Error> {
         self.writable().await?;
         self.lock(&plan_tables(plan), plan.options.lock_timeout_ms).await?;
+        if plan.retypes() && !self.resuming(plan).await? {
+            let sql_mode = self.sql_mode().await?;
+            plan::refuse::online_type_change(plan, online, sql_mode.as_deref())?;
+        }
         let method = self.online_method(plan, online).await?;
         match method {
             (Method::CopySwap, _) => methods::swap::run(&mut self.db, plan, online, progress).await,
@@ -635,6 +642,28 @@ impl Doctor {
                 Ok(out)
             }
         }
+    }
+
+    /// Whether a stopped online run of `plan`'s table is in its journal (it goes on the way it
+    /// began, whatever was decided before it began).
+    async fn resuming(&mut self, plan: &Plan) -> Result<bool, Error> {
+        let cat = self.db.catalog()?;
+        if !self.db.query(cat.journal_exists(plan.table.schema.as_deref())).await? {
+            return Ok(false);
+        }
+        let journal = methods::shared::Journal::new(cat, plan);
+        Ok(journal.swap_state(&mut self.db, plan).await?.is_some()
+            || journal.online_cursor(&mut self.db, plan).await?.is_some())
+    }
+
+    /// MySQL/MariaDB: the server's global `sql_mode`, which the application's new sessions
+    /// take (`None` elsewhere).
+    async fn sql_mode(&mut self) -> Result<Option<String>, Error> {
+        if self.db.backend() != Backend::MySql {
+            return Ok(None);
+        }
+        let rows = self.db.rows("SELECT @@GLOBAL.sql_mode", &[]).await?;
+        Ok(Some(rows.into_iter().next().and_then(|r| r.into_iter().next().flatten()).unwrap_or_default()))
     }
 
     /// The method [`apply_online`](Self::apply_online) would run `plan` by, and, where
@@ -663,13 +692,12 @@ impl Doctor {
         let cat = self.db.catalog()?;
         let journal = methods::shared::Journal::new(cat, plan);
         let journaled = self.db.query(cat.journal_exists(plan.table.schema.as_deref())).await?;
+        // A stopped run goes on the way it began, whatever method is asked for now (the advice
+        // `--method in-place` after a stopped copy and swap ended "done" with its key map
+        // empty and its work tables left).
         Ok(match online.method {
-            Method::Auto if journaled && journal.swap_state(&mut self.db, plan).await?.is_some() => {
-                (Method::CopySwap, None)
-            }
-            Method::Auto if journaled && journal.online_cursor(&mut self.db, plan).await?.is_some() => {
-                (Method::InPlace, None)
-            }
+            _ if journaled && journal.swap_state(&mut self.db, plan).await?.is_some() => (Method::CopySwap, None),
+            _ if journaled && journal.online_cursor(&mut self.db, plan).await?.is_some() => (Method::InPlace, None),
             Method::Auto if cat.backend() == Backend::Sqlite => (Method::InPlace, None),
             Method::Auto => match methods::swap::refusal(&mut self.db, plan).await? {
                 None => (Method::CopySwap, None),

@@ -414,10 +414,18 @@ pub struct Online {
     pub max_retries: u32,
     /// A pause after each batch that changed keys, to leave the server room.
     pub sleep: Duration,
+    /// The application is ready for the key column's new type (it binds the stored form, such
+    /// as combkey's `Comb` types, not text): without it an online run that would change the
+    /// column's type is refused, since every write and lookup of an application that binds
+    /// the old form fails or matches nothing from the swap on.
+    pub app_ready_for_new_type: bool,
     /// Only the keys this condition selects (SQL on the key column), in one pass: a copy and
     /// swap's keys written through unconverted, after the swap. Keys the application writes
     /// meanwhile are its own new rows, not chased.
     pub(crate) only: Option<String>,
+    /// The in-place run after a copy and swap: journaled apart ([`Journal::after_swap`]
+    /// (crate::methods::shared::Journal::after_swap)), its row gone when it ends.
+    pub(crate) after_swap: bool,
 }
 
 impl Online {
@@ -536,6 +544,22 @@ impl Online {
         self
     }
 
+    /// Says the application is ready for the key column's new type (default: not), which an
+    /// online run that changes the column's type needs.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use combkey_doctor::Online;
+    ///
+    /// assert!(!Online::default().app_ready_for_new_type);
+    /// assert!(Online::default().with_app_ready_for_new_type(true).app_ready_for_new_type);
+    /// ```
+    pub fn with_app_ready_for_new_type(mut self, ready: bool) -> Self {
+        self.app_ready_for_new_type = ready;
+        self
+    }
+
     /// A pause after each batch that changed keys (default none).
     ///
     /// # Examples
@@ -565,7 +589,9 @@ impl Default for Online {
             replica_urls: Vec::new(),
             max_retries: 20,
             sleep: Duration::ZERO,
+            app_ready_for_new_type: false,
             only: None,
+            after_swap: false,
         }
     }
 }

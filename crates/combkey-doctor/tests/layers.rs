@@ -7,8 +7,20 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// The top-level modules, bottom up: each may use only the ones before it.
-const LAYERS: [&str; 13] = [
-    "error", "options", "catalog", "db", "audit", "rekey", "schema", "plan", "keys", "survey", "throttle", "methods",
+const LAYERS: [&str; 14] = [
+    "error",
+    "failpoints",
+    "options",
+    "catalog",
+    "db",
+    "audit",
+    "rekey",
+    "schema",
+    "plan",
+    "keys",
+    "survey",
+    "throttle",
+    "methods",
     "report",
 ];
 

@@ -409,6 +409,13 @@ pub(crate) trait Catalog: Sync {
         let _ = ms;
         None
     }
+    /// The session statement that makes DDL outside a transaction wait for no metadata lock
+    /// (MySQL/MariaDB `lock_wait_timeout = 0`: MariaDB fails at once, MySQL's minimum is 1 s),
+    /// for DDL taken in short tries that never head the table's lock queue
+    /// ([`crate::methods`]' `ddl_in_tries`); `None` where such DDL runs in the transaction.
+    fn ddl_no_wait(&self) -> Option<String> {
+        None
+    }
     /// A cursor over `select` inside the transaction, read a page at a time: its `DECLARE`,
     /// the `FETCH` of the next page and its `CLOSE` (PostgreSQL; SQLite: a temporary table
     /// taken from a page at a time). `None` where a statement's rows are streamed on a session

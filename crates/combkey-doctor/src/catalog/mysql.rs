@@ -527,6 +527,10 @@ impl Catalog for MySql {
         ]
     }
 
+    fn ddl_no_wait(&self) -> Option<String> {
+        Some("SET SESSION lock_wait_timeout = 0".into())
+    }
+
     fn begin_read_only(&self) -> Vec<String> {
         vec!["START TRANSACTION READ ONLY".into()]
     }

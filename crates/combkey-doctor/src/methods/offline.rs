@@ -8,16 +8,10 @@ use crate::db::Db;
 use crate::error::{Error, ErrorKind};
 use crate::keys::{KeyChange, Source, key_map_rows};
 use crate::methods::shared::{
-    Journal, MAP_BATCH, comparable, each_change_page, key_map_twins, key_sources, lock_in_attempts,
+    Journal, MAP_BATCH, comparable, ddl_in_tries, each_change_page, key_map_twins, key_sources, lock_in_attempts,
 };
 use crate::options::Progress;
 use crate::plan::{Plan, Skip, StepKind};
-
-/// For tests: stop the process (as a kill would) right after step `n` finished, with
-/// `COMBKEY_DOCTOR_FAIL_AFTER_STEP=n`. Documented in docs/doctor.md; nothing else reads it.
-fn fail_after() -> Option<usize> {
-    std::env::var("COMBKEY_DOCTOR_FAIL_AFTER_STEP").ok().and_then(|v| v.parse().ok())
-}
 
 /// Whether a step's work is already done (it ran before a crash).
 async fn skipped(db: &mut Db, skip: &Skip) -> Result<bool, Error> {
@@ -46,7 +40,8 @@ async fn fk_present(db: &mut Db, cat: &dyn Catalog, table: &crate::plan::TableNa
 pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dyn Progress) -> Result<(), Error> {
     let cat = db.catalog()?;
     let journal = plan.journaled().then(|| Journal::new(cat, plan));
-    let fail_after = fail_after();
+    #[cfg(feature = "failpoints")]
+    let fail_after = crate::failpoints::stop_at("STEP").and_then(|n| usize::try_from(n).ok());
     let total = plan.steps.len();
     let mut in_tx = false;
     // Whether the run's one transaction committed (a failure after it changes nothing back).
@@ -169,7 +164,8 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dy
                     StepKind::CompareDefinitions => {
                         // For tests: this check fails, as a definition another session changed
                         // between the commit and the check once made it.
-                        if std::env::var_os("COMBKEY_DOCTOR_FAIL_DEFINITIONS_CHECK").is_some() {
+                        #[cfg(feature = "failpoints")]
+                        if crate::failpoints::fail("DEFINITIONS_CHECK") {
                             return Err(Error::new(
                                 ErrorKind::Verification,
                                 "the definitions differ (COMBKEY_DOCTOR_FAIL_DEFINITIONS_CHECK)",
@@ -200,6 +196,16 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dy
                         }
                     }
                     StepKind::Lock => lock_in_attempts(db, &step.sql, plan.options.lock_timeout_ms).await?,
+                    // After the commit (MySQL/MariaDB's trigger, DDL that commits on its own):
+                    // in short tries that never queue the application's writes behind it, and
+                    // a failure is never a mere check (inserts without a key need it).
+                    StepKind::SetDefault if !step.in_transaction => {
+                        let total = plan.options.lock_timeout_ms.saturating_mul(SET_DEFAULT_TRIES);
+                        let restore = cat.session(plan.options.lock_timeout_ms);
+                        if let Err(e) = ddl_in_tries(db, &step.sql, total, &restore).await {
+                            return Err(set_default_missing(plan, committed, e));
+                        }
+                    }
                     StepKind::Done => {
                         if let Some(j) = &journal {
                             j.finish(db).await?;
@@ -224,13 +230,13 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dy
             {
                 j.advance(db, i).await?;
             }
+            // As a kill would: no rollback, no clean-up.
+            #[cfg(feature = "failpoints")]
             if fail_after == Some(i) {
-                // As a kill would: no rollback, no clean-up.
-                eprintln!(
-                    "combkey doctor: stopping after step {} of --migration-sql (COMBKEY_DOCTOR_FAIL_AFTER_STEP={i} counts from 0)",
+                crate::failpoints::abort(&format!(
+                    "stopping after step {} of --migration-sql (COMBKEY_DOCTOR_FAIL_AFTER_STEP={i} counts from 0)",
                     i + 1
-                );
-                std::process::abort();
+                ));
             }
         }
         Ok(())
@@ -277,6 +283,9 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dy
         if let Some((_, on)) = cat.fk_checks_off() {
             let _ = db.exec_all(&on).await;
         }
+        if e.kind() == ErrorKind::Incomplete {
+            return Err(e);
+        }
         if committed && !plan.journaled() {
             return Err(Error::new(
                 ErrorKind::AfterCommit,
@@ -303,6 +312,28 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dy
             .with_hint(&left));
     }
     Ok(())
+}
+
+/// How long `--set-default`'s trigger is tried after the commit, in lock timeouts (30 s at the
+/// default 5 s): each try waits for no lock, so the application's writes never queue behind it.
+const SET_DEFAULT_TRIES: u64 = 6;
+
+/// The error of a `--set-default` whose trigger could not be made after the keys converted:
+/// not a passing check, since an insert without a key needs it.
+fn set_default_missing(plan: &Plan, committed: bool, e: Error) -> Error {
+    if !committed || plan.journaled() {
+        return e;
+    }
+    Error::new(
+        ErrorKind::Incomplete,
+        format!(
+            "combkey doctor: the keys of {}.{} are converted (the run's transaction committed), but --set-default's \
+             trigger that makes new keys is NOT in place: {e}. Until it is, an insert that gives no key gets the \
+             column's old default, or fails where the column has none. Run the same command again to put it in \
+             place (it converts nothing more), once the sessions named above end",
+            plan.table, plan.column
+        ),
+    )
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@ use crate::catalog::{Column, Name, Rewrite, Stored};
 use crate::db::Db;
 use crate::error::{Error, ErrorKind};
 use crate::keys::{Keyed, Source, key_map_rows};
-use crate::methods::shared::{Journal, OnlineOutcome};
+use crate::methods::shared::{Journal, OnlineOutcome, ddl_in_tries};
 use crate::options::Inherited;
 use crate::options::{Online, Progress};
 use crate::plan::{Plan, orphan_count};
@@ -37,12 +37,6 @@ const MAX_PASSES: usize = 10;
 
 /// Keys one catch-up pass keeps to convert, at most (about 50 bytes each).
 const SWEEP_CAP: usize = 100_000;
-
-/// For tests: stop the process (as a kill would) right after `n` batches committed, with
-/// `COMBKEY_DOCTOR_FAIL_AFTER_BATCH=n`.
-fn fail_after_batch() -> Option<usize> {
-    std::env::var("COMBKEY_DOCTOR_FAIL_AFTER_BATCH").ok().and_then(|v| v.parse().ok())
-}
 
 fn cursor_text(v: &Stored) -> String {
     match v {
@@ -138,7 +132,7 @@ pub(crate) async fn run(
         .iter()
         .map(|r| Rewrite { table: (&r.table).into(), columns: r.columns.clone(), keep: r.keep.clone() })
         .collect();
-    let journal = Journal::new(cat, plan);
+    let journal = if online.after_swap { Journal::after_swap(cat, plan) } else { Journal::new(cat, plan) };
     journal.ensure(db, plan.table.schema.as_deref()).await?;
     // The table of old and new keys, made before the first batch (each batch adds its keys).
     let key_map = plan.key_map.as_ref().map(Name::from);
@@ -159,8 +153,11 @@ pub(crate) async fn run(
     db.exec_all(&cat.session(plan.options.lock_timeout_ms)).await?;
     // `--set-default` before the first batch: from here on rows inserted without a key get
     // combkey's, so the passes end (its statements are safe to run again on a resumed run).
+    // In short tries where it is DDL outside a transaction (MySQL/MariaDB's trigger), so the
+    // application's writes never queue behind it.
     if let Some(step) = plan.steps.iter().find(|s| s.kind == crate::plan::StepKind::SetDefault) {
-        db.exec_all(&step.sql).await?;
+        let restore = cat.session(plan.options.lock_timeout_ms);
+        ddl_in_tries(db, &step.sql, plan.options.lock_timeout_ms, &restore).await?;
     }
     let fk = cat.fk_checks_off();
     // Where the session's foreign key checks are off (MySQL), the batch's rewrite of the
@@ -177,7 +174,8 @@ pub(crate) async fn run(
         Some(n) if n > 0 => n,
         _ => db.count(&format!("SELECT count(*) FROM {}", table.quoted(backend))).await?,
     };
-    let fail_after = fail_after_batch();
+    #[cfg(feature = "failpoints")]
+    let fail_after = crate::failpoints::stop_at("BATCH").and_then(|n| usize::try_from(n).ok());
     let q = |n: &str| backend.quote(n);
     let result: Result<(), Error> = async {
         let mut converted_this_pass = 0;
@@ -440,9 +438,12 @@ pub(crate) async fn run(
             out.converted += round_converted;
             converted_this_pass += round_converted;
             prefetched = read?;
+            #[cfg(feature = "failpoints")]
             if fail_after.is_some_and(|n| out.batches >= n) {
-                eprintln!("combkey doctor: stopping after batch {} (COMBKEY_DOCTOR_FAIL_AFTER_BATCH)", out.batches);
-                std::process::abort();
+                crate::failpoints::abort(&format!(
+                    "stopping after batch {} (COMBKEY_DOCTOR_FAIL_AFTER_BATCH)",
+                    out.batches
+                ));
             }
             if !online.sleep.is_zero() && round_converted > 0 {
                 tokio::time::sleep(online.sleep).await;
@@ -499,7 +500,11 @@ pub(crate) async fn run(
                 ));
             }
         }
-        journal.finish(db).await?;
+        if online.after_swap {
+            journal.forget(db).await?;
+        } else {
+            journal.finish(db).await?;
+        }
         Ok(())
     }
     .await;

@@ -156,6 +156,15 @@ impl Journal {
         Journal { table, target: plan.target() }
     }
 
+    /// The journal row of the in-place run that converts, after a copy and swap, the keys
+    /// written through during it: a row of its own, so that the copy and swap's row (at its
+    /// phase after the swap) stays, and a kill during that run is finished by the copy and
+    /// swap run again, whatever `--method` it is given.
+    pub(crate) fn after_swap(cat: &dyn Catalog, plan: &Plan) -> Self {
+        let (_, table) = cat.journal_table(plan.table.schema.as_deref());
+        Journal { table, target: format!("{} (keys written during its swap)", plan.target()) }
+    }
+
     pub(crate) async fn ensure(&self, db: &mut Db, schema: Option<&str>) -> Result<(), Error> {
         let (create, _) = db.catalog()?.journal_table(schema);
         db.exec(&create).await.map(drop)
@@ -452,4 +461,42 @@ pub(crate) async fn lock_in_attempts(db: &mut Db, sql: &[String], total_ms: u64)
         db.exec(&set).await?;
     }
     Ok(())
+}
+
+/// Runs DDL outside a transaction that needs the table's metadata lock (MySQL/MariaDB's
+/// `CREATE TRIGGER` of `--set-default`) in short tries, so that it never heads the table's lock
+/// queue with the application's writes waiting behind it: each try waits for no lock
+/// ([`Catalog::ddl_no_wait`](crate::catalog::Catalog::ddl_no_wait)), and the next comes after a
+/// pause that grows by 100 ms a try up to 1 s (as pg_repack's lock attempts), until `total_ms`
+/// has passed; then the last error, with the sessions that held the table. The session's own
+/// lock timeout is set back after (`restore`). Where DDL runs in the transaction, once.
+pub(crate) async fn ddl_in_tries(db: &mut Db, sql: &[String], total_ms: u64, restore: &[String]) -> Result<(), Error> {
+    let cat = db.catalog()?;
+    let Some(no_wait) = cat.ddl_no_wait() else { return db.exec_all(sql).await };
+    let started = std::time::Instant::now();
+    let mut attempt: u64 = 0;
+    let result = loop {
+        attempt += 1;
+        db.exec(&no_wait).await?;
+        match db.exec_all(sql).await {
+            Ok(()) => break Ok(()),
+            Err(e) if e.kind() == ErrorKind::LockTimeout && started.elapsed().as_millis() < u128::from(total_ms) => {
+                tokio::time::sleep(std::time::Duration::from_millis((attempt * 100).min(1000))).await;
+            }
+            Err(e) if e.kind() == ErrorKind::LockTimeout => {
+                let holders = match cat.oldest_transactions() {
+                    Some(q) => db.query(q).await.ok().flatten(),
+                    None => None,
+                };
+                break Err(e.with_hint(&format!(
+                    " ({attempt} tries over {:.1} s, each waiting for no lock{})",
+                    started.elapsed().as_secs_f64(),
+                    holders.map(|h| format!("; the oldest open transactions: {h}")).unwrap_or_default()
+                )));
+            }
+            Err(e) => break Err(e),
+        }
+    };
+    db.exec_all(restore).await?;
+    result
 }

@@ -14,7 +14,7 @@ use combkey::layouts::{KeyMigration, Layout};
 
 pub(crate) mod checks;
 mod model;
-mod refuse;
+pub(crate) mod refuse;
 mod steps;
 
 pub use model::*;
@@ -104,6 +104,19 @@ pub(crate) fn new_id(id: &combkey::Comb, kind: Kind, options: &Options) -> Optio
     match (target(kind, options.to), kind) {
         (Ok(Some(to)), Kind::Layout(from)) => KeyMigration::new(from, to).and_then(|m| m.convert(id)).ok(),
         _ => None,
+    }
+}
+
+/// Whether converting a key of `kind` drops bits of it, so that only a key map could resolve
+/// its old id (the v1 family, NewId's, Groupon's).
+pub(crate) fn loses_bits(kind: Kind, options: &Options) -> bool {
+    let kind = match kind {
+        Kind::Uncertain(l) if options.convert_uncertain => Kind::Layout(l),
+        k => k,
+    };
+    match (target(kind, options.to), kind) {
+        (Ok(Some(to)), Kind::Layout(from)) => KeyMigration::new(from, to).is_ok_and(|m| !m.keeps_every_bit()),
+        _ => false,
     }
 }
 
@@ -599,6 +612,55 @@ mod tests {
         assert_eq!(rewrite.len(), 1, "parent and child in one statement: {rewrite:?}");
         assert!(rewrite[0].contains("UPDATE \"shop\".\"orders\"") && rewrite[0].contains("UPDATE \"other\".\"lines\""));
         assert!(plan.steps[0].sql[0].contains("lock_timeout = '5000ms'"));
+    }
+
+    /// An online type change breaks an application that binds text at the swap: refused
+    /// without --app-ready-for-new-type, and under a sql_mode that is not strict whatever is
+    /// given (its inserts would store cut keys); a plan that keeps the type is not concerned.
+    #[test]
+    fn an_online_type_change_needs_the_application_ready_and_a_strict_sql_mode() {
+        use crate::options::Online;
+        let (c, k) = kinds();
+        let show = "CREATE TABLE `x` (\n  `k` char(36) NOT NULL,\n  PRIMARY KEY (`k`)\n)";
+        let plan = build(Backend::MySql, &schema("char(36)", show), &audit_of(&c, &k), &Options::default()).unwrap();
+        assert!(plan.retypes());
+        let strict = Some("STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION");
+        let e = refuse::online_type_change(&plan, &Online::default(), strict).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::Refused);
+        for part in ["char(36) to binary(16)", "1406", "--keep-type", "--app-ready-for-new-type", "Nothing was changed"]
+        {
+            assert!(e.to_string().contains(part), "{part}: {e}");
+        }
+        let ready = Online::default().with_app_ready_for_new_type(true);
+        assert!(refuse::online_type_change(&plan, &ready, strict).is_ok());
+        for loose in ["NO_ENGINE_SUBSTITUTION", ""] {
+            let e = refuse::online_type_change(&plan, &ready, Some(loose)).unwrap_err();
+            assert!(
+                e.to_string().contains("sql_mode is not strict") && e.to_string().contains("cut to 16 bytes"),
+                "{e}"
+            );
+        }
+        assert!(refuse::strict("STRICT_ALL_TABLES") && !refuse::strict("TRADITIONALX"));
+        let pg = build(Backend::Postgres, &schema("text", ""), &audit_of(&c, &k), &Options::default()).unwrap();
+        assert!(pg.retypes());
+        let e = refuse::online_type_change(&pg, &Online::default(), None).unwrap_err();
+        assert!(e.to_string().contains("uuid = text"), "{e}");
+    }
+
+    /// A stopped run goes on with its journal's plan: a command with other choices is refused
+    /// naming them (they were ignored, exit 0); another lock timeout is not a choice of the plan.
+    #[test]
+    fn a_stopped_run_is_not_resumed_with_other_choices() {
+        let (c, k) = kinds();
+        let plan = build(Backend::Postgres, &schema("uuid", ""), &audit_of(&c, &k), &Options::default()).unwrap();
+        assert!(refuse::resumed_with(&plan, &Options::default()).is_ok());
+        assert!(refuse::resumed_with(&plan, &Options::default().with_lock_timeout_ms(100)).is_ok());
+        let e = refuse::resumed_with(&plan, &Options::default().with_key_map(Some("km".into()))).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::Refused);
+        assert!(e.to_string().contains("no --key-map (the stopped run) against --key-map km (this command)"), "{e}");
+        let e = refuse::resumed_with(&plan, &Options::default().with_set_default(true)).unwrap_err();
+        assert!(e.to_string().contains("no --set-default (the stopped run) against --set-default"), "{e}");
+        assert!(e.to_string().contains("Nothing was changed"), "{e}");
     }
 
     #[test]

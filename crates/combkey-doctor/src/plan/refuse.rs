@@ -2,7 +2,8 @@
 //! do, and comes before the first statement that would change the database.
 
 use crate::error::Error;
-use crate::options::{Inherited, Options, Triggers};
+use crate::options::{Inherited, Online, Options, Triggers};
+use crate::plan::model::Plan;
 use crate::schema::Schema;
 
 /// What the table and everything around its key column hold that a conversion cannot keep as
@@ -238,4 +239,98 @@ pub(crate) fn readers(schema: &Schema) -> Result<(), Error> {
         )));
     }
     Ok(())
+}
+
+/// Whether a MySQL/MariaDB `sql_mode` is strict: a write of a value too long for its column
+/// fails (1406) instead of storing it cut short with a warning.
+pub(crate) fn strict(sql_mode: &str) -> bool {
+    sql_mode
+        .split(',')
+        .any(|m| m.eq_ignore_ascii_case("STRICT_TRANS_TABLES") || m.eq_ignore_ascii_case("STRICT_ALL_TABLES"))
+}
+
+/// An online run that changes the key column's type (text to `uuid`, `BINARY(16)`): from the
+/// swap on, an application that binds the old form fails every insert (MySQL's strict mode:
+/// 1406; PostgreSQL: a text parameter for a `uuid` column) and its updates, deletes and
+/// lookups by key match no row, reported as success; under a MySQL `sql_mode` that is not
+/// strict its inserts store the text cut to 16 bytes. Refused unless the application is said
+/// to be ready for the new type, and on MySQL/MariaDB always under a `sql_mode` that is not
+/// strict (`sql_mode`: the server's global one, which the application's sessions take).
+pub(crate) fn online_type_change(plan: &Plan, online: &Online, sql_mode: Option<&str>) -> Result<(), Error> {
+    let change = format!("{} to {}", plan.column_type, plan.final_type);
+    if let Some(mode) = sql_mode
+        && !strict(mode)
+    {
+        return Err(Error::refused(format!(
+            "the server's sql_mode is not strict ({}): after an online type change of {}.{} ({change}) an application              that still binds the key as text would store its new rows under the text cut to 16 bytes, with only a              warning, and their children would reference the same garbage. Make the mode strict first (SET GLOBAL              sql_mode = CONCAT(@@GLOBAL.sql_mode, ',STRICT_TRANS_TABLES'), and in the server's configuration), or              keep the type (--keep-type), or change it offline (without --online). Nothing was changed",
+            if mode.is_empty() { "empty" } else { mode },
+            plan.table,
+            plan.column,
+        )));
+    }
+    if online.app_ready_for_new_type {
+        return Ok(());
+    }
+    let fails = match plan.backend() {
+        Ok(combkey::Backend::Postgres) => {
+            "every statement that binds the key as a text parameter fails (column \"id\" is of type uuid but \
+             expression is of type text; operator does not exist: uuid = text)"
+        }
+        _ => {
+            "every insert that binds the key as text fails (1406 Data too long for column) and every update, delete \
+             and lookup by key matches no row, reported to the application as success"
+        }
+    };
+    Err(Error::refused(format!(
+        "the key column's type changes ({change}) at the swap of this online run, and an application that binds the \
+         key in the old form breaks then: {fails}. Two steps instead: now, --apply --online --keep-type (the keys \
+         become v7 ids in the column's own form, the type stays, the application keeps working); then, with the \
+         deploy of the application that binds the new form (combkey's Comb types), the type change: --apply --online \
+         --app-ready-for-new-type, or --apply in a maintenance window. If the application binds the new form already, \
+         give --app-ready-for-new-type. Nothing was changed"
+    )))
+}
+
+/// A stopped run goes on with the plan its journal keeps: a command that runs it again with
+/// other choices (`--key-map NAME` or `--set-default` added, another `--to`) would have them
+/// silently ignored (the key map stayed under the first run's name, no default was set, exit
+/// 0), so such a command is refused, naming what differs; the same command as the first, or
+/// with only another lock timeout, goes on.
+pub(crate) fn resumed_with(journaled: &Plan, given: &Options) -> Result<(), Error> {
+    let was = &journaled.options;
+    let flag = |on: bool, name: &str| if on { name.to_string() } else { format!("no {name}") };
+    let named = |v: &Option<String>, name: &str| match v {
+        Some(v) => format!("{name} {v}"),
+        None => format!("no {name}"),
+    };
+    let mut differs = Vec::new();
+    let mut compare = |a: String, b: String| {
+        if a != b {
+            differs.push(format!("{a} (the stopped run) against {b} (this command)"));
+        }
+    };
+    compare(named(&was.key_map, "--key-map"), named(&given.key_map, "--key-map"));
+    compare(flag(was.set_default, "--set-default"), flag(given.set_default, "--set-default"));
+    compare(flag(was.keep_type, "--keep-type"), flag(given.keep_type, "--keep-type"));
+    compare(flag(was.convert_uncertain, "--convert-uncertain"), flag(given.convert_uncertain, "--convert-uncertain"));
+    compare(named(&was.rekey_from, "--rekey-from"), named(&given.rekey_from, "--rekey-from"));
+    compare(format!("--to {}", was.to.name()), format!("--to {}", given.to.name()));
+    compare(
+        format!("--layout {}", was.layout.map_or("(none)", |l| l.name())),
+        format!("--layout {}", given.layout.map_or("(none)", |l| l.name())),
+    );
+    compare(format!("--triggers {:?}", was.triggers), format!("--triggers {:?}", given.triggers));
+    compare(format!("--inherited {:?}", was.inherited), format!("--inherited {:?}", given.inherited));
+    compare(format!("--rekey-invalid {:?}", was.rekey_invalid), format!("--rekey-invalid {:?}", given.rekey_invalid));
+    if differs.is_empty() {
+        return Ok(());
+    }
+    Err(Error::refused(format!(
+        "an earlier run of {}.{} stopped, and its journal keeps the plan it began with, which this command's choices \
+         differ from: {}. Run it again with the choices it began with to finish it (what it was asked to do is done \
+         then), and run this command after it for the rest. Nothing was changed",
+        journaled.table,
+        journaled.column,
+        differs.join("; ")
+    )))
 }

@@ -1245,29 +1245,10 @@ async fn after_swap(
         }
     }
     db.exec("SET SESSION foreign_key_checks = 1").await?;
-    // Keys written through as the same id that convert: changed in place now.
-    let noted =
-        db.rows(&format!("SELECT HEX(k), 'bytes' FROM {}", todo(swap).quoted(B)), &[]).await.unwrap_or_default();
-    let values: Vec<Stored> = noted.iter().map(|r| cat.parse_key(r)).collect::<Result<_, _>>()?;
-    // The in-place run's plan describes the tables as they are now (the journal keeps it, and
-    // checks it against them should that run stop).
-    let mut after = Plan { column_type: plan.final_type.clone(), ..plan.clone() };
-    // The copy got the default before the swap: nothing of it to do again on the live table.
-    after.steps.retain(|s| s.kind != crate::plan::StepKind::SetDefault);
-    for (t, d) in &mut after.definitions {
-        *d = db.query(cat.definition(&Name::from(&*t))).await?;
-    }
-    let converting = Source::of(&after).pairs(&values)?.into_iter().filter(|(o, n)| o != n).count();
-    let mut converted = 0;
-    if converting > 0 {
-        let mut plain = online.clone();
-        plain.method = crate::options::Method::InPlace;
-        plain.only = Some(format!("{} IN (SELECT d.k FROM {} d)", q(&plan.column), todo(swap).quoted(B)));
-        let out = crate::methods::in_place(db, &after, &plain, progress).await?;
-        converted = out.converted;
-    }
-    // The mapping table goes only after the key map is filled from it: a run killed after that
-    // and run again finds it gone and the key map already full.
+    // The key map first, from the mapping table, then the work tables but the list of keys
+    // written through unconverted (`_todo`), which the in-place run below reads: a run killed
+    // anywhere after the swap and run again finds the key map whole (the in-place run adds the
+    // pairs of the keys it converts, batch by batch).
     let mapping_left = exists(db, &swap.map).await?;
     if let Some(map) = plan.key_map.as_ref().map(Name::from).filter(|_| mapping_left) {
         let converted_names: Vec<&str> = plan.converted.keys().map(String::as_str).collect();
@@ -1317,9 +1298,32 @@ async fn after_swap(
         }
     }
     let logs: Vec<String> = swap.tables.iter().map(|t| t.log.quoted(B)).collect();
-    db.exec(&format!("DROP TABLE IF EXISTS {}, {}, {}", swap.map.quoted(B), todo(swap).quoted(B), logs.join(", ")))
-        .await?;
+    db.exec(&format!("DROP TABLE IF EXISTS {}, {}", swap.map.quoted(B), logs.join(", "))).await?;
     stop_after("CLEANUP", 1);
+    // Keys written through as the same id that convert: changed in place now.
+    let noted =
+        db.rows(&format!("SELECT HEX(k), 'bytes' FROM {}", todo(swap).quoted(B)), &[]).await.unwrap_or_default();
+    let values: Vec<Stored> = noted.iter().map(|r| cat.parse_key(r)).collect::<Result<_, _>>()?;
+    // The in-place run's plan describes the tables as they are now (the journal keeps it, and
+    // checks it against them should that run stop).
+    let mut after = Plan { column_type: plan.final_type.clone(), ..plan.clone() };
+    // The copy got the default before the swap: nothing of it to do again on the live table.
+    after.steps.retain(|s| s.kind != crate::plan::StepKind::SetDefault);
+    for (t, d) in &mut after.definitions {
+        *d = db.query(cat.definition(&Name::from(&*t))).await?;
+    }
+    let converting = Source::of(&after).pairs(&values)?.into_iter().filter(|(o, n)| o != n).count();
+    let mut converted = 0;
+    if converting > 0 {
+        let mut plain = online.clone();
+        plain.method = crate::options::Method::InPlace;
+        plain.only = Some(format!("{} IN (SELECT d.k FROM {} d)", q(&plan.column), todo(swap).quoted(B)));
+        // Journaled apart: the copy and swap's journal row stays at its phase after the swap.
+        plain.after_swap = true;
+        let out = crate::methods::in_place(db, &after, &plain, progress).await?;
+        converted = out.converted;
+    }
+    db.exec(&format!("DROP TABLE IF EXISTS {}", todo(swap).quoted(B))).await?;
     let retyped: Vec<String> =
         if plan.retypes() { swap.tables.iter().flat_map(|t| t.keys.clone()).collect() } else { Vec::new() };
     let mut changed = retyped.clone();

@@ -199,32 +199,7 @@ impl Tally {
     }
 }
 
-/// For tests: stop the process (as a kill would) right after the run reached phase `n`, or
-/// after `n` chunks of its copy, with `COMBKEY_DOCTOR_FAIL_AFTER_PHASE=n` /
-/// `COMBKEY_DOCTOR_FAIL_AFTER_CHUNK=n` (and MariaDB's `THROUGH`, `RENAME`, and `CLEANUP`: after
-/// the work tables went, following the swap). Documented in docs/doctor.md; nothing else reads
-/// them.
-pub(crate) fn stop_after(what: &str, n: i64) {
-    let var = format!("COMBKEY_DOCTOR_FAIL_AFTER_{what}");
-    if std::env::var(&var).ok().and_then(|v| v.parse::<i64>().ok()) == Some(n) {
-        eprintln!("combkey doctor: stopping after {} {n} ({var})", what.to_lowercase());
-        std::process::abort();
-    }
-}
-
-/// For tests: with `COMBKEY_DOCTOR_HOLD_<WHAT>=dir`, the run creates `dir/held` where it
-/// reaches `what` and waits until `dir/go` exists (a minute at most), so that a test can put an
-/// application's transaction exactly there. Documented in docs/doctor.md; nothing else reads
-/// them.
-pub(crate) async fn hold(what: &str) {
-    let Ok(dir) = std::env::var(format!("COMBKEY_DOCTOR_HOLD_{what}")) else { return };
-    let dir = std::path::Path::new(&dir);
-    let _ = std::fs::write(dir.join("held"), what);
-    let started = std::time::Instant::now();
-    while !dir.join("go").exists() && started.elapsed() < std::time::Duration::from_secs(60) {
-        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    }
-}
+pub(crate) use crate::failpoints::{hold, stop_after};
 
 /// An error of a run that changed nothing the application sees: what it made is gone (the
 /// cleaning's own failure is added to the message, with what is left).
