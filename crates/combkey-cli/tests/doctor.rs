@@ -921,6 +921,47 @@ mod postgres {
         assert!(!all.contains("Sup3rS3cret") && all.contains("postgres:***@"), "{all}");
     }
 
+    /// A table name with quotes and a semicolon, one in a schema that does not exist, and a
+    /// column that holds no UUID at all: each a usage error (exit 2) that names it quoted, and
+    /// runs nothing the name did not mean (the name with SQL in it was a database error that
+    /// showed the catalog query; the column of names was audited as a report, exit 1).
+    #[tokio::test]
+    async fn odd_names_and_a_column_of_no_uuid_are_usage_errors() {
+        let mut c = connect().await;
+        exec(
+            &mut c,
+            "DROP TABLE IF EXISTS odd_names; CREATE TABLE odd_names (id uuid PRIMARY KEY, name text NOT NULL); \
+                      INSERT INTO odd_names SELECT gen_random_uuid(), 'n' || g FROM generate_series(1, 5) g",
+        )
+        .await;
+        let url = combkey_testutil::pg_url();
+        for (table, column, says) in [
+            ("odd_names\"; DROP TABLE odd_names; --", "id", "no table \"odd_names\\\"; DROP TABLE odd_names; --\""),
+            ("nosuchschema.odd_names", "id", "no table \"nosuchschema.odd_names\""),
+            ("odd_names", "name", "public.odd_names.name holds no UUID"),
+        ] {
+            for json in [false, true] {
+                let mut args = vec!["doctor", "--url", url.as_str(), "--table", table, "--column", column];
+                if json {
+                    args.push("--json");
+                }
+                let out = combkey(&args, None);
+                let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+                assert_eq!(out.status.code(), Some(2), "{table} {column}: {text}");
+                assert!(stderr(&out).contains(says), "{table} {column}: {text}");
+                assert!(!text.contains("SELECT"), "no query shown: {text}");
+                if json {
+                    let v: Value = serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
+                    assert_eq!(v["error"], "usage", "{text}");
+                    assert!(v["message"].as_str().unwrap().contains(says), "{text}");
+                }
+            }
+        }
+        let n: i64 = sqlx::query_scalar("SELECT count(*) FROM odd_names").fetch_one(&mut c).await.unwrap();
+        assert_eq!(n, 5, "the table is there, as it was");
+        exec(&mut c, "DROP TABLE odd_names").await;
+    }
+
     /// A key whose conversion drops bits (a v1 key), committed after the audit saw only keys
     /// that convert without loss (so the plan keeps no key map): it stays as it is, where it was
     /// converted with no key-map row and its old id could never be resolved; the next run plans
@@ -1916,10 +1957,10 @@ fn bad_arguments_are_errors() {
     // does not exist.
     let out = combkey(&["doctor", "--url", "sqlite::memory:", "--table", "t; DROP TABLE x"], None);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("no table t; DROP TABLE x"), "{out:?}");
+    assert!(stderr(&out).contains("no table \"t; DROP TABLE x\""), "{out:?}");
     let out = combkey(&["doctor", "--url", "sqlite::memory:", "--table", "missing"], None);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("no table missing"), "{out:?}");
+    assert!(stderr(&out).contains("no table \"missing\""), "{out:?}");
     let out = combkey(&["doctor", "--url", "oracle://scott:tiger@x/db", "--table", "t"], None);
     assert!(stderr(&out).contains("expected postgres://"), "{out:?}");
     assert!(!stderr(&out).contains("tiger"), "{out:?}");

@@ -597,6 +597,9 @@ pub(crate) struct Tally {
     labelled: BTreeMap<&'static str, usize>,
     /// Version 7 keys of times before 1995 ([`early_v7`]).
     early_v7: usize,
+    /// Keys that read as no layout (counted as `v4`) by their version nibble, where it is not 4
+    /// (a v1 key of a time in the future, a version-8 key): said as what they are.
+    unknown_versions: BTreeMap<u8, usize>,
     previous: Option<Timestamp>,
     ordered: u64,
     pairs: u64,
@@ -616,6 +619,7 @@ impl Tally {
             counts: Vec::new(),
             labelled: BTreeMap::new(),
             early_v7: 0,
+            unknown_versions: BTreeMap::new(),
             previous: None,
             ordered: 0,
             pairs: 0,
@@ -628,6 +632,10 @@ impl Tally {
         match self.counts.iter_mut().find(|(k, _)| *k == kind) {
             Some((_, n)) => *n += 1,
             None => self.counts.push((kind, 1)),
+        }
+        let version = id.as_bytes()[6] >> 4;
+        if kind == Kind::Random && version != 4 && !early_v7(id) {
+            *self.unknown_versions.entry(version).or_default() += 1;
         }
         if early_v7(id) {
             self.early_v7 += 1;
@@ -649,7 +657,7 @@ impl Tally {
 
     #[allow(clippy::cast_precision_loss)] // Counts far below 2^52.
     pub(crate) fn finish(self) -> Audit {
-        let Tally { classifier, counts, labelled, early_v7, ordered, pairs, sampled, .. } = self;
+        let Tally { classifier, counts, labelled, early_v7, unknown_versions, ordered, pairs, sampled, .. } = self;
         let mut layouts = BTreeMap::new();
         let mut uncertain = 0;
         for (k, n) in &counts {
@@ -732,10 +740,23 @@ impl Tally {
                 list.join(", ")
             ));
         }
-        let random = layouts.get("v4").copied().unwrap_or(0);
+        let others: usize = unknown_versions.values().sum();
+        let random = layouts.get("v4").copied().unwrap_or(0).saturating_sub(others);
         if random > 0 {
             evidence.push(format!(
                 "v4: {random} keys carry no time in any known layout: random (version 4) keys, or a layout combkey does not know"
+            ));
+        }
+        for (version, n) in &unknown_versions {
+            let what = match version {
+                1 | 6 => "a time-based layout whose time is not plausible (before 1995 or more than a day from now)",
+                7 => "version 7 whose time is more than a day from now",
+                8 => "version 8, whose bits RFC 9562 leaves to its maker (no layout combkey knows claims these)",
+                _ => "a version no layout combkey knows",
+            };
+            evidence.push(format!(
+                "v4: {n} of the keys counted so are version {version}, not random: {what}; they carry no time combkey can \
+                 trust, and stay as they are"
             ));
         }
         let time_order = (pairs > 0).then(|| ordered as f64 / pairs as f64);
@@ -793,6 +814,34 @@ mod tests {
 
     fn now() -> Timestamp {
         "2026-06-01T00:00:00Z".parse().unwrap()
+    }
+
+    /// Keys that read as no layout but are not version 4 (v1 keys whose time is nowhere near
+    /// now, version-5 name hashes) are said as what they are, not as random version-4 keys.
+    #[test]
+    fn keys_of_no_layout_that_are_not_v4_are_said_as_their_version() {
+        let r = SeededRandom::new(9);
+        let with_version = |v: u8| {
+            let mut b = [0u8; 16];
+            r.fill_bytes(&mut b);
+            b[6] = (v << 4) | (b[6] & 0x0f);
+            b[8] = 0x80 | (b[8] & 0x3f);
+            Comb::from_bytes(b)
+        };
+        // A v1 key's 60-bit time drawn at random: centuries away from 2026 in almost every key.
+        let mut keys: Vec<Comb> = (0..10).map(|_| with_version(1)).collect();
+        keys.retain(|k| {
+            time_of(k, Kind::Layout(Layout::V1), now()).is_none_or(|t| t.unix_ms() > now().unix_ms() + DAY_MS)
+        });
+        let v1 = keys.len();
+        keys.extend((0..3).map(|_| with_version(5)));
+        keys.extend((0..5).map(|_| with_version(4)));
+        let a = audit(&keys, now());
+        assert_eq!(a.layouts.get("v4"), Some(&(v1 + 8)), "{:?}", a.layouts);
+        let evidence = a.evidence.join("\n");
+        assert!(evidence.contains("v4: 5 keys carry no time"), "{evidence}");
+        assert!(evidence.contains(&format!("{v1} of the keys counted so are version 1, not random")), "{evidence}");
+        assert!(evidence.contains("3 of the keys counted so are version 5, not random"), "{evidence}");
     }
 
     /// `n` times one second apart from 2026-01-01.

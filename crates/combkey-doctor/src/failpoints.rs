@@ -11,7 +11,9 @@
 //!   chunks of its copy, once the triggers write through, after its rename, after its work
 //!   tables went.
 //! - `COMBKEY_DOCTOR_HOLD_<WHAT>=dir`: the run writes `dir/held` where it reaches `what` and
-//!   waits (a minute at most) for `dir/go`.
+//!   waits (a minute at most) for `dir/go`: MariaDB's copy and swap at `THROUGH_APPLY` (a
+//!   logged row copied again under the write-through triggers) and `BEFORE_SWAP` (the copies
+//!   have their foreign keys, the rename comes next).
 //! - `COMBKEY_DOCTOR_FAIL_DEFINITIONS_CHECK`: the offline run's last check fails.
 
 /// Where the run stops for a test: `what` names the point, `n` the count reached there; the

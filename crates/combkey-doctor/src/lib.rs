@@ -300,6 +300,17 @@ impl Doctor {
     ) -> Result<Report, Error> {
         let started = Instant::now();
         let read = survey::read(&mut self.db, table, column, sample, &options).await?;
+        // A column none of whose values is a UUID is no key of ids: the wrong column (a
+        // name, a code), not a table with a few bad values to fix.
+        if read.read > 0 && u64::try_from(read.unreadable.0).unwrap_or(0) == read.read {
+            return Err(Error::usage(format!(
+                "{}.{} holds no UUID: none of the {} values read is one ({}); give the key column of ids as --column",
+                read.schema.table,
+                read.schema.column.name,
+                read.read,
+                read.unreadable.1.first().cloned().unwrap_or_default()
+            )));
+        }
         let unfinished = self.unfinished(&read.schema.table, &read.schema.column.name).await?;
         let cat = self.db.catalog()?;
         let target = plan::journal_target(&read.schema.table, &read.schema.column.name);
@@ -377,9 +388,8 @@ impl Doctor {
     /// ```
     pub async fn plan(&mut self, table: &str, column: &str, options: Options) -> Result<Plan, Error> {
         schema::check_table_name(table)?;
-        let cat = self.db.catalog()?;
         // An unknown table is told by the read below, with its hint.
-        if let Some(name) = self.db.query(cat.resolve(table)?).await? {
+        if let Some(name) = schema::resolve(&mut self.db, table).await? {
             self.lock(&[name], options.lock_timeout_ms).await?;
         }
         let read = survey::read(&mut self.db, table, column, None, &options).await?;
@@ -737,8 +747,8 @@ impl Doctor {
     pub async fn abandon(&mut self, table: &str, column: &str) -> Result<bool, Error> {
         schema::check_table_name(table)?;
         let cat = self.db.catalog()?;
-        let Some(name) = self.db.query(cat.resolve(table)?).await? else {
-            return Err(Error::usage(format!("no table {table}")));
+        let Some(name) = schema::resolve(&mut self.db, table).await? else {
+            return Err(Error::usage(format!("no table {table:?}")));
         };
         let column = catalog::unquote(column);
         let target = plan::journal_target(&name, &column);
@@ -777,7 +787,7 @@ impl Doctor {
         schema::check_table_name(table)?;
         let cat = self.db.catalog()?;
         let name =
-            self.db.query(cat.resolve(table)?).await?.ok_or_else(|| Error::usage(format!("no table {table}")))?;
+            schema::resolve(&mut self.db, table).await?.ok_or_else(|| Error::usage(format!("no table {table:?}")))?;
         let before = self.db.query(cat.index_size(&name)).await?;
         let index = match cat.primary_key_index(&name) {
             Some(q) => self.db.query(q).await?,

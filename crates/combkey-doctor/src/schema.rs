@@ -163,6 +163,17 @@ fn computed_from(table: &Name, columns: &[Column], key: &str) -> Vec<(Name, Stri
         .collect()
 }
 
+/// The table `table` names, as the database resolves it; `None` for no such table, also for a
+/// name the database cannot even read as one (PostgreSQL's `invalid name syntax` for
+/// `t"; DROP TABLE x`): the name is a parameter of the query, never SQL.
+pub(crate) async fn resolve(db: &mut Db, table: &str) -> Result<Option<crate::catalog::Name>, Error> {
+    let catalog = db.catalog()?;
+    match db.query(catalog.resolve(table)?).await {
+        Err(e) if e.code() == Some("42602") => Ok(None),
+        other => other,
+    }
+}
+
 impl Schema {
     /// Reads it. `Err` with [`crate::ErrorKind::Usage`] for an unknown table or column.
     pub(crate) async fn load(db: &mut Db, table: &str, column: &str) -> Result<Schema, Error> {
@@ -173,10 +184,12 @@ impl Schema {
             return Err(Error::usage("the column name is empty: give --column NAME"));
         }
         let catalog = db.catalog()?;
-        let name = db
-            .query(catalog.resolve(table)?)
-            .await?
-            .ok_or_else(|| Error::usage(format!("no table {table} (names are matched as the database matches them; quote a name with capitals on PostgreSQL: '\"Orders\"')")))?;
+        let name = resolve(db, table).await?.ok_or_else(|| {
+            Error::usage(format!(
+                "no table {table:?} (names are matched as the database matches them; quote a name with capitals on \
+                 PostgreSQL: '\"Orders\"')"
+            ))
+        })?;
         let columns = db.query(catalog.columns(&name)).await?;
         let column = columns
             .iter()
