@@ -30,6 +30,10 @@ pub(crate) struct DoctorArgs {
     /// section instead of ~/.my.cnf's, for a URL that has no password.
     #[arg(long, value_name = "FILE")]
     defaults_file: Option<std::path::PathBuf>,
+    /// How long making a connection may take (the URL's and every --replica-url's) before the
+    /// run stops with a connection error: e.g. 30s (the default), 5s.
+    #[arg(long, value_parser = parse_duration, default_value = "30s")]
+    connect_timeout: Duration,
     /// The table whose keys to audit, as the database names it: `orders`, `shop.orders`,
     /// `'"Orders"'` (PostgreSQL folds unquoted names to lower case).
     #[arg(long)]
@@ -441,7 +445,7 @@ impl From<std::io::Error> for Failure {
 /// it has none ([`Login`]); the replicas' URLs replace `args.replica_url`'s.
 fn logins(args: &mut DoctorArgs) -> Result<DatabaseUrl, String> {
     let mut login = Login::new(args.ask_pass, args.defaults_file.clone());
-    let url = login.database_url(args.url.as_deref())?;
+    let url = login.database_url(args.url.as_deref())?.with_connect_timeout(args.connect_timeout);
     let mut replicas = Vec::new();
     for replica in &args.replica_url {
         replicas.push(login.url(replica)?.expose_secret().to_string());
@@ -509,6 +513,20 @@ async fn doctor(args: &DoctorArgs, url: &DatabaseUrl, out: &mut impl Write) -> R
         header.push_str(&format!("\n--   {n} {layout} keys stay: {why}"));
     }
     if args.online {
+        let (method, _) = doctor.online_method(&plan, &online_choice(args)).await?;
+        let asked = match args.method {
+            MethodChoice::Auto => None,
+            MethodChoice::CopySwap => Some(Method::CopySwap),
+            MethodChoice::InPlace => Some(Method::InPlace),
+        };
+        if asked.is_some_and(|m| m != method) {
+            header.push_str(&format!(
+                "\n--   a stopped run of this table is in the journal: it goes on by {}, the way it began (not by \
+                 --method {}); run --abandon first to start over another way, where that is still possible",
+                method.name(),
+                asked.map(|m| m.name()).unwrap_or_default()
+            ));
+        }
         match doctor.online_method(&plan, &online_choice(args)).await? {
             (Method::CopySwap, _) => header.push_str(
                 "\n--   --online, copy and swap: the tables are copied with the converted keys while triggers carry \
@@ -730,7 +748,7 @@ fn online_choice(args: &DoctorArgs) -> Online {
 }
 
 fn parse_lock_timeout(s: &str) -> Result<Duration, String> {
-    let d = parse_duration(s)?;
+    let d = if s.trim() == "0" { Duration::ZERO } else { parse_duration(s)? };
     if d < Duration::from_millis(1) || d > Duration::from_secs(3600) {
         return Err(format!(
             "{s}: a lock timeout from 1ms to 1h (0 would let PostgreSQL wait for a lock for ever, and a longer wait \

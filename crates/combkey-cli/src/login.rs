@@ -68,6 +68,14 @@ impl Login {
             };
             if let Some((file, named)) = file {
                 let client = match std::fs::read_to_string(&file) {
+                    // As MySQL's clients do: a file anyone may write is not trusted with the login.
+                    Ok(_) if world_writable(&file) => {
+                        say!(
+                            "combkey doctor: ignoring {}: anyone may write to it (as the mysql client does; chmod 600 it)",
+                            file.display()
+                        );
+                        Client::default()
+                    }
                     Ok(text) => client_section(&text),
                     Err(e) if !named && e.kind() == std::io::ErrorKind::NotFound => Client::default(),
                     Err(e) => return Err(format!("reading the MySQL option file {}: {e}", file.display())),
@@ -105,6 +113,12 @@ fn ask(url: &DatabaseUrl) -> Result<String, String> {
     }
     rpassword::prompt_password(format!("Password for {url}: "))
         .map_err(|e| format!("--ask-pass: reading the password: {e}"))
+}
+
+/// Whether others than its owner may write to `file`.
+fn world_writable(file: &std::path::Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(file).is_ok_and(|m| m.permissions().mode() & 0o002 != 0)
 }
 
 fn home() -> Option<PathBuf> {

@@ -1463,7 +1463,17 @@ mod mariadb {
         assert!(stderr(&out).contains("doctor_vw_t"), "{}", stderr(&out));
         assert_eq!(show(&mut c, "doctor_vw").await, before, "nothing changed");
         exec(&mut c, "DROP TRIGGER doctor_vw_t").await;
+        // A view in another database over a table of the same name there reads none of this
+        // table's keys: it does not refuse this table's type change (it once did).
+        exec(
+            &mut c,
+            "DROP DATABASE IF EXISTS doctor_vw_other; CREATE DATABASE doctor_vw_other;
+             CREATE TABLE doctor_vw_other.doctor_vw (id CHAR(36) NOT NULL PRIMARY KEY);
+             CREATE VIEW doctor_vw_other.doctor_vw_v AS SELECT id FROM doctor_vw_other.doctor_vw",
+        )
+        .await;
         assert_eq!(report(&url, "doctor_vw", &["--apply"])["column_type"], "binary(16)");
+        exec(&mut c, "DROP DATABASE doctor_vw_other; DROP TABLE IF EXISTS doctor_vw, combkey_keymap_doctor_vw").await;
     }
 
     /// A journaled run stopped with its guards up, then the tables re-created (a restore from
@@ -2086,6 +2096,50 @@ mod logins {
         assert!(v["message"].as_str().unwrap().contains("u:***@127.0.0.1:1/x"), "{text}");
     }
 
+    /// A server that takes the connection and never answers (found by a break-test: the run
+    /// hung for ever): a connection error within --connect-timeout, on both drivers.
+    #[test]
+    fn a_server_that_never_answers_ends_within_the_connect_timeout() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stop = Arc::clone(&done);
+        let held = std::thread::spawn(move || {
+            let mut kept = Vec::new();
+            listener.set_nonblocking(true).unwrap();
+            let started = std::time::Instant::now();
+            while started.elapsed() < std::time::Duration::from_secs(60)
+                && !stop.load(std::sync::atomic::Ordering::Relaxed)
+            {
+                if let Ok((s, _)) = listener.accept() {
+                    kept.push(s);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            kept.len()
+        });
+        for scheme in ["postgres", "mysql"] {
+            let url = format!("{scheme}://u:cKpw-Hang1@127.0.0.1:{port}/test");
+            let out = combkey(&["doctor", "--url", &url, "--table", "t", "--connect-timeout", "1s", "--json"], None);
+            let text = all(&out);
+            assert_eq!(out.status.code(), Some(1), "{text}");
+            assert!(text.contains("no answer within 1.0 s"), "{text}");
+            assert!(!text.contains("cKpw-"), "{text}");
+            let v: Value = serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
+            assert_eq!(v["error"], "connection");
+        }
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert!(held.join().unwrap() >= 2, "both connected, and were never answered");
+    }
+
+    /// `--lock-timeout 0` is refused as its help says, with the reason.
+    #[test]
+    fn a_lock_timeout_of_0_is_refused_with_the_reason() {
+        let out = combkey(&["doctor", "--url", "sqlite::memory:", "--table", "t", "--lock-timeout", "0"], None);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stderr(&out).contains("0 would let PostgreSQL wait for a lock for ever"), "{}", stderr(&out));
+    }
+
     #[test]
     fn without_url_or_database_url_it_says_what_to_give() {
         let out = Command::new(env!("CARGO_BIN_EXE_combkey"))
@@ -2311,6 +2365,15 @@ mod logins {
             let out = run(&format!("mysql://{name}@{hp}/test"), &[]);
             assert_eq!(out.status.code(), Some(1), "the wrong ~/.my.cnf: {}", all(&out));
             assert!(!all(&out).contains("cKpw-"), "{}", all(&out));
+            // A file anyone may write is not trusted with the login (as the mysql client does).
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let named = home.file("open.cnf", &cnf);
+                std::fs::set_permissions(&named, std::fs::Permissions::from_mode(0o666)).unwrap();
+                let out = run(&format!("mysql://{name}@{hp}/test"), &["--defaults-file", &named]);
+                assert_eq!(out.status.code(), Some(1), "{}", all(&out));
+                assert!(stderr(&out).contains("anyone may write to it"), "{}", all(&out));
+            }
             // A --defaults-file that is not there is said, before any connection.
             let out = run(&format!("mysql://{name}@{hp}/test"), &["--defaults-file", "/nonexistent/x.cnf"]);
             assert_eq!(out.status.code(), Some(2));

@@ -1317,6 +1317,13 @@ mod mariadb {
             }
             let done = combkey_env(&again_args, &[]);
             ok(&done);
+            if !again.is_empty() {
+                let said = stderr(&done);
+                assert!(
+                    said.contains("it goes on by copy-swap, the way it began (not by --method in-place)"),
+                    "{said}"
+                );
+            }
             assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t}")).await, 330, "every row");
             let v7 = count(
                 &mut c,

@@ -75,11 +75,15 @@ impl Db {
     /// the server through a pooler that does not keep a session (PgBouncer in transaction or
     /// statement mode) is refused before anything is set or read ([`Db::pooler_check`]).
     pub(crate) async fn connect(url: &str) -> Result<Db, Error> {
-        Db::open(url, true).await
+        Db::open(DatabaseUrl::parse(url)?, true).await
     }
 
-    async fn open(url: &str, check_pooler: bool) -> Result<Db, Error> {
-        let url = DatabaseUrl::parse(url)?;
+    /// Connects to a URL read already (its connect timeout, its password given apart).
+    pub(crate) async fn connect_url(url: &DatabaseUrl) -> Result<Db, Error> {
+        Db::open(url.clone(), true).await
+    }
+
+    async fn open(url: DatabaseUrl, check_pooler: bool) -> Result<Db, Error> {
         sqlx::any::install_default_drivers();
         let backend = backend_of(&url)?;
         let shown = url.shown().to_string();
@@ -99,10 +103,30 @@ impl Db {
         // The pooler check's second session is opened together with this one, so neither
         // waits idle for the other's connection (a role's `idle_session_timeout` counts from
         // the end of the handshake, before the tool can set it back).
-        let (conn, other) = tokio::join!(AnyConnection::connect(&target), async {
-            if pooler { Some(AnyConnection::connect(&target).await) } else { None }
+        // Bounded: a server that takes the connection and never answers (or a firewall that
+        // drops the packets) would hang the run for ever.
+        let within = url.connect_timeout();
+        let timed_out = || {
+            Error::new(
+                ErrorKind::Connection,
+                format!(
+                    "connecting to {shown}: no answer within {:.1} s (the connect timeout: --connect-timeout); nothing \
+                     was read or changed",
+                    within.as_secs_f64()
+                ),
+            )
+        };
+        let connect =
+            |target: String| async move { tokio::time::timeout(within, AnyConnection::connect(&target)).await };
+        let (conn, other) = tokio::join!(connect(target.clone()), async {
+            if pooler { Some(connect(target.clone()).await) } else { None }
         });
-        let conn = conn.map_err(connect_error)?;
+        let conn = conn.map_err(|_| timed_out())?.map_err(connect_error)?;
+        let other = match other {
+            Some(Err(_)) => return Err(timed_out()),
+            Some(Ok(o)) => Some(o),
+            None => None,
+        };
         let mut db = Db { conn, backend, url: url.clone(), session_pid: None };
         if let Some(other) = other {
             let other = match other {
@@ -152,7 +176,7 @@ impl Db {
 
     /// A second session to the same database (whose URL [`Db::connect`] checked).
     pub(crate) async fn another(&self) -> Result<Db, Error> {
-        Db::open(self.url.text(), false).await
+        Db::open(self.url.clone(), false).await
     }
 
     /// This session's server process, by a plain (unprepared) statement: a pooler in

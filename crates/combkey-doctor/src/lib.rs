@@ -129,7 +129,7 @@ impl Doctor {
     /// Connects to a URL read already ([`DatabaseUrl::parse`]), with a password given apart
     /// from it ([`DatabaseUrl::with_password`]) where it has one.
     pub async fn connect_to(url: &DatabaseUrl) -> Result<Doctor, Error> {
-        Doctor::connect(url.expose_secret()).await
+        Ok(Doctor { db: Db::connect_url(url).await?, locked: Vec::new() })
     }
 
     /// The database's backend.

@@ -709,11 +709,20 @@ impl Report {
             {
                 // Keys that carry a time but no sorted layout holds: they stay, and they do
                 // not sort by time here.
-                let order = self.audit.time_order.map_or_else(String::new, |o| format!(" (time_order {o:.3})"));
-                format!(
-                    "{n} {name} keys do not sort by creation time in this database{order} and cannot be converted: \
-                     {why}. They stay as they are; make new keys with combkey (v7), which sort among themselves."
-                )
+                // A time order of 1.000 (few keys, or made in an order that happens to sort) does not
+                // make the layout sorted: said as such, not as keys that "do not sort".
+                match self.audit.time_order {
+                    Some(o) if o >= 0.9995 => format!(
+                        "{n} {name} keys cannot be converted: {why}. They read in creation order here (time_order \
+                         {o:.3}), but their layout does not sort by time in this database, so keys made later need \
+                         not. They stay as they are; make new keys with combkey (v7), which sort among themselves."
+                    ),
+                    order => format!(
+                        "{n} {name} keys do not sort by creation time in this database{} and cannot be converted: \
+                         {why}. They stay as they are; make new keys with combkey (v7), which sort among themselves.",
+                        order.map_or_else(String::new, |o| format!(" (time_order {o:.3})"))
+                    ),
+                }
             } else if random > 0 {
                 format!(
                     "Nothing to convert: the time-carrying keys already sort; the {random} v4 keys carry no time and stay. \

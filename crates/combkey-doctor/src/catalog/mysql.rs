@@ -420,10 +420,13 @@ impl Catalog for MySql {
     fn views_reading(&self, table: &Name, column: &str) -> Option<Query<Vec<Name>>> {
         // MariaDB keeps a view's text with every column qualified: `db`.`table`.`column`.
         Some(Query {
+            // The table's database too: a view in another database over a table of the same
+            // name there reads none of this table's keys.
             sql: "SELECT CAST(CONCAT(TABLE_SCHEMA, '.', TABLE_NAME) AS CHAR) FROM information_schema.VIEWS \
-                  WHERE VIEW_DEFINITION LIKE CONCAT('%`', ?, '`.`', ?, '`%') ORDER BY 1"
+                  WHERE VIEW_DEFINITION LIKE CONCAT('%`', COALESCE(NULLIF(?, ''), DATABASE()), '`.`', ?, '`.`', ?, '`%') \
+                  ORDER BY 1"
                 .into(),
-            params: vec![table.name.clone(), column.to_string()],
+            params: vec![table.schema.clone().unwrap_or_default(), table.name.clone(), column.to_string()],
             parse: |rows| {
                 rows.iter().map(|r| Ok(Name { schema: None, name: format!("view {}", text(r, 0)?) })).collect()
             },

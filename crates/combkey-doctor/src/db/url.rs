@@ -18,6 +18,9 @@ use combkey::Backend;
 
 use crate::error::Error;
 
+/// How long a connection may take to be made, by default.
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// The forms a URL may take, as an error says them.
 const EXPECTED: &str = "expected postgres://USER@HOST:PORT/DATABASE (or postgresql://), \
                         mysql://USER@HOST:PORT/DATABASE (MySQL or MariaDB; or mariadb://) or sqlite:PATH \
@@ -46,6 +49,8 @@ pub struct DatabaseUrl {
     text: String,
     /// The URL with its password replaced by `***`.
     shown: String,
+    /// How long a connection may take to be made (the TCP connection, TLS, the login).
+    connect_timeout: std::time::Duration,
     /// The forms of the password to strip from any message (as written, and percent-decoded).
     secrets: Vec<String>,
 }
@@ -57,6 +62,9 @@ impl DatabaseUrl {
     pub fn parse(url: &str) -> Result<DatabaseUrl, Error> {
         let (shown, secrets) = redact(url);
         let refuse = |why: &str| Error::usage(format!("{shown}: {why}: {EXPECTED}; nothing was connected to"));
+        if url.chars().any(char::is_whitespace) {
+            return Err(refuse("a space in it (a URL has none; percent-encode one in a password as %20)"));
+        }
         let Some((scheme, rest)) = url.split_once(':') else { return Err(refuse("not a database URL")) };
         let backend = match scheme.to_ascii_lowercase().as_str() {
             "postgres" | "postgresql" => Backend::Postgres,
@@ -71,12 +79,28 @@ impl DatabaseUrl {
             if rest.is_empty() {
                 return Err(refuse("no SQLite database named"));
             }
-            return Ok(DatabaseUrl { backend, text: url.to_string(), shown, secrets });
+            return Ok(DatabaseUrl {
+                backend,
+                text: url.to_string(),
+                shown,
+                secrets,
+                connect_timeout: CONNECT_TIMEOUT,
+            });
         }
         if !rest.starts_with("//") {
             return Err(refuse(&format!("a {scheme} URL needs {scheme}:// (two slashes before the user and host)")));
         }
-        let parsed = ::url::Url::parse(url).map_err(|e| refuse(&format!("not a URL ({e})")))?;
+        let parsed = ::url::Url::parse(url).map_err(|e| {
+            refuse(&format!(
+                "not a URL ({e}; percent-encode a `/`, `?`, `#` or `@` in a password as %2F, %3F, %23, %40)"
+            ))
+        })?;
+        if backend == Backend::MySql && parsed.query_pairs().any(|(k, _)| k.eq_ignore_ascii_case("password")) {
+            return Err(refuse(
+                "a password= parameter, which the MySQL/MariaDB driver does not read (it would log in with no password): \
+                 give it in the user info (USER:PASSWORD@), in ~/.my.cnf or --defaults-file, or with --ask-pass",
+            ));
+        }
         if parsed.host_str().unwrap_or_default().is_empty() {
             // libpq's `postgresql:///db?host=/socket/dir` is the one form without a host; a
             // `postgres:///u:pw@h/db` typo would reach a default server otherwise.
@@ -93,7 +117,7 @@ impl DatabaseUrl {
         {
             return Err(refuse(&format!("a database name with `@`, `:` or `/` in it ({})", redact(&database).0)));
         }
-        Ok(DatabaseUrl { backend, text: url.to_string(), shown, secrets })
+        Ok(DatabaseUrl { backend, text: url.to_string(), shown, secrets, connect_timeout: CONNECT_TIMEOUT })
     }
 
     /// The database the URL names.
@@ -142,6 +166,19 @@ impl DatabaseUrl {
         url
     }
 
+    /// The same URL with `timeout` as the longest a connection to it may take to be made
+    /// (default 30 s): a server that takes the TCP connection and never answers, or a firewall
+    /// that drops packets, ends the run with a connection error then instead of hanging.
+    pub fn with_connect_timeout(mut self, timeout: std::time::Duration) -> DatabaseUrl {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// How long a connection may take to be made.
+    pub(crate) fn connect_timeout(&self) -> std::time::Duration {
+        self.connect_timeout
+    }
+
     /// The URL as text, password included: to hand to a driver, never to show.
     pub fn expose_secret(&self) -> &str {
         &self.text
@@ -150,7 +187,13 @@ impl DatabaseUrl {
     /// This URL with `text` as its text (a form [`DatabaseUrl::parse`] read already).
     fn replaced(&self, text: &str) -> DatabaseUrl {
         let (shown, secrets) = redact(text);
-        DatabaseUrl { backend: self.backend, text: text.to_string(), shown, secrets }
+        DatabaseUrl {
+            backend: self.backend,
+            text: text.to_string(),
+            shown,
+            secrets,
+            connect_timeout: self.connect_timeout,
+        }
     }
 
     pub(crate) fn text(&self) -> &str {
@@ -196,8 +239,28 @@ pub(crate) fn scrub(message: &str, secrets: &[String]) -> String {
     secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
     let mut out = message.to_string();
     for s in secrets {
-        out = out.replace(s.as_str(), "***");
+        out = if s.chars().count() >= SHORT { out.replace(s.as_str(), "***") } else { replace_word(&out, s) };
     }
+    out
+}
+
+/// Secrets shorter than this are replaced only where they stand alone (not inside a word):
+/// replacing every `a` of a message would show, by the gaps, that the password is `a`.
+const SHORT: usize = 4;
+
+/// `text` with each occurrence of `word` that no letter or digit touches replaced by `***`.
+fn replace_word(text: &str, word: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find(word) {
+        let before = rest[..i].chars().next_back();
+        let after = rest[i + word.len()..].chars().next();
+        let alone = !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric);
+        out.push_str(&rest[..i]);
+        out.push_str(if alone { "***" } else { word });
+        rest = &rest[i + word.len()..];
+    }
+    out.push_str(rest);
     out
 }
 
@@ -242,13 +305,26 @@ fn push_secret(secrets: &mut Vec<String>, raw: &str) {
 /// string has an `@` further on (a parameter's value) more is hidden, never less.
 fn redact_userinfo(url: &str) -> (String, Vec<String>) {
     let start = scheme_end(url);
+    let scheme = url[..start].trim_end_matches('/').trim_end_matches(':').to_ascii_lowercase();
+    // A SQLite URL is a file's path: it has no login to hide.
+    if scheme == "sqlite" {
+        return (url.to_string(), Vec::new());
+    }
     let rest = &url[start..];
-    let Some(at) = rest.rfind('@') else { return redact_without_at(url, start) };
+    // The user info ends before the query: a `?password=p@ss` is the query's (hidden below),
+    // not the user info's. A `?` in a password typed unescaped leaves no `@` before it, and
+    // everything after the user's colon is hidden then.
+    let before_query = &rest[..rest.find('?').unwrap_or(rest.len())];
+    let Some(at) = before_query.rfind('@') else { return redact_without_at(url, start) };
     let userinfo = &rest[..at];
-    let Some(colon) = userinfo.find(':') else {
-        // `u:pw@host` with no scheme reads as scheme `u` and user info `pw`: after a scheme
-        // not followed by `//`, user info without a colon is hidden whole.
-        if start > 0 && !url[..start].ends_with("//") && !userinfo.is_empty() {
+    // After a scheme not followed by `//` that is none of the databases' (`u:pw@host` with no
+    // scheme reads as scheme `u`), what looks like the user may be the password's first part:
+    // the user info is hidden whole. So is user info without a colon after such a prefix.
+    let known = matches!(scheme.as_str(), "postgres" | "postgresql" | "mysql" | "mariadb");
+    let slashes = url[..start].ends_with("//");
+    let colon = userinfo.find(':').filter(|_| slashes || known || start == 0);
+    let Some(colon) = colon else {
+        if start > 0 && !slashes && !userinfo.is_empty() {
             let mut secrets = Vec::new();
             push_secret(&mut secrets, userinfo);
             return (format!("{}***{}", &url[..start], &rest[at..]), secrets);
@@ -346,6 +422,8 @@ mod tests {
             format!("mysql://root:{PW}@/test"),
             format!("postgres://u:{PW}"),
             format!("postgres://u:{PW}@127.0.0.1:54x32/test"),
+            format!("postgres://u:{PW}@127.0.0.1:5432/test "),
+            format!("mysql://root@127.0.0.1:3306/test?password={PW}"),
         ] {
             let err = DatabaseUrl::parse(&url).err().unwrap_or_else(|| panic!("{url} was read"));
             let message = err.to_string();
@@ -394,6 +472,22 @@ mod tests {
         let url = DatabaseUrl::parse("mysql://h/db").unwrap().with_user("dba").with_password("x");
         assert_eq!(url.expose_secret(), "mysql://dba:x@h/db");
         assert_eq!(url.user().as_deref(), Some("dba"));
+    }
+
+    /// Found by a break-test: a `?password=` value with an `@`, a password with a `:` typed
+    /// without a scheme, a short password that the scrubbing gave away by its gaps, a SQLite
+    /// path taken for a login.
+    #[test]
+    fn what_a_break_test_found_shows_no_password() {
+        let (shown, _) = redact("postgres://brk_u@127.0.0.1:12803/test?password=p@ssZq9word");
+        assert_eq!(shown, "postgres://brk_u@127.0.0.1:12803/test?password=***");
+        let (shown, _) = redact("mysql://u@h/db?application_name=x&password=a@Zq9");
+        assert_eq!(shown, "mysql://u@h/db?application_name=x&password=***");
+        assert_eq!(redact("u:QQpw:4x@127.0.0.1:12803/test").0, "u:***@127.0.0.1:12803/test");
+        assert_eq!(redact("mysql:root:PW:x@h/db").0, "mysql:root:***@h/db");
+        let url = DatabaseUrl::parse("postgres://u:a@h/db").unwrap();
+        assert_eq!(url.scrub("error communicating with database: a"), "error communicating with database: ***");
+        assert_eq!(redact("sqlite:u@127.0.0.1:39111/test"), ("sqlite:u@127.0.0.1:39111/test".into(), vec![]));
     }
 
     #[test]

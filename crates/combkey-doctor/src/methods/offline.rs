@@ -330,7 +330,8 @@ fn set_default_missing(plan: &Plan, committed: bool, e: Error) -> Error {
             "combkey doctor: the keys of {}.{} are converted (the run's transaction committed), but --set-default's \
              trigger that makes new keys is NOT in place: {e}. Until it is, an insert that gives no key gets the \
              column's old default, or fails where the column has none. Run the same command again to put it in \
-             place (it converts nothing more), once the sessions named above end",
+             place (it converts nothing more) once the other sessions' transactions that read or wrote the table \
+             have ended",
             plan.table, plan.column
         ),
     )

@@ -319,9 +319,11 @@ pub(crate) fn resumed_with(journaled: &Plan, given: &Options) -> Result<(), Erro
         format!("--layout {}", was.layout.map_or("(none)", |l| l.name())),
         format!("--layout {}", given.layout.map_or("(none)", |l| l.name())),
     );
-    compare(format!("--triggers {:?}", was.triggers), format!("--triggers {:?}", given.triggers));
-    compare(format!("--inherited {:?}", was.inherited), format!("--inherited {:?}", given.inherited));
-    compare(format!("--rekey-invalid {:?}", was.rekey_invalid), format!("--rekey-invalid {:?}", given.rekey_invalid));
+    // As the command line names them (`--triggers refuse`).
+    let cli = |flag: &str, v: &dyn std::fmt::Debug| format!("{flag} {}", format!("{v:?}").to_lowercase());
+    compare(cli("--triggers", &was.triggers), cli("--triggers", &given.triggers));
+    compare(cli("--inherited", &was.inherited), cli("--inherited", &given.inherited));
+    compare(cli("--rekey-invalid", &was.rekey_invalid), cli("--rekey-invalid", &given.rekey_invalid));
     if differs.is_empty() {
         return Ok(());
     }
