@@ -111,8 +111,29 @@ fn ask(url: &DatabaseUrl) -> Result<String, String> {
                     MySQL/MariaDB)"
             .into());
     }
-    rpassword::prompt_password(format!("Password for {url}: "))
-        .map_err(|e| format!("--ask-pass: reading the password: {e}"))
+    let read = with_sigint_ignored(|| rpassword::prompt_password(format!("Password for {url}: ")));
+    match read {
+        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
+            Err("--ask-pass: interrupted at the password prompt (Ctrl-C); nothing was connected to".into())
+        }
+        other => other.map_err(|e| format!("--ask-pass: reading the password: {e}")),
+    }
+}
+
+/// Runs `f` with SIGINT ignored. rpassword turns the terminal's signal keys off while it reads
+/// and, at Ctrl-C, raises SIGINT itself before it puts the terminal back (7.5): the process died
+/// with its terminal left without echo. With SIGINT ignored the raise returns, rpassword puts the
+/// terminal back, and the prompt returns `Interrupted`.
+fn with_sigint_ignored<T>(f: impl FnOnce() -> T) -> T {
+    // SAFETY: `signal` with `SIG_IGN` and then with the disposition it returned changes only
+    // this process's disposition of SIGINT; no handler function of ours is installed.
+    let previous = unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
+    let out = f();
+    if previous != libc::SIG_ERR {
+        // SAFETY: as above, the disposition `signal` returned before.
+        unsafe { libc::signal(libc::SIGINT, previous) };
+    }
+    out
 }
 
 /// Whether others than its owner may write to `file`.

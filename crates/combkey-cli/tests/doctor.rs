@@ -2306,6 +2306,59 @@ mod logins {
             assert!(!text.contains(pw), "the password was echoed: {text}");
             assert!(text.contains(&format!("Password for postgres://{name}@")), "{text}");
             assert!(text.contains("\"rows\":20"), "{text}");
+            // Ctrl-C at the prompt: the command stops, and the terminal echoes again (it was
+            // left without echo).
+            let cmd = format!(
+                "{} doctor --url {} --table {name}_t --ask-pass; stty -a",
+                env!("CARGO_BIN_EXE_combkey"),
+                url(name)
+            );
+            let mut child = Command::new("script")
+                .args(["-qec", &cmd, "/dev/null"])
+                .env("HOME", home.path())
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("script (util-linux)");
+            let mut stdin = child.stdin.take().unwrap();
+            let mut stdout = child.stdout.take().unwrap();
+            let mut seen = Vec::new();
+            while !String::from_utf8_lossy(&seen).contains("Password for ") {
+                use std::io::Read as _;
+                let n = stdout.read(&mut buf).unwrap();
+                assert!(n > 0, "no prompt: {}", String::from_utf8_lossy(&seen));
+                seen.extend_from_slice(&buf[..n]);
+            }
+            let script_pid = child.id();
+            let tty = loop {
+                let kids = std::fs::read_to_string(format!("/proc/{script_pid}/task/{script_pid}/children"))
+                    .unwrap_or_default();
+                let tty = kids.split_whitespace().find_map(|k| std::fs::read_link(format!("/proc/{k}/fd/0")).ok());
+                if let Some(tty) = tty.filter(|t| t.starts_with("/dev/pts")) {
+                    break tty;
+                }
+                std::thread::yield_now();
+            };
+            // Once the prompt reads (the terminal's echo off), Ctrl-C.
+            loop {
+                let stty = Command::new("stty").arg("-F").arg(&tty).arg("-a").output().unwrap();
+                if String::from_utf8_lossy(&stty.stdout).split_whitespace().any(|w| w == "-echo") {
+                    break;
+                }
+                std::thread::yield_now();
+            }
+            stdin.write_all(b"\x03").unwrap();
+            drop(stdin);
+            {
+                use std::io::Read as _;
+                stdout.read_to_end(&mut seen).unwrap();
+            }
+            let _ = child.wait();
+            let text = String::from_utf8_lossy(&seen).into_owned();
+            assert!(text.contains("interrupted at the password prompt"), "{text}");
+            let settings = text.rsplit("Password for ").next().unwrap_or_default();
+            assert!(settings.split_whitespace().any(|w| w == "echo"), "the terminal echoes again: {text}");
             // No terminal: refused, nothing asked.
             let out = combkey(&["doctor", "--url", &url(name), "--table", &format!("{name}_t"), "--ask-pass"], None);
             assert_eq!(out.status.code(), Some(2), "{}", all(&out));

@@ -713,9 +713,8 @@ impl Report {
                 // make the layout sorted: said as such, not as keys that "do not sort".
                 match self.audit.time_order {
                     Some(o) if o >= 0.9995 => format!(
-                        "{n} {name} keys cannot be converted: {why}. They read in creation order here (time_order \
-                         {o:.3}), but their layout does not sort by time in this database, so keys made later need \
-                         not. They stay as they are; make new keys with combkey (v7), which sort among themselves."
+                        "{n} {name} keys cannot be converted: {why}. They stay as they are (they read in creation \
+                         order here: time_order {o:.3}); make new keys with combkey (v7), which sort among themselves."
                     ),
                     order => format!(
                         "{n} {name} keys do not sort by creation time in this database{} and cannot be converted: \

@@ -59,7 +59,13 @@ macro_rules! run_with {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Unset or empty (as an `.env` line `DATABASE_URL=` leaves it): in-memory SQLite.
     let url = std::env::var("DATABASE_URL").ok().filter(|u| !u.is_empty()).unwrap_or_else(|| ":memory:".into());
-    println!("database: {}", url.split('@').next_back().unwrap_or(&url));
+    // No credentials on screen: the host and database after the login, or, where the URL has
+    // no `@` (a typo may have put the password elsewhere), only its scheme.
+    println!(
+        "database: {}",
+        url.rsplit_once('@')
+            .map_or_else(|| url.split(':').next().filter(|s| !s.is_empty()).unwrap_or(&url), |(_, h)| h)
+    );
     let in_order = if url.starts_with("postgres") {
         run_with!(
             pg,

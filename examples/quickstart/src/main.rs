@@ -15,7 +15,11 @@ use sqlx::{AssertSqlSafe, Connection, Database, Decode, Encode, Executor, IntoAr
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Unset or empty (as an `.env` line `DATABASE_URL=` leaves it): in-memory SQLite.
     let url = std::env::var("DATABASE_URL").ok().filter(|u| !u.is_empty()).unwrap_or_else(|| "sqlite::memory:".into());
-    let shown = url.split('@').next_back().unwrap_or(&url); // no credentials on screen
+    // No credentials on screen: the host and database after the login, or, where the URL has
+    // no `@` (a typo may have put the password elsewhere), only its scheme.
+    let shown = url
+        .rsplit_once('@')
+        .map_or_else(|| url.split(':').next().filter(|s| !s.is_empty()).unwrap_or(&url), |(_, h)| h);
     println!("database: {shown}");
     if url.starts_with("postgres") {
         run::<sqlx::Postgres>(&url, Backend::Postgres, "$1", "$2").await

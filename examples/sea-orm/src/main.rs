@@ -38,7 +38,13 @@ mod note {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Unset or empty (as an `.env` line `DATABASE_URL=` leaves it): in-memory SQLite.
     let url = std::env::var("DATABASE_URL").ok().filter(|u| !u.is_empty()).unwrap_or_else(|| "sqlite::memory:".into());
-    println!("database: {}", url.split('@').next_back().unwrap_or(&url));
+    // No credentials on screen: the host and database after the login, or, where the URL has
+    // no `@` (a typo may have put the password elsewhere), only its scheme.
+    println!(
+        "database: {}",
+        url.rsplit_once('@')
+            .map_or_else(|| url.split(':').next().filter(|s| !s.is_empty()).unwrap_or(&url), |(_, h)| h)
+    );
     // One connection, so an in-memory SQLite database is the same for every statement.
     let db = Database::connect(ConnectOptions::new(url).max_connections(1).to_owned()).await?;
     let backend = db.get_database_backend();
