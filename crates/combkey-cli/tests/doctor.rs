@@ -2239,6 +2239,39 @@ mod logins {
             drop_role(name).await;
         }
 
+        /// What the command under `script` printed up to its password prompt, once the prompt
+        /// reads with the terminal's echo off (a line typed before that is echoed by the
+        /// terminal itself, as anywhere): read from `stty` on the command's terminal.
+        fn prompted(child: &mut std::process::Child, stdout: &mut std::process::ChildStdout) -> Vec<u8> {
+            use std::io::Read as _;
+            let mut seen = Vec::new();
+            let mut buf = [0u8; 256];
+            while !String::from_utf8_lossy(&seen).contains("Password for ") {
+                let n = stdout.read(&mut buf).unwrap();
+                assert!(n > 0, "no prompt: {}", String::from_utf8_lossy(&seen));
+                seen.extend_from_slice(&buf[..n]);
+            }
+            let script_pid = child.id();
+            let tty = loop {
+                let kids = std::fs::read_to_string(format!("/proc/{script_pid}/task/{script_pid}/children"))
+                    .unwrap_or_default();
+                let tty = kids.split_whitespace().find_map(|k| std::fs::read_link(format!("/proc/{k}/fd/0")).ok());
+                if let Some(tty) = tty.filter(|t| t.starts_with("/dev/pts")) {
+                    break tty;
+                }
+                assert!(child.try_wait().unwrap().is_none(), "the command ended before it read the password");
+                std::thread::yield_now();
+            };
+            loop {
+                let stty = Command::new("stty").arg("-F").arg(&tty).arg("-a").output().unwrap();
+                if String::from_utf8_lossy(&stty.stdout).split_whitespace().any(|w| w == "-echo") {
+                    return seen;
+                }
+                assert!(child.try_wait().unwrap().is_none(), "the command ended before it read the password");
+                std::thread::yield_now();
+            }
+        }
+
         /// `--ask-pass` on a terminal (`script` gives the command one): the password typed is
         /// used and never echoed; without a terminal it says so and connects nowhere.
         #[tokio::test]
@@ -2265,35 +2298,7 @@ mod logins {
             // Typed once the prompt is there: the terminal echoes nothing while it reads.
             let mut stdin = child.stdin.take().unwrap();
             let mut stdout = child.stdout.take().unwrap();
-            let mut seen = Vec::new();
-            let mut buf = [0u8; 256];
-            while !String::from_utf8_lossy(&seen).contains("Password for ") {
-                use std::io::Read as _;
-                let n = stdout.read(&mut buf).unwrap();
-                assert!(n > 0, "no prompt: {}", String::from_utf8_lossy(&seen));
-                seen.extend_from_slice(&buf[..n]);
-            }
-            // Typed once the terminal echoes nothing (a line typed before that is echoed by
-            // the terminal itself, as anywhere): read from `stty` on the command's terminal.
-            let script_pid = child.id();
-            let tty = loop {
-                let kids = std::fs::read_to_string(format!("/proc/{script_pid}/task/{script_pid}/children"))
-                    .unwrap_or_default();
-                let tty = kids.split_whitespace().find_map(|k| std::fs::read_link(format!("/proc/{k}/fd/0")).ok());
-                if let Some(tty) = tty.filter(|t| t.starts_with("/dev/pts")) {
-                    break tty;
-                }
-                assert!(child.try_wait().unwrap().is_none(), "the command ended before it read the password");
-                std::thread::yield_now();
-            };
-            loop {
-                let stty = Command::new("stty").arg("-F").arg(&tty).arg("-a").output().unwrap();
-                if String::from_utf8_lossy(&stty.stdout).split_whitespace().any(|w| w == "-echo") {
-                    break;
-                }
-                assert!(child.try_wait().unwrap().is_none(), "the command ended before it read the password");
-                std::thread::yield_now();
-            }
+            let mut seen = prompted(&mut child, &mut stdout);
             stdin.write_all(format!("{pw}\n").as_bytes()).unwrap();
             drop(stdin);
             {
@@ -2323,31 +2328,7 @@ mod logins {
                 .expect("script (util-linux)");
             let mut stdin = child.stdin.take().unwrap();
             let mut stdout = child.stdout.take().unwrap();
-            let mut seen = Vec::new();
-            while !String::from_utf8_lossy(&seen).contains("Password for ") {
-                use std::io::Read as _;
-                let n = stdout.read(&mut buf).unwrap();
-                assert!(n > 0, "no prompt: {}", String::from_utf8_lossy(&seen));
-                seen.extend_from_slice(&buf[..n]);
-            }
-            let script_pid = child.id();
-            let tty = loop {
-                let kids = std::fs::read_to_string(format!("/proc/{script_pid}/task/{script_pid}/children"))
-                    .unwrap_or_default();
-                let tty = kids.split_whitespace().find_map(|k| std::fs::read_link(format!("/proc/{k}/fd/0")).ok());
-                if let Some(tty) = tty.filter(|t| t.starts_with("/dev/pts")) {
-                    break tty;
-                }
-                std::thread::yield_now();
-            };
-            // Once the prompt reads (the terminal's echo off), Ctrl-C.
-            loop {
-                let stty = Command::new("stty").arg("-F").arg(&tty).arg("-a").output().unwrap();
-                if String::from_utf8_lossy(&stty.stdout).split_whitespace().any(|w| w == "-echo") {
-                    break;
-                }
-                std::thread::yield_now();
-            }
+            let mut seen = prompted(&mut child, &mut stdout);
             stdin.write_all(b"\x03").unwrap();
             drop(stdin);
             {
