@@ -353,6 +353,43 @@ mod postgres {
         assert!(Comb::new().to_string() > last, "{last}");
     }
 
+    /// PostgreSQL's journal is UNLOGGED, so a server crash empties it. A copy and swap stopped
+    /// right after its swap, its journal row then gone (as a crash leaves it): the next run
+    /// refuses, naming the mapping table that alone holds the old-to-new pairs and how to
+    /// keep them, where it would find every key converted and never fill the key map.
+    #[tokio::test]
+    async fn a_swapped_run_whose_journal_a_crash_emptied_is_not_taken_for_done() {
+        let url = combkey_testutil::pg_url();
+        let t = "swap_pg_crash";
+        let mut c = connect().await;
+        seed(&mut c, t, 200, 31).await;
+        exec(&mut c, &format!("DROP TABLE IF EXISTS combkey_keymap_{t}")).await;
+        let run = [
+            "doctor",
+            "--url",
+            &url,
+            "--table",
+            t,
+            "--apply",
+            "--online",
+            "--method",
+            "copy-swap",
+            "--triggers",
+            "fire",
+        ];
+        let stopped = combkey_env(&run, &[("COMBKEY_DOCTOR_FAIL_AFTER_PHASE", "5")]);
+        assert!(stderr(&stopped).contains("stopping after phase 5"), "it stopped after its swap: {}", stderr(&stopped));
+        exec(&mut c, &format!("DELETE FROM combkey_doctor_journal WHERE target LIKE '%\"{t}\"%'")).await;
+        let again = combkey_env(&run, &[]);
+        assert_eq!(again.status.code(), Some(1), "{}", stderr(&again));
+        let said = stderr(&again);
+        assert!(said.contains(&format!("_{t}_map")) && said.contains("not crash-safe"), "{said}");
+        assert!(said.contains("INSERT INTO the key map"), "{said}");
+        assert!(count(&mut c, &format!("SELECT count(*) FROM _{t}_map")).await >= 200, "the pairs are still there");
+        seed(&mut c, t, 1, 31).await;
+        exec(&mut c, &format!("DROP TABLE IF EXISTS {t}_items, {t}, combkey_keymap_{t} CASCADE")).await;
+    }
+
     fn layouts_of(r: &Value) -> Vec<(String, u64)> {
         r["layouts"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.as_u64().unwrap())).collect()
     }

@@ -410,6 +410,7 @@ impl Doctor {
             self.journaled_plan_matches(&plan).await?;
             return Ok(plan);
         }
+        self.no_orphaned_swap(&read.schema.table).await?;
         if read.unreadable.0 > 0 {
             return Err(Error::refused(format!(
                 "{} values of {}.{} are no UUID at all ({}): fix or remove them first; nothing was changed",
@@ -652,6 +653,29 @@ impl Doctor {
                 Ok(out)
             }
         }
+    }
+
+    /// Refuses a plan for a table whose copy and swap's mapping table is there while the
+    /// journal has no run of it (PostgreSQL's journal is UNLOGGED, so a server crash empties
+    /// it): after the swap the old-to-new pairs are only in that table, and a run that went on
+    /// as if nothing had happened would find every key converted and never fill the key map.
+    async fn no_orphaned_swap(&mut self, name: &catalog::Name) -> Result<(), Error> {
+        if self.db.backend() != Backend::Postgres {
+            return Ok(());
+        }
+        let map = methods::swap::shared::derived(Backend::Postgres, name, "_", "_map");
+        if schema::resolve(&mut self.db, &map.quoted(Backend::Postgres)).await?.is_none() {
+            return Ok(());
+        }
+        Err(Error::refused(format!(
+            "{map} is the mapping table of a copy and swap of {name}, and the journal holds no run of it: PostgreSQL's \
+             journal table is not crash-safe (UNLOGGED), so a server restart may have emptied it. If the tables were \
+             swapped (the keys are v7), the old-to-new pairs are only there: keep them as the key map (INSERT INTO \
+             the key map (old_key, new_key) SELECT old::uuid, new::uuid FROM {map} WHERE old::uuid <> new::uuid), then \
+             drop {map} and the run's other work tables (_{}_log, _{}_new, the capture triggers); if they were not \
+             swapped, drop what the run made. Nothing was changed",
+            name.name, name.name
+        )))
     }
 
     /// Whether a stopped online run of `plan`'s table is in its journal (it goes on the way it
