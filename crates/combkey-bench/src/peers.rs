@@ -349,6 +349,14 @@ fn command(setup: &Setup<'_>, kind: Kind, script: &Path) -> Option<tokio::proces
                 Kind::InPlace => drop(c.args(["--online", "--method", "in-place"])),
                 _ => {}
             }
+            // MariaDB's column becomes BINARY(16): these writers are ready for it, as an online
+            // type change requires them to be (they never bind a key: the column's default, then
+            // --set-default's trigger, makes it; they find parents by number and copy a parent's
+            // key into its child with INSERT ... SELECT).
+            // (In place never changes a type online: it refuses this table, and says why.)
+            if b != Backend::Postgres && kind == Kind::CopySwap {
+                c.arg("--app-ready-for-new-type");
+            }
             c
         }
         (Kind::Script, Backend::Postgres) => {

@@ -135,6 +135,12 @@ pub(crate) struct DoctorArgs {
     /// names the run gave them, until you drop them).
     #[arg(long, requires = "online")]
     drop_old: bool,
+    /// With --online: how long a copy and swap's swap waits for sessions that hold its
+    /// tables in an open transaction (e.g. 60s, 10m; default 5m). It names them as it waits
+    /// and does not queue for their lock meanwhile, so the application's writes go on; past
+    /// this the run stops with nothing swapped.
+    #[arg(long, requires = "online", value_parser = parse_swap_wait, default_value = "5m")]
+    swap_wait: Duration,
     /// With --online: keys read per batch of the in-place method (1 to 1,000,000).
     #[arg(long, default_value_t = 1000, requires = "online", value_parser = parse_batch_size)]
     batch_size: usize,
@@ -347,6 +353,15 @@ impl Progress for Reporter {
             bar.set_message(converted.to_string());
         } else if self.lines {
             self.line(scanned, total, "read", Some(converted));
+        }
+    }
+
+    fn swap_waits(&mut self, why: &str, so_far: Duration) {
+        // Always said, whatever --progress, as a wait before a batch.
+        let line = format!("combkey doctor: waiting to swap ({:.0} s so far): {why}", so_far.as_secs_f64());
+        match &self.bar {
+            Some(bar) => bar.println(line),
+            None => say!("{line}"),
         }
     }
 
@@ -744,6 +759,7 @@ fn online_choice(args: &DoctorArgs) -> Online {
             MethodChoice::InPlace => Method::InPlace,
         })
         .with_drop_old(args.drop_old)
+        .with_swap_wait(args.swap_wait)
         .with_app_ready_for_new_type(args.app_ready_for_new_type)
 }
 
@@ -754,6 +770,14 @@ fn parse_lock_timeout(s: &str) -> Result<Duration, String> {
             "{s}: a lock timeout from 1ms to 1h (0 would let PostgreSQL wait for a lock for ever, and a longer wait \
              would hold up every writer queued behind the tool)"
         ));
+    }
+    Ok(d)
+}
+
+fn parse_swap_wait(s: &str) -> Result<Duration, String> {
+    let d = parse_duration(s)?;
+    if d > Duration::from_secs(24 * 3600) {
+        return Err(format!("{s}: a swap wait of at most 24h"));
     }
     Ok(d)
 }

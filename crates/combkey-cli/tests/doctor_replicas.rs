@@ -7,8 +7,9 @@
 //! The scenarios of each primary run one after another in one test: they stop and start the
 //! replicas the others rely on.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
+
+use combkey_testutil::Running;
 use std::time::{Duration, Instant};
 
 use combkey::layouts::RtCombLayout;
@@ -101,78 +102,9 @@ async fn until(what: &str, limit: Duration, mut check: impl AsyncFnMut() -> bool
     }
 }
 
-/// A `combkey doctor` running in the background, its stderr read line by line.
-struct Running {
-    child: Child,
-    lines: std::sync::mpsc::Receiver<String>,
-    seen: Vec<String>,
-}
-
-impl Running {
-    fn start(args: &[&str]) -> Running {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_combkey"))
-            .args(ready(args))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("run combkey");
-        let err = child.stderr.take().expect("stderr");
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(err).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Running { child, lines, seen: Vec::new() }
-    }
-
-    /// Waits (up to `limit`) for a line of stderr that contains every one of `words`.
-    fn wait_for_line(&mut self, words: &[&str], limit: Duration) -> String {
-        let started = Instant::now();
-        loop {
-            if let Some(l) = self.seen.iter().find(|l| words.iter().all(|w| l.contains(w))) {
-                return l.clone();
-            }
-            let left = limit.saturating_sub(started.elapsed());
-            match self.lines.recv_timeout(left.min(Duration::from_millis(500))) {
-                Ok(l) => self.seen.push(l),
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                    assert!(
-                        !left.is_zero(),
-                        "no line with {words:?} within {limit:?}; stderr so far:\n{}",
-                        self.seen.join("\n")
-                    );
-                }
-                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                    panic!("doctor ended without a line with {words:?}; stderr:\n{}", self.seen.join("\n"))
-                }
-            }
-        }
-    }
-
-    /// Waits (up to `limit`) for the run to end: whether it succeeded, and all of stderr.
-    fn finish(mut self, limit: Duration) -> (bool, String) {
-        let started = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                while let Ok(l) = self.lines.recv_timeout(Duration::from_millis(200)) {
-                    self.seen.push(l);
-                }
-                return (status.success(), self.seen.join("\n"));
-            }
-            if started.elapsed() > limit {
-                let _ = self.child.kill();
-                panic!("doctor did not end within {limit:?}; stderr:\n{}", self.seen.join("\n"));
-            }
-            while let Ok(l) = self.lines.try_recv() {
-                self.seen.push(l);
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
+/// `combkey` with `args` (an online type change's flag added) in the background.
+fn start(args: &[&str]) -> Running {
+    Running::start(Command::new(env!("CARGO_BIN_EXE_combkey")).args(ready(args)))
 }
 
 mod postgres {
@@ -270,7 +202,7 @@ mod postgres {
         let url = with_db(&primary, "doctor_standby");
         let back = StandbyBack;
         pgrepl("stop-standby");
-        let mut run = Running::start(&[
+        let mut run = start(&[
             "doctor",
             "--url",
             &url,
@@ -449,7 +381,7 @@ mod postgres {
         })
         .await;
         exec(&mut c, "CREATE TABLE only_here (id int PRIMARY KEY); INSERT INTO only_here VALUES (1)").await;
-        let mut run = Running::start(&[
+        let mut run = start(&[
             "doctor",
             "--url",
             &logical,
@@ -482,7 +414,7 @@ mod postgres {
         .await;
         let mut blocker = PgConnection::connect(&with_db(&subscriber, "doctor_logical")).await.unwrap();
         exec(&mut blocker, "BEGIN; LOCK TABLE stalled IN ACCESS EXCLUSIVE MODE").await;
-        let mut run = Running::start(&[
+        let mut run = start(&[
             "doctor",
             "--url",
             &logical,
@@ -688,7 +620,7 @@ mod mariadb {
         exec(&mut c, &format!("INSERT INTO t VALUES {}", bins.join(","))).await;
         caught_up(&mut p, &mut r).await;
         exec(&mut r, "STOP SLAVE SQL_THREAD").await;
-        let mut run = Running::start(&[
+        let mut run = start(&[
             "doctor",
             "--url",
             &url,

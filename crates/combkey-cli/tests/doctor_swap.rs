@@ -390,6 +390,70 @@ mod postgres {
         exec(&mut c, &format!("DROP TABLE IF EXISTS {t}_items, {t}, combkey_keymap_{t} CASCADE")).await;
     }
 
+    /// A report holds the table in an open transaction while the run reaches its swap (where
+    /// every writer once stalled about 4 s at each of the swap's lock attempts, queued behind
+    /// them): the swap waits without queueing for the lock, naming the report's session, and the
+    /// application's writes go on, none behind a lock request of the run; past --swap-wait the
+    /// run stops with nothing swapped, its copy kept; the same command again goes on from it, and
+    /// once the report ends the swap goes through.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_report_holding_the_table_never_puts_the_writers_behind_the_swap() {
+        let url = combkey_testutil::pg_url();
+        let t = "swap_pg_reader";
+        let mut c = connect().await;
+        seed(&mut c, t, 2000, 40).await;
+        let mut report = connect().await;
+        exec(&mut report, &format!("BEGIN; SELECT count(*) FROM {t}")).await;
+        let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&mut report).await.unwrap();
+        let run = args(&url, t, &["--apply", "--online", "--method", "copy-swap", "--triggers", "fire", "--drop-old"]);
+        let run: Vec<&str> = run.iter().map(String::as_str).collect();
+
+        let mut short = run.clone();
+        short.extend(["--swap-wait", "1s"]);
+        let gave_up = combkey_env(&short, &[]);
+        assert_eq!(gave_up.status.code(), Some(1), "{}", stderr(&gave_up));
+        let said = stderr(&gave_up);
+        assert!(said.contains("--swap-wait") && said.contains(&format!("session {pid} ")), "{said}");
+        // Its copy stays for the same command to go on from (removing it needs the same locks).
+        assert!(said.contains("nothing was swapped") && said.contains("run the same command again"), "{said}");
+        assert!(!leftovers(&mut c, t).await.is_empty(), "the copy is kept");
+        let audit = json(&combkey_env(&["doctor", "--url", &url, "--table", t, "--json"], &[]));
+        assert_eq!(layouts_of(&audit), [("rtcomb-sql".to_string(), 2000)], "the keys as they were: {audit}");
+
+        let mut doctor =
+            combkey_testutil::Running::start(Command::new(env!("CARGO_BIN_EXE_combkey")).args(ready(&run)));
+        doctor.wait_for_line(&["waiting to swap", &format!("session {pid} ")], std::time::Duration::from_secs(300));
+        // While it waits: no lock request queued on the tables, and writes that would give up
+        // at once behind one go through.
+        exec(&mut c, "SET lock_timeout = '50ms'").await;
+        for i in 1..=20 {
+            let queued = format!(
+                "SELECT count(*) FROM pg_locks WHERE NOT granted AND relation IN ('{t}'::regclass, '{t}_items'::regclass)"
+            );
+            assert_eq!(count(&mut c, &queued).await, 0, "a lock request waits on the tables");
+            exec(&mut c, &format!("UPDATE {t} SET note = 'written while the report reads' WHERE seq = {i}")).await;
+            exec(
+                &mut c,
+                &format!("INSERT INTO {t}_items (parent, what) SELECT id, 'written' FROM {t} WHERE seq = {i}"),
+            )
+            .await;
+        }
+        exec(&mut c, "RESET lock_timeout").await;
+        exec(&mut report, "COMMIT").await;
+        let (done, said) = doctor.finish(std::time::Duration::from_secs(300));
+        assert!(done, "{said}");
+        let audit = json(&combkey_env(&["doctor", "--url", &url, "--table", t, "--json"], &[]));
+        assert_eq!(layouts_of(&audit), [("v7".to_string(), 2000)], "every key converted: {audit}");
+        assert_eq!(count(&mut c, &format!("SELECT count(*) FROM {t}_items WHERE what = 'written'")).await, 20);
+        assert_eq!(
+            count(&mut c, &format!("SELECT count(*) FROM {t} WHERE note = 'written while the report reads'")).await,
+            20
+        );
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+        seed(&mut c, t, 1, 40).await;
+        exec(&mut c, &format!("DROP TABLE IF EXISTS {t}_items, {t} CASCADE; DROP ROLE IF EXISTS {t}_reader")).await;
+    }
+
     fn layouts_of(r: &Value) -> Vec<(String, u64)> {
         r["layouts"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.as_u64().unwrap())).collect()
     }
@@ -1442,6 +1506,51 @@ mod mariadb {
             all,
             "the keys as they were"
         );
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+        exec(&mut c, &format!("DROP TABLE IF EXISTS {t}_notes, {t}_items, {t}")).await;
+    }
+
+    /// A report's transaction reads the table just before the swap (where the RENAME once
+    /// waited a second at a time heading the metadata lock queue, every writer behind it): the
+    /// RENAME never queues, the run says it waits, no application statement waits for a
+    /// metadata lock, and the swap goes through once the report ends.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_report_holding_the_table_never_puts_the_writers_behind_the_rename() {
+        let url = combkey_testutil::mysql_url();
+        let t = "swap_my_reader";
+        let mut c = connect().await;
+        seed(&mut c, t, 400).await;
+        let dir = std::env::temp_dir().join(format!("combkey-swap-reader-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let run = args(&url, t, &["--apply", "--online", "--method", "copy-swap", "--drop-old", "--set-default"]);
+        let run: Vec<&str> = run.iter().map(String::as_str).collect();
+        let mut doctor = combkey_testutil::Running::start(
+            Command::new(env!("CARGO_BIN_EXE_combkey"))
+                .args(ready(&run))
+                .env("COMBKEY_DOCTOR_HOLD_BEFORE_SWAP", dir.display().to_string()),
+        );
+        let waited = std::time::Instant::now();
+        while !dir.join("held").exists() {
+            assert!(waited.elapsed().as_secs() < 120, "the run never reached its swap");
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        let mut report = connect().await;
+        exec(&mut report, "START TRANSACTION").await;
+        count(&mut report, &format!("SELECT COUNT(*) FROM {t}")).await;
+        std::fs::write(dir.join("go"), "").unwrap();
+        doctor.wait_for_line(&["waiting to swap", "RENAME TABLE"], std::time::Duration::from_secs(120));
+        for i in 1..=20 {
+            let queued = "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE LIKE 'Waiting for table metadata lock%'";
+            assert_eq!(count(&mut c, queued).await, 0, "a statement waits for a metadata lock");
+            exec(&mut c, &format!("UPDATE {t} SET n = n + 1 WHERE seq = {i}")).await;
+        }
+        exec(&mut report, "COMMIT").await;
+        let (done, said) = doctor.finish(std::time::Duration::from_secs(300));
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(done, "{said}");
+        assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE LENGTH(id) = 16")).await, 400, "swapped");
+        assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE n > 0 AND seq <= 20")).await, 20);
         assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
         exec(&mut c, &format!("DROP TABLE IF EXISTS {t}_notes, {t}_items, {t}")).await;
     }

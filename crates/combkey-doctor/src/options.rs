@@ -412,6 +412,11 @@ pub struct Online {
     pub replica_urls: Vec<String>,
     /// Retries of one batch that lost a lock race before the run gives up.
     pub max_retries: u32,
+    /// How long a copy and swap waits at its swap for other sessions' transactions that hold
+    /// its tables (a report's open transaction): it does not queue for the lock meanwhile (a
+    /// queued request would hold up every write behind it), and says on which sessions it
+    /// waits; past this the run stops, nothing swapped.
+    pub swap_wait: Duration,
     /// A pause after each batch that changed keys, to leave the server room.
     pub sleep: Duration,
     /// The application is ready for the key column's new type (it binds the stored form, such
@@ -512,6 +517,24 @@ impl Online {
         self
     }
 
+    /// How long a copy and swap waits at its swap for the sessions that hold its tables in a
+    /// transaction (default 5 minutes), never queued for their lock meanwhile.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use combkey_doctor::Online;
+    ///
+    /// assert_eq!(Online::default().swap_wait, Duration::from_secs(300));
+    /// let online = Online::default().with_swap_wait(Duration::from_secs(60));
+    /// assert_eq!(online.swap_wait, Duration::from_secs(60));
+    /// ```
+    pub fn with_swap_wait(mut self, wait: Duration) -> Self {
+        self.swap_wait = wait;
+        self
+    }
+
     /// How the keys change (default [`Method::Auto`]: copy and swap where the table allows it).
     ///
     /// # Examples
@@ -588,6 +611,7 @@ impl Default for Online {
             max_lag: None,
             replica_urls: Vec::new(),
             max_retries: 20,
+            swap_wait: Duration::from_secs(300),
             sleep: Duration::ZERO,
             app_ready_for_new_type: false,
             only: None,
@@ -632,6 +656,12 @@ pub trait Progress {
     /// changes, and every 30 s while it lasts); how long it has waited so far.
     fn waiting(&mut self, why: &str, so_far: std::time::Duration) {
         let _ = (why, so_far);
+    }
+    /// A copy and swap waits at its swap for the sessions that hold its tables, and for whom
+    /// (said again when that changes, and every 30 s while it lasts); how long it has waited so
+    /// far. By default said as [`waiting`](Progress::waiting) says.
+    fn swap_waits(&mut self, why: &str, so_far: std::time::Duration) {
+        self.waiting(why, so_far);
     }
 }
 

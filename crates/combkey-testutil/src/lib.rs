@@ -326,3 +326,77 @@ macro_rules! uuid_swap_test {
         }
     };
 }
+
+/// A command (`combkey doctor ...`) running in the background, its standard error read line
+/// by line, so that a test can wait for what it says while it runs.
+pub struct Running {
+    child: std::process::Child,
+    lines: std::sync::mpsc::Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Running {
+    /// Starts `command`, its standard input and output null, its standard error read.
+    pub fn start(command: &mut std::process::Command) -> Running {
+        use std::io::BufRead;
+        use std::process::Stdio;
+        let mut child =
+            command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("run the command");
+        let err = child.stderr.take().expect("stderr");
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Running { child, lines, seen: Vec::new() }
+    }
+
+    /// Waits (up to `limit`) for a line of standard error that contains every one of `words`.
+    pub fn wait_for_line(&mut self, words: &[&str], limit: std::time::Duration) -> String {
+        let started = std::time::Instant::now();
+        loop {
+            if let Some(l) = self.seen.iter().find(|l| words.iter().all(|w| l.contains(w))) {
+                return l.clone();
+            }
+            let left = limit.saturating_sub(started.elapsed());
+            match self.lines.recv_timeout(left.min(std::time::Duration::from_millis(500))) {
+                Ok(l) => self.seen.push(l),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    assert!(
+                        !left.is_zero(),
+                        "no line with {words:?} within {limit:?}; stderr so far:\n{}",
+                        self.seen.join("\n")
+                    );
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    panic!("the command ended without a line with {words:?}; stderr:\n{}", self.seen.join("\n"))
+                }
+            }
+        }
+    }
+
+    /// Waits (up to `limit`) for the command to end: whether it succeeded, and all of its
+    /// standard error.
+    pub fn finish(mut self, limit: std::time::Duration) -> (bool, String) {
+        let started = std::time::Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                while let Ok(l) = self.lines.recv_timeout(std::time::Duration::from_millis(200)) {
+                    self.seen.push(l);
+                }
+                return (status.success(), self.seen.join("\n"));
+            }
+            if started.elapsed() > limit {
+                let _ = self.child.kill();
+                panic!("the command did not end within {limit:?}; stderr:\n{}", self.seen.join("\n"));
+            }
+            while let Ok(l) = self.lines.try_recv() {
+                self.seen.push(l);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+}

@@ -664,6 +664,15 @@ pub(crate) trait Catalog: Sync {
     fn oldest_transactions(&self) -> Option<Query<Option<String>>> {
         None
     }
+    /// The other sessions (and prepared transactions) that hold a lock on any of `tables` in a
+    /// transaction open longer than `older_than_ms`, as a message names them: what a lock
+    /// request of the swap would queue behind, with the application's writes queued behind it
+    /// (`None` where the server does not show who holds a table's locks: MySQL/MariaDB's
+    /// metadata locks are not visible without a plugin).
+    fn lock_holders(&self, tables: &[Name], older_than_ms: u64) -> Option<Query<Option<String>>> {
+        let _ = (tables, older_than_ms);
+        None
+    }
     /// The statement that drops index `name` of `table` without blocking its writers.
     fn drop_own_index(&self, _table: &Name, _name: &str) -> Option<String> {
         None

@@ -530,6 +530,24 @@ impl Catalog for MySql {
         ]
     }
 
+    fn oldest_transactions(&self) -> Option<Query<Option<String>>> {
+        // InnoDB's open transactions (a plain read's among them once it read a row), oldest
+        // first: who may hold a table's metadata lock (which the server shows only with a
+        // plugin). No statement text (it may hold a literal password).
+        Some(Query {
+            sql: "SELECT GROUP_CONCAT(CONCAT('session ', t.trx_mysql_thread_id, ' (user ', COALESCE(p.USER, '?'), \
+                  COALESCE(CONCAT(', from ', SUBSTRING_INDEX(p.HOST, ':', 1)), ''), ', ', COALESCE(p.COMMAND, '?'), \
+                  ', its transaction open for ', TIMESTAMPDIFF(SECOND, t.trx_started, NOW()), ' s)') \
+                  ORDER BY t.trx_started SEPARATOR '; ') \
+                  FROM (SELECT * FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id <> CONNECTION_ID() \
+                  ORDER BY trx_started LIMIT 3) t \
+                  LEFT JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id"
+                .into(),
+            params: Vec::new(),
+            parse: first_text,
+        })
+    }
+
     fn ddl_no_wait(&self) -> Option<String> {
         Some("SET SESSION lock_wait_timeout = 0".into())
     }

@@ -932,6 +932,42 @@ impl Catalog for Postgres {
         })
     }
 
+    fn lock_holders(&self, tables: &[Name], older_than_ms: u64) -> Option<Query<Option<String>>> {
+        if tables.is_empty() {
+            return None;
+        }
+        // Granted locks only (a session that waits holds nothing yet); no query text (it may
+        // hold a literal password), only who, from where and for how long.
+        let oids: Vec<String> =
+            tables.iter().map(|t| format!("{}::regclass", string_literal(&t.quoted(Backend::Postgres)))).collect();
+        Some(Query {
+            sql: format!(
+                "SELECT string_agg(who, '; ' ORDER BY since) FROM (\
+                 SELECT DISTINCT ON (l.virtualtransaction) \
+                 coalesce(a.xact_start, p.prepared) AS since, \
+                 CASE WHEN a.pid IS NULL THEN 'the prepared transaction ' || coalesce(quote_literal(p.gid), '?') \
+                 || ' (COMMIT PREPARED or ROLLBACK PREPARED ends it)' \
+                 ELSE 'session ' || a.pid::text || ' (' || coalesce(nullif(a.application_name, ''), '?') \
+                 || ', user ' || coalesce(a.usename::text, '?') \
+                 || coalesce(', from ' || host(a.client_addr), '') || ', ' || coalesce(a.state, '?') \
+                 || ', its transaction open for ' || round(extract(epoch FROM clock_timestamp() - a.xact_start))::text \
+                 || ' s)' END AS who \
+                 FROM pg_locks l \
+                 LEFT JOIN pg_stat_activity a ON a.pid = l.pid \
+                 LEFT JOIN pg_prepared_xacts p ON l.pid IS NULL AND l.virtualtransaction = '-1/' || p.transaction::text \
+                 WHERE l.locktype = 'relation' AND l.granted \
+                 AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+                 AND l.relation IN ({}) \
+                 AND l.pid IS DISTINCT FROM pg_backend_pid() \
+                 AND coalesce(a.xact_start, p.prepared, '-infinity') < clock_timestamp() - interval '{older_than_ms} milliseconds' \
+                 ORDER BY l.virtualtransaction) h",
+                oids.join(", ")
+            ),
+            params: Vec::new(),
+            parse: first_text,
+        })
+    }
+
     fn drop_own_index(&self, table: &Name, name: &str) -> Option<String> {
         let schema = table.schema.as_deref().map(|s| format!("{}.", Backend::Postgres.quote(s))).unwrap_or_default();
         Some(format!("DROP INDEX CONCURRENTLY IF EXISTS {schema}{}", Backend::Postgres.quote(name)))

@@ -195,7 +195,7 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dy
                             }
                         }
                     }
-                    StepKind::Lock => lock_in_attempts(db, &step.sql, plan.options.lock_timeout_ms).await?,
+                    StepKind::Lock => lock_in_attempts(db, &step.sql, plan.options.lock_timeout_ms, &[]).await?,
                     // After the commit (MySQL/MariaDB's trigger, DDL that commits on its own):
                     // in short tries that never queue the application's writes behind it, and
                     // a failure is never a mere check (inserts without a key need it).

@@ -411,8 +411,16 @@ pub(crate) fn comparable(definition: &str, retyped: &[String], backend: combkey:
 /// for each other, the run's attempt gives up first and the application's goes on), and is
 /// rolled back to a savepoint when it times out; the attempts go on until `total_ms` (the lock
 /// timeout) has passed. The application's statements queue behind an attempt for at most its
-/// wait. Where the database takes no lock in attempts, the statements run as they are.
-pub(crate) async fn lock_in_attempts(db: &mut Db, sql: &[String], total_ms: u64) -> Result<(), Error> {
+/// wait. Where `holders_of` names tables, an attempt that timed out while a long transaction
+/// ([`LONG_HOLD_MS`]) holds one of them ends the attempts (a lock timeout naming it), so that the
+/// caller waits for it without heading the lock queue. Where the database takes no lock in
+/// attempts, the statements run as they are.
+pub(crate) async fn lock_in_attempts(
+    db: &mut Db,
+    sql: &[String],
+    total_ms: u64,
+    holders_of: &[Name],
+) -> Result<(), Error> {
     let cat = db.catalog()?;
     if cat.lock_attempt(1).is_none() {
         return db.exec_all(sql).await;
@@ -436,6 +444,14 @@ pub(crate) async fn lock_in_attempts(db: &mut Db, sql: &[String], total_ms: u64)
             Ok(()) => break,
             Err(e) if e.kind() == ErrorKind::LockTimeout && started.elapsed().as_millis() < u128::from(total_ms) => {
                 db.exec("ROLLBACK TO SAVEPOINT combkey_doctor_lock").await?;
+                // A long transaction holds one of the tables (not the application's short
+                // writes): another try would head the queue behind it again, with every write
+                // waiting behind the try. The caller waits for it without queueing.
+                if let Some(q) = cat.lock_holders(holders_of, LONG_HOLD_MS)
+                    && let Some(h) = db.query(q).await?
+                {
+                    return Err(Error::new(ErrorKind::LockTimeout, format!("the tables are held by {h}")));
+                }
             }
             Err(e) => {
                 let holders = match cat.oldest_transactions() {
@@ -462,6 +478,11 @@ pub(crate) async fn lock_in_attempts(db: &mut Db, sql: &[String], total_ms: u64)
     }
     Ok(())
 }
+
+/// A transaction open longer than this that holds a table is a long holder (a report, a
+/// session left idle in its transaction), not one of the application's short writes: a lock
+/// request for the swap is not made while one holds the tables.
+pub(crate) const LONG_HOLD_MS: u64 = 1000;
 
 /// Runs DDL outside a transaction that needs the table's metadata lock (MySQL/MariaDB's
 /// `CREATE TRIGGER` of `--set-default`) in short tries, so that it never heads the table's lock

@@ -1115,7 +1115,13 @@ pub(super) async fn swapped(db: &mut Db, swap: &Swap) -> Result<bool, Error> {
 /// The swap: the tables' definitions as the plan found them (a change since stops it), then one
 /// `RENAME TABLE` of every table and copy, its metadata lock waited for at most the lock
 /// timeout, and tried again.
-async fn swap_tables(db: &mut Db, swap: &Swap, plan: &Plan, online: &Online) -> Result<(), Error> {
+async fn swap_tables(
+    db: &mut Db,
+    swap: &Swap,
+    plan: &Plan,
+    online: &Online,
+    progress: &mut dyn Progress,
+) -> Result<(), Error> {
     let cat = db.catalog()?;
     for t in &swap.tables {
         let Some((_, before)) = plan.definitions.iter().find(|(n, _)| Name::from(n) == t.name) else { continue };
@@ -1155,31 +1161,59 @@ async fn swap_tables(db: &mut Db, swap: &Swap, plan: &Plan, online: &Online) -> 
         }
         format!("RENAME TABLE {}", out.join(", "))
     };
-    // First without waiting at all (a metadata lock that would wait makes every statement that
-    // comes after it wait too), a few dozen times a few milliseconds apart; then waiting a
-    // second at a time. MySQL has no NOWAIT there: its session's lock_wait_timeout bounds it.
-    let (mut tries, mut nowait, mut wait_clause) = (0u32, true, true);
+    // Never waiting for the metadata lock where the server can say so (MariaDB's NOWAIT): a
+    // RENAME that waits heads the tables' lock queue, and every statement of the application
+    // on them waits behind it for as long (a report's open transaction would stall every
+    // writer). Tried again at growing pauses (5 ms up to 200 ms) while another session's
+    // transaction holds a table, for at most --swap-wait, naming the oldest transactions
+    // while it waits. MySQL has no NOWAIT there: its session's lock_wait_timeout bounds each
+    // try.
+    let started = Instant::now();
+    let mut said: Option<Instant> = None;
+    let (mut tries, mut nowait) = (0u32, true);
     loop {
-        let sql = match (wait_clause, nowait) {
-            (true, true) => pairs(" NOWAIT"),
-            (true, false) => pairs(" WAIT 1"),
-            (false, _) => pairs(""),
-        };
+        let sql = if nowait { pairs(" NOWAIT") } else { pairs("") };
         match db.exec(&sql).await {
             Ok(_) => return Ok(()),
-            // No NOWAIT/WAIT on this server (MySQL): its session's lock_wait_timeout bounds it.
-            Err(e) if e.code() == Some("42000") && wait_clause => {
-                wait_clause = false;
-                nowait = false;
-            }
-            Err(e) if e.kind() == ErrorKind::LockTimeout && (nowait || tries < online.max_retries) => {
+            // No NOWAIT on this server (MySQL): its session's lock_wait_timeout bounds it.
+            Err(e) if e.code() == Some("42000") && nowait => nowait = false,
+            Err(e) if e.kind() == ErrorKind::LockTimeout && nowait => {
                 tries += 1;
-                if nowait && tries >= 50 {
-                    nowait = false;
-                    tries = 0;
+                let holders = match cat.oldest_transactions() {
+                    Some(q) if started.elapsed() >= std::time::Duration::from_secs(1) => db.query(q).await?,
+                    _ => None,
+                };
+                let holders = holders.unwrap_or_else(|| "another session".to_string());
+                if started.elapsed() >= online.swap_wait {
+                    return Err(e
+                        .context(format!(
+                            "the swap's RENAME TABLE did not get its metadata locks in {tries} tries over {:.0} s \
+                             (--swap-wait; it never queued for them, so the application's writes went on); the \
+                             oldest open transactions: {holders}",
+                            started.elapsed().as_secs_f64()
+                        ))
+                        .with_hint("; end the transaction that holds the tables (or give --swap-wait more time) and run the command again"));
                 }
-                let pause = if nowait { 10 } else { 100 << tries.min(4) };
-                tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
+                if started.elapsed() >= std::time::Duration::from_secs(1)
+                    && said.is_none_or(|t| t.elapsed() >= std::time::Duration::from_secs(30))
+                {
+                    progress.swap_waits(
+                        &format!(
+                            "the swap's RENAME TABLE waits for the sessions that hold {} (the oldest open \
+                             transactions: {holders}); it does not queue for the lock meanwhile, so the application's \
+                             writes go on (at most --swap-wait {} s)",
+                            swap.tables.iter().map(|t| t.name.to_string()).collect::<Vec<_>>().join(", "),
+                            online.swap_wait.as_secs()
+                        ),
+                        started.elapsed(),
+                    );
+                    said = Some(Instant::now());
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(u64::from(tries.min(40)) * 5)).await;
+            }
+            Err(e) if e.kind() == ErrorKind::LockTimeout && tries < online.max_retries => {
+                tries += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(100 << tries.min(4))).await;
             }
             Err(e) => return Err(e),
         }
@@ -1489,7 +1523,7 @@ pub(super) async fn run(
             copies_keys(db, &swap, plan).await?;
             drain(db, &swap, plan).await?;
             hold("BEFORE_SWAP").await;
-            swap_tables(db, &swap, plan, online).await?;
+            swap_tables(db, &swap, plan, online, &mut *progress).await?;
             stop_after("RENAME", 1);
             journal.set_cursor(db, None, usize::try_from(phase::SWAPPED).unwrap_or(0)).await?;
             stop_after("PHASE", phase::SWAPPED);

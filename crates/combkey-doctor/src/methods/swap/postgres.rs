@@ -17,7 +17,7 @@ use crate::catalog::{Name, Stored, string_literal};
 use crate::db::Db;
 use crate::error::{Error, ErrorKind};
 use crate::keys::Source;
-use crate::methods::shared::{Journal, OnlineOutcome, comparable, lock_in_attempts};
+use crate::methods::shared::{Journal, LONG_HOLD_MS, OnlineOutcome, comparable, lock_in_attempts};
 use crate::options::{Online, Progress};
 use crate::plan::Plan;
 
@@ -692,7 +692,8 @@ async fn swap_once(db: &mut Db, swap: &Swap, plan: &Plan, journal: &Journal) -> 
     db.exec("BEGIN").await?;
     let names: Vec<String> = swap.tables.iter().map(|t| t.name.quoted(B)).collect();
     let lock = format!("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE", names.join(", "));
-    match lock_in_attempts(db, &[lock], plan.options.lock_timeout_ms).await {
+    let held: Vec<Name> = swap.tables.iter().map(|t| t.name.clone()).collect();
+    match lock_in_attempts(db, &[lock], plan.options.lock_timeout_ms, &held).await {
         Ok(()) => {}
         Err(e) if e.kind() == ErrorKind::LockTimeout => {
             let _ = db.exec("ROLLBACK").await;
@@ -1045,7 +1046,7 @@ pub(super) async fn clean(db: &mut Db, swap: &Swap, lock_timeout_ms: u64) -> Res
         }
         if !present.is_empty() {
             let names: Vec<String> = present.iter().map(|t| t.name.quoted(B)).collect();
-            lock_in_attempts(db, &[format!("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE", names.join(", "))], lock_timeout_ms).await?;
+            lock_in_attempts(db, &[format!("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE", names.join(", "))], lock_timeout_ms, &[]).await?;
         }
         for t in &swap.tables {
             let (trigger, function) = trigger_name(t);
@@ -1113,12 +1114,16 @@ pub(super) async fn run(
     }
     let mut tally = Tally::new(state.is_some());
     let total = swap.tables.len();
+    // The swap waited --swap-wait for a long transaction that holds the tables: removing what
+    // the run made needs the same locks, so it stays, journaled, for the same command to go on
+    // from once that transaction ends (or --abandon).
+    let mut held_out = false;
     let result: Result<Vec<String>, Error> = async {
         if at < phase::MADE {
             progress.step(1, 5, "make the copies, the mapping table and the triggers that log changes");
             db.exec("BEGIN").await?;
             let names: Vec<String> = swap.tables.iter().map(|t| t.name.quoted(B)).collect();
-            lock_in_attempts(db, &[format!("LOCK TABLE {} IN SHARE ROW EXCLUSIVE MODE", names.join(", "))], plan.options.lock_timeout_ms)
+            lock_in_attempts(db, &[format!("LOCK TABLE {} IN SHARE ROW EXCLUSIVE MODE", names.join(", "))], plan.options.lock_timeout_ms, &[])
                 .await?;
             for s in make(db, &swap, plan).await? {
                 db.exec(&s).await?;
@@ -1141,6 +1146,11 @@ pub(super) async fn run(
         if at < phase::SWAPPED {
             progress.step(4, 5, "apply the changes made meanwhile, then swap the tables");
             let mut tries = 0u32;
+            let held: Vec<Name> = swap.tables.iter().map(|t| t.name.clone()).collect();
+            let tables = held.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
+            // Since when the swap waits for long transactions that hold its tables, what it said
+            // of them last, and when.
+            let mut waiting: Option<(Instant, String, Instant)> = None;
             loop {
                 // Rounds until what is left can be applied under the swap's lock.
                 loop {
@@ -1159,6 +1169,48 @@ pub(super) async fn run(
                     };
                     db.exec("COMMIT").await?;
                     tally.out.passes += 1;
+                }
+                // A report's open transaction (or any long one) that holds a table: a lock request
+                // now would wait behind it, and every write of the application behind the
+                // request. The swap waits without one, and says for whom.
+                let holders = match db.catalog()?.lock_holders(&held, LONG_HOLD_MS) {
+                    Some(q) => db.query(q).await?,
+                    None => None,
+                };
+                if let Some(h) = holders {
+                    let now = Instant::now();
+                    let (since, said, at) = waiting.get_or_insert_with(|| (now, String::new(), now));
+                    if since.elapsed() >= online.swap_wait {
+                        held_out = true;
+                        break Err(Error::new(
+                            ErrorKind::LockTimeout,
+                            format!(
+                                "the swap waited {:.0} s (--swap-wait) for {h}, which holds {tables} in an open \
+                                 transaction; it never queued for the lock, so the application's writes went on",
+                                since.elapsed().as_secs_f64()
+                            ),
+                        )
+                        .with_hint(
+                            "; nothing was swapped and the application's tables are as they were; the copy is kept, \
+                             its triggers still log the application's changes: run the same command again once that \
+                             transaction ends (or with a longer --swap-wait) and it goes on from the copy, or \
+                             --abandon to remove what the run made",
+                        ));
+                    }
+                    if *said != h || at.elapsed() >= Duration::from_secs(30) {
+                        progress.swap_waits(
+                            &format!(
+                                "the swap waits for {h}, which holds {tables}; it does not queue for the lock \
+                                 meanwhile, so the application's writes go on (at most --swap-wait {} s)",
+                                online.swap_wait.as_secs()
+                            ),
+                            since.elapsed(),
+                        );
+                        *said = h;
+                        *at = now;
+                    }
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    continue;
                 }
                 match swap_once(db, &swap, plan, &journal).await? {
                     Some(validate) => {
@@ -1189,6 +1241,7 @@ pub(super) async fn run(
     .await;
     let validate = match result {
         Ok(v) => v,
+        Err(e) if held_out => return Err(e.context("combkey doctor --online (copy and swap)")),
         Err(e) => {
             // Not swapped: the application never saw the copies. They go, with the triggers.
             let cleaned = clean(db, &swap, plan.options.lock_timeout_ms).await;
