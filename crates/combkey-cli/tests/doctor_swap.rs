@@ -351,6 +351,24 @@ mod postgres {
         .await
         .unwrap();
         assert!(Comb::new().to_string() > last, "{last}");
+        // The same command after the finished run (its old tables kept): nothing to do, exit 0.
+        let again = combkey_env(
+            &[
+                "doctor",
+                "--url",
+                &url,
+                "--table",
+                t,
+                "--apply",
+                "--online",
+                "--triggers",
+                "fire",
+                "--method",
+                "copy-swap",
+            ],
+            &[],
+        );
+        assert!(ok(&again).contains("nothing to do"), "{}", String::from_utf8_lossy(&again.stdout));
     }
 
     /// PostgreSQL's journal is UNLOGGED, so a server crash empties it. A copy and swap stopped
@@ -388,6 +406,138 @@ mod postgres {
         assert!(count(&mut c, &format!("SELECT count(*) FROM _{t}_map")).await >= 200, "the pairs are still there");
         seed(&mut c, t, 1, 31).await;
         exec(&mut c, &format!("DROP TABLE IF EXISTS {t}_items, {t}, combkey_keymap_{t} CASCADE")).await;
+    }
+
+    /// `pg_dump --schema-only` of the tables, as a DBA compares them.
+    fn schema_dump(url: &str, tables: &[&str]) -> String {
+        let mut cmd = Command::new("pg_dump");
+        cmd.arg("--schema-only");
+        for t in tables {
+            cmd.args(["--table", t]);
+        }
+        let out = cmd.arg(url).output().expect("pg_dump (PostgreSQL's client)");
+        assert!(out.status.success(), "pg_dump: {}", String::from_utf8_lossy(&out.stderr));
+        // Its header names the server's and pg_dump's versions, and PostgreSQL 17 prints a
+        // \restrict line with a random key: neither is the tables'.
+        // A held run's capture triggers are its own, not the tables'.
+        let text: String = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| !l.starts_with("-- Dumped") && !l.starts_with("\\restrict") && !l.starts_with("\\unrestrict"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        text.split("\n--\n-- Name: ")
+            .filter(|part| !part.contains("combkey_doctor_capture"))
+            .collect::<Vec<_>>()
+            .join("\n-- Name: ")
+    }
+
+    /// The tables' extended statistics (which `pg_dump --table` leaves out): names, schemas,
+    /// targets, columns, kinds.
+    async fn statistics(c: &mut PgConnection, tables: &[&str]) -> String {
+        let list = tables.iter().map(|t| format!("'{t}'::regclass")).collect::<Vec<_>>().join(", ");
+        sqlx::query_scalar::<_, Option<String>>(AssertSqlSafe(format!(
+            "SELECT string_agg(stxnamespace::regnamespace::text || '.' || stxname || ' ON ' || stxrelid::regclass::text ||              ' target ' || coalesce(stxstattarget, -1)::text || ' ' || pg_get_statisticsobjdef_columns(oid) || ' ' ||              stxkind::text, E'\\n' ORDER BY stxname) FROM pg_statistic_ext WHERE stxrelid IN ({list})"
+        )))
+        .fetch_one(c)
+        .await
+        .unwrap()
+        .unwrap_or_default()
+    }
+
+    /// Everything `pg_dump --schema-only` shows of the tables is the same after the swap
+    /// (statistics targets, `n_distinct`, `CLUSTER ON`, extended statistics with their names
+    /// and targets, storage parameters with the TOAST table's, column comments, grants), where
+    /// they were once lost or renamed; and what another session changed of that during the copy
+    /// (a grant, a column's comment, a statistics target, a storage parameter, `CLUSTER ON`) is
+    /// carried to the swapped-in table. Extended statistics made during the copy stop the swap
+    /// with nothing changed.
+    #[tokio::test]
+    async fn the_table_after_the_swap_is_the_table_pg_dump_showed() {
+        let url = combkey_testutil::pg_url();
+        let t = "swap_pg_dump";
+        let mut c = connect().await;
+        seed(&mut c, t, 500, 41).await;
+        exec(
+            &mut c,
+            &format!(
+                "ALTER TABLE {t} ALTER COLUMN n SET STATISTICS 500;
+                 ALTER TABLE {t} ALTER COLUMN note SET (n_distinct = -0.5);
+                 CREATE STATISTICS {t}_n_note (ndistinct, dependencies) ON n, note FROM {t};
+                 ALTER STATISTICS {t}_n_note SET STATISTICS 300;
+                 ALTER TABLE {t} CLUSTER ON {t}_seq_key;
+                 ALTER TABLE {t} SET (fillfactor = 90, autovacuum_vacuum_scale_factor = 0.05, toast.autovacuum_enabled = false);
+                 COMMENT ON COLUMN {t}.note IS 'a note';
+                 ALTER TABLE {t}_items ALTER COLUMN what SET STATISTICS 42;"
+            ),
+        )
+        .await;
+        let tables = [t, &format!("{t}_items")];
+        let dir = std::env::temp_dir().join(format!("combkey-swap-dump-{}", std::process::id()));
+        let hold = |dir: &std::path::Path| {
+            let _ = std::fs::remove_dir_all(dir);
+            std::fs::create_dir_all(dir).unwrap();
+            vec![("COMBKEY_DOCTOR_HOLD_BEFORE_SWAP".to_string(), dir.display().to_string())]
+        };
+        let run = args(&url, t, &["--apply", "--online", "--method", "copy-swap", "--triggers", "fire", "--drop-old"]);
+        let held = async |dir: &std::path::Path, doctor: &tokio::task::JoinHandle<Output>| {
+            let waited = std::time::Instant::now();
+            while !dir.join("held").exists() {
+                assert!(waited.elapsed().as_secs() < 120 && !doctor.is_finished(), "the run never reached its swap");
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+        };
+
+        // Extended statistics made during the copy: the swap stops, nothing changed.
+        let doctor = tokio::spawn(run_doctor(run.clone(), hold(&dir)));
+        held(&dir, &doctor).await;
+        exec(&mut c, &format!("CREATE STATISTICS {t}_late ON n, seq FROM {t}")).await;
+        let before = (schema_dump(&url, &tables), statistics(&mut c, &tables).await);
+        std::fs::write(dir.join("go"), "").unwrap();
+        let out = doctor.await.unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(stderr(&out).contains(&format!("{t}_late")), "{}", stderr(&out));
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+        assert_eq!((schema_dump(&url, &tables), statistics(&mut c, &tables).await), before, "nothing changed");
+        exec(&mut c, &format!("DROP STATISTICS {t}_late")).await;
+
+        // Changes during the copy are carried over.
+        let doctor = tokio::spawn(run_doctor(run.clone(), hold(&dir)));
+        held(&dir, &doctor).await;
+        exec(
+            &mut c,
+            &format!(
+                "GRANT INSERT, UPDATE ON {t} TO {t}_reader;
+                 COMMENT ON COLUMN {t}.n IS 'how many';
+                 ALTER TABLE {t} ALTER COLUMN seq SET STATISTICS 50;
+                 ALTER TABLE {t} ALTER COLUMN note RESET (n_distinct);
+                 ALTER TABLE {t} ALTER COLUMN n SET (n_distinct = 100);
+                 ALTER TABLE {t}_items SET (fillfactor = 80);
+                 ALTER TABLE {t} CLUSTER ON {t}_pkey;"
+            ),
+        )
+        .await;
+        let before = schema_dump(&url, &tables);
+        let stats_before = statistics(&mut c, &tables).await;
+        assert!(stats_before.contains(&format!("public.{t}_n_note ON {t} target 300")), "{stats_before}");
+        std::fs::write(dir.join("go"), "").unwrap();
+        let out = doctor.await.unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        ok(&out);
+        let audit = json(&combkey_env(&["doctor", "--url", &url, "--table", t, "--json"], &[]));
+        assert_eq!(layouts_of(&audit), [("v7".to_string(), 500)], "every key converted: {audit}");
+        let after = schema_dump(&url, &tables);
+        if after != before {
+            let diff: Vec<String> = before
+                .lines()
+                .filter(|l| !after.lines().any(|a| a == *l))
+                .map(|l| format!("- {l}"))
+                .chain(after.lines().filter(|l| !before.lines().any(|b| b == *l)).map(|l| format!("+ {l}")))
+                .collect();
+            panic!("pg_dump differs after the swap:\n{}", diff.join("\n"));
+        }
+        assert_eq!(statistics(&mut c, &tables).await, stats_before, "the extended statistics as they were");
+        seed(&mut c, t, 1, 41).await;
+        exec(&mut c, &format!("DROP TABLE IF EXISTS {t}_items, {t} CASCADE; DROP ROLE IF EXISTS {t}_reader")).await;
     }
 
     /// A report holds the table in an open transaction while the run reaches its swap (where
@@ -1552,6 +1702,10 @@ mod mariadb {
         assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE LENGTH(id) = 16")).await, 400, "swapped");
         assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE n > 0 AND seq <= 20")).await, 20);
         assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+        // The same command after the finished run (its own --set-default trigger in place):
+        // nothing to do, exit 0.
+        let again = combkey_env(&run, &[]);
+        assert!(ok(&again).contains("nothing to do"), "{}", String::from_utf8_lossy(&again.stdout));
         exec(&mut c, &format!("DROP TABLE IF EXISTS {t}_notes, {t}_items, {t}")).await;
     }
 

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use combkey::Backend;
 
-use super::shared::{Pace, Pacing, Swap, SwapTable, Tally, phase, stop_after, unchanged};
+use super::shared::{Pace, Pacing, Swap, SwapTable, Tally, hold, phase, stop_after, unchanged};
 use crate::catalog::{Name, Stored, string_literal};
 use crate::db::Db;
 use crate::error::{Error, ErrorKind};
@@ -685,6 +685,152 @@ async fn foreign_keys(db: &mut Db, of: &Name) -> Result<Vec<ForeignKey>, Error> 
         .collect())
 }
 
+/// What the table's definition holds beyond what the copy was made with, read from the table
+/// under the swap's lock (so a change another session made to it during the copy is carried
+/// too): statements for before the renames (`.0`: the kept table's extended statistics take
+/// names of their own) and after them (`.1`, on the table's name, now the copy's): the
+/// owner, grants, storage parameters (the TOAST table's too), each column's statistics target,
+/// options (`n_distinct`) and comment, `CLUSTER ON`, and the extended statistics' names and
+/// targets. An extended statistics object the copy lacks (made on the table since the run
+/// began) stops the swap.
+async fn carried(db: &mut Db, t: &SwapTable) -> Result<(Vec<String>, Vec<String>), Error> {
+    let (old, new) = (format!("{}::regclass", regclass(&t.name)), format!("{}::regclass", regclass(&t.new)));
+    let table = t.name.quoted(B);
+    let (mut before, mut after) = (Vec::new(), Vec::new());
+    let facts = db
+        .rows(
+            &format!(
+                "SELECT pg_get_userbyid(o.relowner)::text, \
+                 (SELECT string_agg(format('%s=%s', option_name, option_value), ', ') FROM pg_options_to_table(o.reloptions)), \
+                 (SELECT string_agg(format('toast.%s=%s', option_name, option_value), ', ') FROM \
+                   pg_options_to_table((SELECT reloptions FROM pg_class WHERE oid = o.reltoastrelid))), \
+                 concat_ws(', ', (SELECT string_agg(option_name, ', ') FROM pg_options_to_table(n.reloptions)), \
+                   (SELECT string_agg('toast.' || option_name, ', ') FROM \
+                   pg_options_to_table((SELECT reloptions FROM pg_class WHERE oid = n.reltoastrelid)))), \
+                 (SELECT string_agg(DISTINCT CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) END, \
+                   ', ') FROM aclexplode(n.relacl) a WHERE a.grantee <> n.relowner), \
+                 (SELECT string_agg(format('GRANT %s ON %s TO %s%s', a.privilege_type, {lit}, CASE WHEN a.grantee = 0 THEN \
+                   'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) END, CASE WHEN a.is_grantable THEN \
+                   ' WITH GRANT OPTION' ELSE '' END), ';' ORDER BY a.grantee, a.privilege_type) \
+                   FROM aclexplode(o.relacl) a WHERE a.grantee <> o.relowner), \
+                 (SELECT quote_ident(ic.relname) FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid \
+                   WHERE i.indrelid = o.oid AND i.indisclustered) \
+                 FROM pg_class o, pg_class n WHERE o.oid = {old} AND n.oid = {new}",
+                lit = string_literal(&table)
+            ),
+            &[],
+        )
+        .await?;
+    let f = rows_first(&facts, 7);
+    // Grants first taken off the copy (so that an owner changed since keeps what owners have).
+    if let Some(grantees) = f[4].as_deref().filter(|g| !g.is_empty()) {
+        after.push(format!("REVOKE ALL ON {table} FROM {grantees} CASCADE"));
+    }
+    if let Some(owner) = &f[0] {
+        after.push(format!("ALTER TABLE {table} OWNER TO {}", q(owner)));
+    }
+    if let Some(grants) = f[5].as_deref().filter(|g| !g.is_empty()) {
+        after.extend(grants.split(';').map(str::to_string));
+    }
+    if let Some(names) = f[3].as_deref().filter(|n| !n.is_empty()) {
+        after.push(format!("ALTER TABLE {table} RESET ({names})"));
+    }
+    let options: Vec<&str> =
+        [f[1].as_deref(), f[2].as_deref()].into_iter().flatten().filter(|o| !o.is_empty()).collect();
+    if !options.is_empty() {
+        after.push(format!("ALTER TABLE {table} SET ({})", options.join(", ")));
+    }
+    // Columns: statistics targets (-1, or NULL from PostgreSQL 17 on: the default), options,
+    // comments, where the copy's differ.
+    let columns = db
+        .rows(
+            &format!(
+                "SELECT quote_ident(a.attname), coalesce(a.attstattarget, -1)::text, coalesce(n.attstattarget, -1)::text, \
+                 (SELECT string_agg(format('%s=%s', option_name, option_value), ', ') FROM pg_options_to_table(a.attoptions)), \
+                 (SELECT string_agg(option_name, ', ') FROM pg_options_to_table(n.attoptions)), \
+                 array_to_string(a.attoptions, ',') IS DISTINCT FROM array_to_string(n.attoptions, ',') AS options_differ, \
+                 col_description(a.attrelid, a.attnum), \
+                 col_description(a.attrelid, a.attnum) IS DISTINCT FROM col_description(n.attrelid, n.attnum) \
+                 FROM pg_attribute a JOIN pg_attribute n ON n.attrelid = {new} AND n.attname = a.attname AND NOT n.attisdropped \
+                 WHERE a.attrelid = {old} AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum"
+            ),
+            &[],
+        )
+        .await?;
+    for r in columns {
+        let v = |i: usize| r.get(i).cloned().flatten();
+        let Some(column) = v(0) else { continue };
+        if v(1) != v(2) {
+            after.push(format!(
+                "ALTER TABLE {table} ALTER COLUMN {column} SET STATISTICS {}",
+                v(1).unwrap_or("-1".into())
+            ));
+        }
+        if v(5).as_deref() == Some("true") {
+            if let Some(names) = v(4) {
+                after.push(format!("ALTER TABLE {table} ALTER COLUMN {column} RESET ({names})"));
+            }
+            if let Some(options) = v(3) {
+                after.push(format!("ALTER TABLE {table} ALTER COLUMN {column} SET ({options})"));
+            }
+        }
+        if v(7).as_deref() == Some("true") {
+            let comment = v(6).map_or("NULL".to_string(), |c| string_literal(&c));
+            after.push(format!("COMMENT ON COLUMN {table}.{column} IS {comment}"));
+        }
+    }
+    if let Some(index) = &f[6] {
+        after.push(format!("ALTER TABLE {table} CLUSTER ON {index}"));
+    }
+    // Extended statistics: the copy's (LIKE ... INCLUDING STATISTICS made them, under names
+    // of their own) take the table's names, schemas and targets; the kept table's get names
+    // of their own. Paired by columns and kinds.
+    let stats = db
+        .rows(
+            &format!(
+                "WITH o AS (SELECT s.oid, s.stxname::text AS name, ns.nspname::text AS schema, \
+                   coalesce(s.stxstattarget, -1)::text AS target, pg_get_statisticsobjdef_columns(s.oid) AS cols, \
+                   s.stxkind::text AS kinds, row_number() OVER (PARTITION BY pg_get_statisticsobjdef_columns(s.oid), \
+                   s.stxkind::text ORDER BY s.oid) AS k FROM pg_statistic_ext s JOIN pg_namespace ns ON ns.oid = \
+                   s.stxnamespace WHERE s.stxrelid = {old}), \
+                 n AS (SELECT s.stxname::text AS name, ns.nspname::text AS schema, pg_get_statisticsobjdef_columns(s.oid) AS \
+                   cols, s.stxkind::text AS kinds, row_number() OVER (PARTITION BY pg_get_statisticsobjdef_columns(s.oid), \
+                   s.stxkind::text ORDER BY s.oid) AS k FROM pg_statistic_ext s JOIN pg_namespace ns ON ns.oid = \
+                   s.stxnamespace WHERE s.stxrelid = {new}) \
+                 SELECT o.name, o.schema, o.target, n.name, n.schema FROM o LEFT JOIN n ON n.cols = o.cols \
+                   AND n.kinds = o.kinds AND n.k = o.k ORDER BY o.oid"
+            ),
+            &[],
+        )
+        .await?;
+    for r in stats {
+        let v = |i: usize| r.get(i).cloned().flatten().unwrap_or_default();
+        let (name, schema, target, copy, copy_schema) = (v(0), v(1), v(2), v(3), v(4));
+        let at = |schema: &str, name: &str| format!("{}.{}", q(schema), q(name));
+        if copy.is_empty() {
+            return Err(Error::new(
+                ErrorKind::Verification,
+                format!(
+                    "{} was changed by another session since the run began (its extended statistics {} are not on the \
+                     copy), so the copy is not the table any more (run again to copy it as it is now)",
+                    t.name,
+                    at(&schema, &name)
+                ),
+            ));
+        }
+        let kept = super::shared::derived(B, &Name { schema: Some(schema.clone()), name: name.clone() }, "_", "_old");
+        before.push(format!("ALTER STATISTICS {} RENAME TO {}", at(&schema, &name), q(&kept.name)));
+        after.push(format!("ALTER STATISTICS {} RENAME TO {}", at(&copy_schema, &copy), q(&name)));
+        if copy_schema != schema {
+            after.push(format!("ALTER STATISTICS {} SET SCHEMA {}", at(&copy_schema, &name), q(&schema)));
+        }
+        if target != "-1" {
+            after.push(format!("ALTER STATISTICS {} SET STATISTICS {target}", at(&schema, &name)));
+        }
+    }
+    Ok((before, after))
+}
+
 /// One attempt at the swap, in one transaction: `Ok(Some(keys to validate))` when it
 /// committed, `Ok(None)` when the locks were not had in time (rolled back; nothing changed).
 async fn swap_once(db: &mut Db, swap: &Swap, plan: &Plan, journal: &Journal) -> Result<Option<Vec<String>>, Error> {
@@ -727,6 +873,7 @@ async fn swap_once(db: &mut Db, swap: &Swap, plan: &Plan, journal: &Journal) -> 
     let mut validate: Vec<String> = Vec::new();
     let mut renames: Vec<String> = Vec::new();
     let mut after: Vec<String> = Vec::new();
+    let mut carry: Vec<String> = Vec::new();
     for t in &swap.tables {
         let (trigger, function) = trigger_name(t);
         statements.push(format!("DROP TRIGGER {} ON {}", q(&trigger), t.name.quoted(B)));
@@ -880,11 +1027,23 @@ async fn swap_once(db: &mut Db, swap: &Swap, plan: &Plan, journal: &Journal) -> 
             }
             _ => {}
         }
+        match carried(db, t).await {
+            Ok((kept, copy)) => {
+                renames.extend(kept);
+                carry.extend(copy);
+            }
+            Err(e) => {
+                let _ = db.exec("ROLLBACK").await;
+                return Err(e);
+            }
+        }
         renames.push(format!("ALTER TABLE {} RENAME TO {}", t.name.quoted(B), q(&t.old.name)));
     }
     for t in &swap.tables {
         renames.push(format!("ALTER TABLE {} RENAME TO {}", t.new.quoted(B), q(&t.name.name)));
     }
+    // After the indexes have their names (CLUSTER ON names one).
+    after.extend(carry);
     statements.extend(renames);
     statements.extend(after);
     let result: Result<(), Error> = async {
@@ -1145,6 +1304,7 @@ pub(super) async fn run(
         }
         if at < phase::SWAPPED {
             progress.step(4, 5, "apply the changes made meanwhile, then swap the tables");
+            hold("BEFORE_SWAP").await;
             let mut tries = 0u32;
             let held: Vec<Name> = swap.tables.iter().map(|t| t.name.clone()).collect();
             let tables = held.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
