@@ -66,6 +66,17 @@ struct Writes {
     children_out: AtomicI64,
     updates: AtomicI64,
     failures: AtomicI64,
+    /// Attempts that failed and were retried (MariaDB: deadlocks, 1213), with the last one's
+    /// error.
+    retried: AtomicI64,
+    last_retried: std::sync::Mutex<String>,
+}
+
+impl Writes {
+    fn retried(&self, e: impl std::fmt::Display) {
+        self.retried.fetch_add(1, Ordering::Relaxed);
+        *self.last_retried.lock().unwrap() = e.to_string();
+    }
 }
 
 mod postgres {
@@ -835,9 +846,12 @@ mod mariadb {
                 )))
                 .execute(&mut c)
                 .await;
-                if r.is_ok() {
-                    done = true;
-                    break;
+                match r {
+                    Ok(_) => {
+                        done = true;
+                        break;
+                    }
+                    Err(e) => w.retried(e),
                 }
                 let _ = sqlx::raw_sql("ROLLBACK").execute(&mut c).await;
             }
@@ -848,14 +862,41 @@ mod mariadb {
             } else {
                 w.failures.fetch_add(1, Ordering::Relaxed);
             }
+            // A child of a parent found by its key (most of them old keys the run is moving),
+            // the key read and written in one statement, as an application copies it.
+            if i.is_multiple_of(2) {
+                let near = combkey_testutil::hex(Comb::from_bytes(rand::random()));
+                let sql = format!(
+                    "INSERT INTO {t}_items (parent) SELECT id FROM {t} WHERE id >= 0x{near} ORDER BY id LIMIT 1"
+                );
+                let mut done = false;
+                for _ in 0..10 {
+                    match sqlx::raw_sql(AssertSqlSafe(sql.clone())).execute(&mut c).await {
+                        Ok(r) => {
+                            if r.rows_affected() == 1 {
+                                w.children_in.fetch_add(1, Ordering::Relaxed);
+                            }
+                            done = true;
+                            break;
+                        }
+                        Err(e) => w.retried(e),
+                    }
+                }
+                if !done {
+                    w.failures.fetch_add(1, Ordering::Relaxed);
+                }
+            }
             if i.is_multiple_of(3) {
                 let near = combkey_testutil::hex(Comb::from_bytes(rand::random()));
                 let sql = format!("UPDATE {t} SET n = n + 1 WHERE id >= 0x{near} ORDER BY id LIMIT 1");
                 let mut done = false;
                 for _ in 0..10 {
-                    if sqlx::raw_sql(AssertSqlSafe(sql.clone())).execute(&mut c).await.is_ok() {
-                        done = true;
-                        break;
+                    match sqlx::raw_sql(AssertSqlSafe(sql.clone())).execute(&mut c).await {
+                        Ok(_) => {
+                            done = true;
+                            break;
+                        }
+                        Err(e) => w.retried(e),
                     }
                 }
                 if done {
@@ -870,9 +911,12 @@ mod mariadb {
                 let sql = format!("DELETE FROM {t} WHERE id = 0x{}", combkey_testutil::hex(old));
                 let mut done = false;
                 for _ in 0..10 {
-                    if let Ok(r) = sqlx::raw_sql(AssertSqlSafe(sql.clone())).execute(&mut c).await {
-                        done = r.rows_affected() == 1;
-                        break;
+                    match sqlx::raw_sql(AssertSqlSafe(sql.clone())).execute(&mut c).await {
+                        Ok(r) => {
+                            done = r.rows_affected() == 1;
+                            break;
+                        }
+                        Err(e) => w.retried(e),
                     }
                 }
                 if done {
@@ -1037,6 +1081,16 @@ mod mariadb {
         assert!(String::from_utf8_lossy(&out.stderr).contains("went on from where"));
         assert_eq!(layouts(&after).iter().find(|(l, _)| l == "rtcomb-sql"), None, "every old key converted: {after}");
         assert_eq!(w.failures.load(Ordering::Relaxed), 0, "no writer statement failed for good");
+        // Deadlocks (1213) the run caused the application: none in 28,000 writer transactions
+        // over 60,000 keys here (an earlier version of the run caused 23 in one run); a few
+        // may come on a loaded server, and the application retries them, as on any InnoDB.
+        let (retried, wrote) = (w.retried.load(Ordering::Relaxed), w.parents_in.load(Ordering::Relaxed));
+        eprintln!("writer attempts retried: {retried} of {wrote} transactions ({})", w.last_retried.lock().unwrap());
+        assert!(
+            retried * 100 <= wrote,
+            "{retried} writer attempts failed of {wrote}: {}",
+            w.last_retried.lock().unwrap()
+        );
         let p = p0 + w.parents_in.load(Ordering::Relaxed) - w.parents_out.load(Ordering::Relaxed);
         let ch = c0 + w.children_in.load(Ordering::Relaxed) - w.children_out.load(Ordering::Relaxed);
         assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t}")).await, p, "every parent there");
