@@ -42,7 +42,7 @@ impl Throttle {
             && primary.replication_lag().is_none()
         {
             return Err(Error::refused(format!(
-                "--max-lag {} s: a {} primary does not know how far its replicas are behind, so nothing could hold                  the run to that bound; give each replica as --replica-url (its lag is read there), or leave out                  --max-lag. Nothing was changed",
+                "--max-lag {} s: a {} primary does not know how far its replicas are behind, so nothing could hold the run to that bound; give each replica as --replica-url (its lag is read there), or leave out --max-lag. Nothing was changed",
                 lag.as_secs_f64(),
                 primary.backend().name()
             )));

@@ -245,3 +245,49 @@ fn the_methods_do_not_use_one_another_or_ask_about_a_re_key() {
     }
     assert!(wrong.is_empty(), "{wrong:?}");
 }
+
+/// No message runs of spaces a user would read mid-sentence (a string literal continued onto
+/// the next line without its `\`: "... run                  that command again").
+#[test]
+fn no_message_has_a_run_of_spaces_mid_sentence() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut dirs = vec![root];
+    let mut found = Vec::new();
+    let mut files = 0;
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("src is readable") {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            files += 1;
+            let text = std::fs::read_to_string(&path).expect("a source file");
+            for (n, line) in text.lines().enumerate() {
+                // Within a string literal: after the line's first quote.
+                let Some((_, rest)) = line.split_once('"') else { continue };
+                // The report's lines align their values in a column on purpose ("  rows      ...").
+                if rest.starts_with("  ") {
+                    continue;
+                }
+                let b = rest.as_bytes();
+                // A word (or its punctuation), three spaces or more, a word.
+                let run = (1..b.len()).any(|i| {
+                    let spaces = b[i..].iter().take_while(|c| **c == b' ').count();
+                    let (before, after) = (b[i - 1], b.get(i + spaces).copied().unwrap_or(b'"'));
+                    spaces >= 3
+                        && (before.is_ascii_alphanumeric() || b",.;:)".contains(&before))
+                        && (after.is_ascii_lowercase() || after == b'(')
+                });
+                if run {
+                    found.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(files > 20, "the sources were read");
+    assert!(found.is_empty(), "runs of spaces in messages:\n{}", found.join("\n"));
+}

@@ -312,7 +312,7 @@ impl Journal {
             })?;
         if journaled != *plan {
             return Err(Error::refused(format!(
-                "an earlier copy-and-swap run of {} was stopped with another plan, and its tables are still there: run                  that command again to finish it, or give --abandon to remove what it made. Nothing was changed",
+                "an earlier copy-and-swap run of {} was stopped with another plan, and its tables are still there: run that command again to finish it, or give --abandon to remove what it made. Nothing was changed",
                 self.target
             )));
         }

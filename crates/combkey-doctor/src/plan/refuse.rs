@@ -262,7 +262,7 @@ pub(crate) fn online_type_change(plan: &Plan, online: &Online, sql_mode: Option<
         && !strict(mode)
     {
         return Err(Error::refused(format!(
-            "the server's sql_mode is not strict ({}): after an online type change of {}.{} ({change}) an application              that still binds the key as text would store its new rows under the text cut to 16 bytes, with only a              warning, and their children would reference the same garbage. Make the mode strict first (SET GLOBAL              sql_mode = CONCAT(@@GLOBAL.sql_mode, ',STRICT_TRANS_TABLES'), and in the server's configuration), or              keep the type (--keep-type), or change it offline (without --online). Nothing was changed",
+            "the server's sql_mode is not strict ({}): after an online type change of {}.{} ({change}) an application that still binds the key as text would store its new rows under the text cut to 16 bytes, with only a warning, and their children would reference the same garbage. Make the mode strict first (SET GLOBAL sql_mode = CONCAT(@@GLOBAL.sql_mode, ',STRICT_TRANS_TABLES'), and in the server's configuration), or keep the type (--keep-type), or change it offline (without --online). Nothing was changed",
             if mode.is_empty() { "empty" } else { mode },
             plan.table,
             plan.column,
