@@ -7,7 +7,7 @@
 #
 #   source scripts/servers.sh            # starts what is missing, exports the URLs below
 #   source scripts/servers.sh pg mysql   # only these (pg, mysql, galera, spider, pgrepl, myrepl,
-#                                        # pgbouncer: in front of pg, which it starts too)
+#                                        # pgbouncer: in front of pg, which it starts too; pgcrash)
 #
 # The servers go when the shell that started them ends, however it ends: its EXIT trap stops
 # them (a trap the script had before sourcing this still runs after, and one it sets later
@@ -33,6 +33,8 @@
 #                         separated (plus COMBKEY_PGREPL_DIR, which scripts/pgrepl.sh uses to
 #                         stop and start the standby)
 #   COMBKEY_MYREPL_URLS   a MariaDB primary (binary log, GTID) and its replica, comma separated
+#   COMBKEY_PGCRASH_URL   a PostgreSQL server that one test crashes and starts again (plus
+#                         COMBKEY_PGCRASH_DIR, which scripts/pgcrash.sh uses)
 #   COMBKEY_PGBOUNCER_URLS  PgBouncer in front of COMBKEY_PG_URL's database: the same database
 #                         pooled in transaction, statement and session mode, and in
 #                         transaction mode by a pool of two handed out in turn
@@ -53,7 +55,7 @@ source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/ports.sh"
 
 _combkey_servers() {
   local want=("$@")
-  [ ${#want[@]} -gt 0 ] || want=(pg mysql galera spider pgrepl myrepl pgbouncer)
+  [ ${#want[@]} -gt 0 ] || want=(pg mysql galera spider pgrepl myrepl pgbouncer pgcrash)
   local root_dir="${COMBKEY_TEST_DIR:-}"
   if [ -z "$root_dir" ]; then
     root_dir=$(mktemp -d "${TMPDIR:-/tmp}/combkey-test.XXXXXX") || return 1
@@ -79,11 +81,12 @@ _combkey_servers() {
       spider) [ -n "${COMBKEY_SPIDER_URL:-}" ] || _combkey_spider_start || return 1 ;;
       pgrepl) [ -n "${COMBKEY_PGREPL_URLS:-}" ] || _combkey_pgrepl_start || return 1 ;;
       myrepl) [ -n "${COMBKEY_MYREPL_URLS:-}" ] || _combkey_myrepl_start || return 1 ;;
+      pgcrash) [ -n "${COMBKEY_PGCRASH_URL:-}" ] || _combkey_pgcrash_start || return 1 ;;
       pgbouncer)
         [ -n "${COMBKEY_PG_URL:-}" ] || _combkey_pg_start || return 1
         [ -n "${COMBKEY_PGBOUNCER_URLS:-}" ] || _combkey_pgbouncer_start || return 1
         ;;
-      *) echo "servers.sh: unknown server $w (pg, mysql, galera, spider, pgrepl, myrepl, pgbouncer)" >&2; return 2 ;;
+      *) echo "servers.sh: unknown server $w (pg, mysql, galera, spider, pgrepl, myrepl, pgbouncer, pgcrash)" >&2; return 2 ;;
     esac
   done
 }
@@ -139,6 +142,22 @@ _combkey_pg_start() {
   psql -h 127.0.0.1 -p "$port" -U postgres -d postgres -qc "CREATE ROLE combkey_password NOLOGIN" || return 1
   export COMBKEY_PG_URL="postgres://postgres@127.0.0.1:$port/test"
   echo "servers.sh: PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port ($dir)" >&2
+}
+
+# A PostgreSQL server of its own that one test crashes (an immediate stop, as a power cut
+# leaves it: UNLOGGED tables come back empty) and starts again, with scripts/pgcrash.sh.
+_combkey_pgcrash_start() {
+  local dir="$COMBKEY_TEST_DIR/pgcrash" bin port
+  bin=$(_combkey_pg_bin)
+  [ -n "$bin" ] || { echo "servers.sh: PostgreSQL's server binaries are missing: sudo apt-get install postgresql" >&2; return 1; }
+  port=$(_combkey_free_port) || return 1
+  _combkey_pg_cluster "$dir" "$port" primary || return 1
+  port=$_combkey_port
+  echo "$bin" >"$dir/bin"
+  psql -h 127.0.0.1 -p "$port" -U postgres -d postgres -qc "CREATE DATABASE test" || return 1
+  export COMBKEY_PGCRASH_URL="postgres://postgres@127.0.0.1:$port/test"
+  export COMBKEY_PGCRASH_DIR="$dir"
+  echo "servers.sh: PostgreSQL to crash on 127.0.0.1:$port ($dir)" >&2
 }
 
 # A private mariadbd in $1 on port $2 (another free one if that is taken meanwhile: the port
@@ -393,6 +412,10 @@ combkey_servers_stop() {
     local bin
     bin=$(cat "$dir/pg.bin" 2>/dev/null || _combkey_pg_bin)
     _combkey_as "$( [ "$(id -u)" -eq 0 ] && echo postgres)" "$bin/pg_ctl" -D "$dir/pg/data" -m immediate -w stop >/dev/null 2>&1 || true
+  fi
+  if [ -d "$dir/pgcrash/data" ]; then
+    _combkey_as "$( [ "$(id -u)" -eq 0 ] && echo postgres)" "$(cat "$dir/pgcrash/bin" 2>/dev/null || _combkey_pg_bin)/pg_ctl" \
+      -D "$dir/pgcrash/data" -m immediate -w stop >/dev/null 2>&1 || true
   fi
   local c
   for c in "$dir"/pgrepl/standby "$dir"/pgrepl/primary "$dir"/pgrepl/subscriber; do

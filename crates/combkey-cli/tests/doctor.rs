@@ -984,12 +984,15 @@ mod postgres {
                 combkey(&["doctor", "--url", &url, "--table", t, "--apply", "--json"], None)
             })
         };
-        // The run has audited and waits for the application's transaction.
-        let waiting = "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) \
-                       WHERE NOT l.granted AND a.application_name = 'combkey doctor'";
+        // The run has audited and waits for the application's transaction (a lock request on
+        // this table: other tests' runs wait for locks of their own meanwhile).
+        let waiting = format!(
+            "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) \
+             WHERE NOT l.granted AND a.application_name = 'combkey doctor' AND l.relation = '{t}'::regclass"
+        );
         let started = std::time::Instant::now();
         loop {
-            let n: i64 = sqlx::query_scalar(waiting).fetch_one(&mut c).await.unwrap();
+            let n: i64 = sqlx::query_scalar(AssertSqlSafe(waiting.clone())).fetch_one(&mut c).await.unwrap();
             if n > 0 {
                 break;
             }

@@ -371,17 +371,20 @@ mod postgres {
         assert!(ok(&again).contains("nothing to do"), "{}", String::from_utf8_lossy(&again.stdout));
     }
 
-    /// PostgreSQL's journal is UNLOGGED, so a server crash empties it. A copy and swap stopped
-    /// right after its swap, its journal row then gone (as a crash leaves it): the next run
-    /// refuses, naming the mapping table that alone holds the old-to-new pairs and how to
-    /// keep them, where it would find every key converted and never fill the key map.
+    /// PostgreSQL's journal is UNLOGGED, so a server crash empties it; the run's row is also
+    /// kept as its mapping table's comment, written with the swap. A copy and swap stopped
+    /// right after its swap, its journal row then gone (as a crash leaves it): the same command
+    /// finishes it, with every pair in the key map, where the run was once taken for done and
+    /// the key map never filled. Stopped before its swap, its row gone: the run is refused with
+    /// the advice to abandon it, and --abandon (following that advice) leaves the table as it was.
     #[tokio::test]
-    async fn a_swapped_run_whose_journal_a_crash_emptied_is_not_taken_for_done() {
+    async fn a_run_whose_journal_a_crash_emptied_is_taken_up_again() {
         let url = combkey_testutil::pg_url();
         let t = "swap_pg_crash";
         let mut c = connect().await;
         seed(&mut c, t, 200, 31).await;
-        exec(&mut c, &format!("DROP TABLE IF EXISTS combkey_keymap_{t}")).await;
+        let key_map = format!("combkey_keymap_{t}");
+        exec(&mut c, &format!("DROP TABLE IF EXISTS {key_map}")).await;
         let run = [
             "doctor",
             "--url",
@@ -394,18 +397,89 @@ mod postgres {
             "copy-swap",
             "--triggers",
             "fire",
+            "--key-map",
+            &key_map,
+            "--drop-old",
         ];
-        let stopped = combkey_env(&run, &[("COMBKEY_DOCTOR_FAIL_AFTER_PHASE", "5")]);
-        assert!(stderr(&stopped).contains("stopping after phase 5"), "it stopped after its swap: {}", stderr(&stopped));
-        exec(&mut c, &format!("DELETE FROM combkey_doctor_journal WHERE target LIKE '%\"{t}\"%'")).await;
+        let forget = format!("DELETE FROM combkey_doctor_journal WHERE target LIKE '%\"{t}\"%'");
+
+        // Before the swap.
+        let stopped = combkey_env(&run, &[("COMBKEY_DOCTOR_FAIL_AFTER_PHASE", "4")]);
+        assert!(stderr(&stopped).contains("stopping after phase 4"), "{}", stderr(&stopped));
+        exec(&mut c, &forget).await;
         let again = combkey_env(&run, &[]);
         assert_eq!(again.status.code(), Some(1), "{}", stderr(&again));
         let said = stderr(&again);
-        assert!(said.contains(&format!("_{t}_map")) && said.contains("not crash-safe"), "{said}");
-        assert!(said.contains("INSERT INTO the key map"), "{said}");
-        assert!(count(&mut c, &format!("SELECT count(*) FROM _{t}_map")).await >= 200, "the pairs are still there");
+        assert!(said.contains("stopped before its swap") && said.contains("--abandon"), "{said}");
+        let abandoned = ok(&combkey_env(&["doctor", "--url", &url, "--table", t, "--abandon"], &[]));
+        assert!(abandoned.contains("abandoned"), "{abandoned}");
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+        let audit = json(&combkey_env(&["doctor", "--url", &url, "--table", t, "--json"], &[]));
+        assert_eq!(layouts_of(&audit), [("rtcomb-sql".to_string(), 200)], "the keys as they were: {audit}");
+
+        // After the swap.
+        let stopped = combkey_env(&run, &[("COMBKEY_DOCTOR_FAIL_AFTER_PHASE", "5")]);
+        assert!(stderr(&stopped).contains("stopping after phase 5"), "it stopped after its swap: {}", stderr(&stopped));
+        exec(&mut c, &forget).await;
+        ok(&combkey_env(&run, &[]));
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+        let audit = json(&combkey_env(&["doctor", "--url", &url, "--table", t, "--json"], &[]));
+        assert_eq!(layouts_of(&audit), [("v7".to_string(), 200)], "every key converted: {audit}");
+        let pairs = count(&mut c, &format!("SELECT count(*) FROM {key_map} m JOIN {t} p ON p.id = m.new_key")).await;
+        assert_eq!(pairs, 200, "every converted key's pair in the key map");
         seed(&mut c, t, 1, 31).await;
-        exec(&mut c, &format!("DROP TABLE IF EXISTS {t}_items, {t}, combkey_keymap_{t} CASCADE")).await;
+        exec(&mut c, &format!("DROP TABLE IF EXISTS {t}_items, {t}, {key_map} CASCADE")).await;
+    }
+
+    /// A real crash (the server stopped at once, as a power cut stops it, and started again)
+    /// right after the swap: it empties the UNLOGGED journal, and the same command finishes the
+    /// run from the row's copy on the mapping table, with every pair in the key map.
+    #[tokio::test]
+    async fn a_server_crash_after_the_swap_loses_no_pair_of_the_key_map() {
+        let url = combkey_testutil::url("COMBKEY_PGCRASH_URL");
+        let t = "swap_pg_restart";
+        let mut c = PgConnection::connect(&url).await.unwrap();
+        seed(&mut c, t, 300, 42).await;
+        let key_map = format!("combkey_keymap_{t}");
+        exec(&mut c, &format!("DROP TABLE IF EXISTS {key_map}")).await;
+        let run = [
+            "doctor",
+            "--url",
+            &url,
+            "--table",
+            t,
+            "--apply",
+            "--online",
+            "--method",
+            "copy-swap",
+            "--triggers",
+            "fire",
+            "--key-map",
+            &key_map,
+            "--drop-old",
+        ];
+        let stopped = combkey_env(&run, &[("COMBKEY_DOCTOR_FAIL_AFTER_PHASE", "5")]);
+        assert!(stderr(&stopped).contains("stopping after phase 5"), "it stopped after its swap: {}", stderr(&stopped));
+        drop(c);
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pgcrash.sh");
+        let crashed = Command::new("bash").arg(script).arg("crash").output().expect("scripts/pgcrash.sh");
+        assert!(crashed.status.success(), "{}", String::from_utf8_lossy(&crashed.stderr));
+        let mut c = PgConnection::connect(&url).await.unwrap();
+        let rows =
+            count(&mut c, &format!("SELECT count(*) FROM combkey_doctor_journal WHERE target LIKE '%\"{t}\"%'")).await;
+        assert_eq!(rows, 0, "the crash emptied the journal (it is UNLOGGED)");
+        ok(&combkey_env(&run, &[]));
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+        let audit = json(&combkey_env(&["doctor", "--url", &url, "--table", t, "--json"], &[]));
+        assert_eq!(layouts_of(&audit), [("v7".to_string(), 300)], "every key converted: {audit}");
+        let pairs = count(&mut c, &format!("SELECT count(*) FROM {key_map} m JOIN {t} p ON p.id = m.new_key")).await;
+        assert_eq!(pairs, 300, "every converted key's pair in the key map");
+        exec(
+            &mut c,
+            &format!("DROP TABLE IF EXISTS {t}_items, {t}, {key_map} CASCADE; DROP ROLE IF EXISTS {t}_reader"),
+        )
+        .await;
+        exec(&mut c, &format!("DROP FUNCTION IF EXISTS {t}_touch() CASCADE")).await;
     }
 
     /// `pg_dump --schema-only` of the tables, as a DBA compares them.

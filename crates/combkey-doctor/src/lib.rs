@@ -410,6 +410,10 @@ impl Doctor {
             self.journaled_plan_matches(&plan).await?;
             return Ok(plan);
         }
+        if let Some(plan) = self.mirrored_run(&read.schema.table, &target).await? {
+            plan::refuse::resumed_with(&plan, &options)?;
+            return Ok(plan);
+        }
         self.no_orphaned_swap(&read.schema.table).await?;
         if read.unreadable.0 > 0 {
             return Err(Error::refused(format!(
@@ -659,6 +663,32 @@ impl Doctor {
     /// journal has no run of it (PostgreSQL's journal is UNLOGGED, so a server crash empties
     /// it): after the swap the old-to-new pairs are only in that table, and a run that went on
     /// as if nothing had happened would find every key converted and never fill the key map.
+    /// PostgreSQL: a copy and swap of `name` whose journal row a crash took, found by the copy
+    /// of that row on its mapping table ([`Journal::mirror`](methods::shared::Journal::mirror)):
+    /// its plan, to go on with, where it had swapped the tables; refused where it had not (its
+    /// copy cannot be trusted to be where the lost row said: `--abandon` removes it).
+    async fn mirrored_run(&mut self, name: &catalog::Name, target: &str) -> Result<Option<Plan>, Error> {
+        if self.db.backend() != Backend::Postgres {
+            return Ok(None);
+        }
+        let map = methods::swap::shared::derived(Backend::Postgres, name, "_", "_map");
+        let Some((plan, step)) = methods::shared::Journal::mirrored(&mut self.db, &map).await? else {
+            return Ok(None);
+        };
+        if plan.target() != target {
+            return Ok(None);
+        }
+        if step >= methods::swap::shared::phase::SWAPPED {
+            return Ok(Some(plan));
+        }
+        Err(Error::refused(format!(
+            "a copy and swap of {name} stopped before its swap, and the journal lost its row: PostgreSQL's journal table \
+             is not crash-safe (UNLOGGED), so a server restart empties it. The application's tables are as they were. \
+             Run this command with --abandon (it removes what the run made: {map}, the copies, the logs, the capture \
+             triggers), then the command again. Nothing was changed"
+        )))
+    }
+
     async fn no_orphaned_swap(&mut self, name: &catalog::Name) -> Result<(), Error> {
         if self.db.backend() != Backend::Postgres {
             return Ok(());
@@ -776,9 +806,23 @@ impl Doctor {
         };
         let column = catalog::unquote(column);
         let target = plan::journal_target(&name, &column);
-        let Some(plan) =
-            methods::shared::Journal::unfinished_online(&mut self.db, cat, name.schema.as_deref(), &target).await?
-        else {
+        let mut found =
+            methods::shared::Journal::unfinished_online(&mut self.db, cat, name.schema.as_deref(), &target).await?;
+        // PostgreSQL: a run whose journal row a crash took, from the row's copy on its mapping
+        // table, put back so that it is abandoned as any stopped run.
+        if found.is_none() && self.db.backend() == Backend::Postgres {
+            let map = methods::swap::shared::derived(Backend::Postgres, &name, "_", "_map");
+            if let Some((plan, _)) = methods::shared::Journal::mirrored(&mut self.db, &map).await?
+                && plan.target() == target
+            {
+                self.writable().await?;
+                let journal = methods::shared::Journal::new(cat, &plan);
+                journal.ensure(&mut self.db, name.schema.as_deref()).await?;
+                journal.restore_mirror(&mut self.db, &map).await?;
+                found = Some(plan);
+            }
+        }
+        let Some(plan) = found else {
             return Ok(false);
         };
         self.writable().await?;

@@ -284,6 +284,69 @@ impl Journal {
     }
 
     /// A copy-and-swap run of `plan` begins: its phase 0.
+    /// PostgreSQL: its journal table is UNLOGGED (never streamed or published), so a server
+    /// crash empties it, while the copy and swap's own tables are logged. The run's row is
+    /// therefore also kept as the comment of its mapping table `on` (a catalog change: crash-safe,
+    /// never published), written in the transactions that make the run's objects and that swap
+    /// the tables, so a run whose row a crash took is recognised ([`mirrored`](Self::mirrored))
+    /// and taken up again ([`restore_mirror`](Self::restore_mirror)).
+    pub(crate) async fn mirror(&self, db: &mut Db, on: &Name) -> Result<(), Error> {
+        let on = crate::catalog::string_literal(&on.quoted(combkey::Backend::Postgres));
+        let target = crate::catalog::string_literal(&self.target);
+        db.exec(&format!(
+            "DO $combkey$ BEGIN EXECUTE format('COMMENT ON TABLE %s IS %L', {on}, \
+             (SELECT row_to_json(j)::text FROM {} j WHERE target = {target})); END $combkey$",
+            self.table
+        ))
+        .await
+        .map(drop)
+    }
+
+    /// The run journaled on mapping table `on` by [`mirror`](Self::mirror) (read only): its
+    /// plan and the phase it had reached, `None` where `on` holds no such copy.
+    pub(crate) async fn mirrored(db: &mut Db, on: &Name) -> Result<Option<(Plan, i64)>, Error> {
+        let rows = db
+            .rows(
+                &format!(
+                    "SELECT obj_description(to_regclass({}), 'pg_class')",
+                    crate::catalog::string_literal(&on.quoted(combkey::Backend::Postgres))
+                ),
+                &[],
+            )
+            .await?;
+        let Some(text) = rows.first().and_then(|r| r.first().cloned().flatten()) else { return Ok(None) };
+        let Ok(row) = serde_json::from_str::<serde_json::Value>(&text) else { return Ok(None) };
+        let plan = match &row["plan"] {
+            serde_json::Value::String(s) => serde_json::from_str::<Plan>(s).ok(),
+            v => serde_json::from_value::<Plan>(v.clone()).ok(),
+        };
+        let step = row["step"].as_i64().or_else(|| row["step"].as_str().and_then(|s| s.parse().ok()));
+        Ok(match (plan, step, row["state"].as_str()) {
+            (Some(plan), Some(step), Some("swap")) => Some((plan, step)),
+            _ => None,
+        })
+    }
+
+    /// Puts back the journal row that [`mirror`](Self::mirror) copied onto `on`, where the
+    /// journal holds none of this run (a crash emptied it): whether it did.
+    pub(crate) async fn restore_mirror(&self, db: &mut Db, on: &Name) -> Result<bool, Error> {
+        let on = crate::catalog::string_literal(&on.quoted(combkey::Backend::Postgres));
+        let target = crate::catalog::string_literal(&self.target);
+        let rows = db
+            .rows(
+                &format!(
+                    "WITH c AS (SELECT obj_description(to_regclass({on}), 'pg_class') AS j), \
+                     r AS (INSERT INTO {t} SELECT (json_populate_record(NULL::{t}, c.j::json)).* FROM c \
+                     WHERE c.j IS NOT NULL AND c.j LIKE '{{%' AND (c.j::json ->> 'target') = {target} \
+                     AND NOT EXISTS (SELECT 1 FROM {t} WHERE target = {target}) RETURNING 1) SELECT count(*)::text FROM r",
+                    t = self.table
+                ),
+                &[],
+            )
+            .await?;
+        Ok(rows.first().and_then(|r| r.first().cloned().flatten()).is_some_and(|n| n != "0"))
+    }
+
     pub(crate) async fn start_swap(&self, db: &mut Db, plan: &Plan) -> Result<(), Error> {
         self.write_row(db, plan, "swap", 0).await
     }

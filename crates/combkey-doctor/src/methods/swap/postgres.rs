@@ -1081,6 +1081,7 @@ async fn swap_once(db: &mut Db, swap: &Swap, plan: &Plan, journal: &Journal) -> 
             }
         }
         journal.set_cursor(db, Some(&validate.join("\n")), usize::try_from(phase::SWAPPED).unwrap_or(0)).await?;
+        journal.mirror(db, &swap.map).await?;
         db.exec("COMMIT").await?;
         Ok(())
     }
@@ -1237,6 +1238,9 @@ pub(super) async fn run(
     let cat = db.catalog()?;
     let journal = Journal::new(cat, plan);
     journal.ensure(db, plan.table.schema.as_deref()).await?;
+    // A run whose journal row a crash took (after its swap: the plan came from its copy on
+    // the mapping table) goes on from its row put back.
+    journal.restore_mirror(db, &super::shared::derived(B, &Name::from(&plan.table), "_", "_map")).await?;
     let state = journal.swap_state(db, plan).await?;
     if state.is_none()
         && let Some(why) = refusal(db, plan).await?
@@ -1288,6 +1292,7 @@ pub(super) async fn run(
                 db.exec(&s).await?;
             }
             journal.set_cursor(db, None, usize::try_from(phase::MADE).unwrap_or(0)).await?;
+            journal.mirror(db, &swap.map).await?;
             db.exec("COMMIT").await?;
             stop_after("PHASE", phase::MADE);
             at = phase::MADE;
