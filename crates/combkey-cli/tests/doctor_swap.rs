@@ -371,6 +371,15 @@ mod postgres {
         assert!(ok(&again).contains("nothing to do"), "{}", String::from_utf8_lossy(&again.stdout));
     }
 
+    /// The crash tests' run: a copy and swap keeping a key map, its old tables dropped.
+    fn crash_run(url: &str, t: &str, key_map: &str) -> Vec<String> {
+        args(
+            url,
+            t,
+            &["--apply", "--online", "--method", "copy-swap", "--triggers", "fire", "--key-map", key_map, "--drop-old"],
+        )
+    }
+
     /// PostgreSQL's journal is UNLOGGED, so a server crash empties it; the run's row is also
     /// kept as its mapping table's comment, written with the swap. A copy and swap stopped
     /// right after its swap, its journal row then gone (as a crash leaves it): the same command
@@ -385,22 +394,8 @@ mod postgres {
         seed(&mut c, t, 200, 31).await;
         let key_map = format!("combkey_keymap_{t}");
         exec(&mut c, &format!("DROP TABLE IF EXISTS {key_map}")).await;
-        let run = [
-            "doctor",
-            "--url",
-            &url,
-            "--table",
-            t,
-            "--apply",
-            "--online",
-            "--method",
-            "copy-swap",
-            "--triggers",
-            "fire",
-            "--key-map",
-            &key_map,
-            "--drop-old",
-        ];
+        let run = crash_run(&url, t, &key_map);
+        let run: Vec<&str> = run.iter().map(String::as_str).collect();
         let forget = format!("DELETE FROM combkey_doctor_journal WHERE target LIKE '%\"{t}\"%'");
 
         // Before the swap.
@@ -442,22 +437,8 @@ mod postgres {
         seed(&mut c, t, 300, 42).await;
         let key_map = format!("combkey_keymap_{t}");
         exec(&mut c, &format!("DROP TABLE IF EXISTS {key_map}")).await;
-        let run = [
-            "doctor",
-            "--url",
-            &url,
-            "--table",
-            t,
-            "--apply",
-            "--online",
-            "--method",
-            "copy-swap",
-            "--triggers",
-            "fire",
-            "--key-map",
-            &key_map,
-            "--drop-old",
-        ];
+        let run = crash_run(&url, t, &key_map);
+        let run: Vec<&str> = run.iter().map(String::as_str).collect();
         let stopped = combkey_env(&run, &[("COMBKEY_DOCTOR_FAIL_AFTER_PHASE", "5")]);
         assert!(stderr(&stopped).contains("stopping after phase 5"), "it stopped after its swap: {}", stderr(&stopped));
         drop(c);

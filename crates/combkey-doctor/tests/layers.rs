@@ -27,32 +27,39 @@ const LAYERS: [&str; 14] = [
 /// The methods: none uses another (the one seam, `methods::in_place`, is their parent's).
 const METHODS: [&str; 4] = ["methods::offline", "methods::online", "methods::script", "methods::swap"];
 
-fn sources() -> BTreeMap<String, String> {
+/// The `.rs` files under `src`, and their text.
+fn source_files() -> Vec<(std::path::PathBuf, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut out = BTreeMap::new();
-    let mut dirs = vec![root.clone()];
+    let mut out = Vec::new();
+    let mut dirs = vec![root];
     while let Some(dir) = dirs.pop() {
         for entry in std::fs::read_dir(&dir).expect("src is readable") {
             let path = entry.expect("a directory entry").path();
             if path.is_dir() {
                 dirs.push(path);
-                continue;
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).expect("a source file");
+                out.push((path, text));
             }
-            if path.extension().is_none_or(|e| e != "rs") {
-                continue;
-            }
-            let rel = path.strip_prefix(&root).expect("under src").with_extension("");
-            let mut name = rel.to_string_lossy().replace(std::path::MAIN_SEPARATOR, "::");
-            if let Some(parent) = name.strip_suffix("::mod") {
-                name = parent.to_string();
-            }
-            let text = std::fs::read_to_string(&path).expect("a source file");
-            // Unit tests may reach anywhere; comments are no use.
-            let text = text.split("#[cfg(test)]\nmod tests").next().unwrap_or_default();
-            let code: String =
-                text.lines().map(|l| l.split("//").next().unwrap_or_default()).collect::<Vec<_>>().join("\n");
-            out.insert(if name == "lib" { String::new() } else { name }, code);
         }
+    }
+    out
+}
+
+fn sources() -> BTreeMap<String, String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut out = BTreeMap::new();
+    for (path, text) in source_files() {
+        let rel = path.strip_prefix(&root).expect("under src").with_extension("");
+        let mut name = rel.to_string_lossy().replace(std::path::MAIN_SEPARATOR, "::");
+        if let Some(parent) = name.strip_suffix("::mod") {
+            name = parent.to_string();
+        }
+        // Unit tests may reach anywhere; comments are no use.
+        let text = text.split("#[cfg(test)]\nmod tests").next().unwrap_or_default();
+        let code: String =
+            text.lines().map(|l| l.split("//").next().unwrap_or_default()).collect::<Vec<_>>().join("\n");
+        out.insert(if name == "lib" { String::new() } else { name }, code);
     }
     out
 }
@@ -250,44 +257,30 @@ fn the_methods_do_not_use_one_another_or_ask_about_a_re_key() {
 /// the next line without its `\`: "... run                  that command again").
 #[test]
 fn no_message_has_a_run_of_spaces_mid_sentence() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut dirs = vec![root];
+    let files = source_files();
     let mut found = Vec::new();
-    let mut files = 0;
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).expect("src is readable") {
-            let path = entry.expect("a directory entry").path();
-            if path.is_dir() {
-                dirs.push(path);
+    for (path, text) in &files {
+        for (n, line) in text.lines().enumerate() {
+            // Within a string literal: after the line's first quote.
+            let Some((_, rest)) = line.split_once('"') else { continue };
+            // The report's lines align their values in a column on purpose ("  rows      ...").
+            if rest.starts_with("  ") {
                 continue;
             }
-            if path.extension().is_none_or(|e| e != "rs") {
-                continue;
-            }
-            files += 1;
-            let text = std::fs::read_to_string(&path).expect("a source file");
-            for (n, line) in text.lines().enumerate() {
-                // Within a string literal: after the line's first quote.
-                let Some((_, rest)) = line.split_once('"') else { continue };
-                // The report's lines align their values in a column on purpose ("  rows      ...").
-                if rest.starts_with("  ") {
-                    continue;
-                }
-                let b = rest.as_bytes();
-                // A word (or its punctuation), three spaces or more, a word.
-                let run = (1..b.len()).any(|i| {
-                    let spaces = b[i..].iter().take_while(|c| **c == b' ').count();
-                    let (before, after) = (b[i - 1], b.get(i + spaces).copied().unwrap_or(b'"'));
-                    spaces >= 3
-                        && (before.is_ascii_alphanumeric() || b",.;:)".contains(&before))
-                        && (after.is_ascii_lowercase() || after == b'(')
-                });
-                if run {
-                    found.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
-                }
+            let b = rest.as_bytes();
+            // A word (or its punctuation), three spaces or more, a word.
+            let run = (1..b.len()).any(|i| {
+                let spaces = b[i..].iter().take_while(|c| **c == b' ').count();
+                let (before, after) = (b[i - 1], b.get(i + spaces).copied().unwrap_or(b'"'));
+                spaces >= 3
+                    && (before.is_ascii_alphanumeric() || b",.;:)".contains(&before))
+                    && (after.is_ascii_lowercase() || after == b'(')
+            });
+            if run {
+                found.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
             }
         }
     }
-    assert!(files > 20, "the sources were read");
+    assert!(files.len() > 20, "the sources were read");
     assert!(found.is_empty(), "runs of spaces in messages:\n{}", found.join("\n"));
 }
