@@ -463,6 +463,59 @@ mod postgres {
         exec(&mut c, &format!("DROP FUNCTION IF EXISTS {t}_touch() CASCADE")).await;
     }
 
+    /// A report holds a table the parent's foreign key references (not one of the tables the
+    /// run converts): the swap's statements lock it too (the foreign key moves to the copy), and
+    /// once waited for it for the whole --lock-timeout holding the converted tables, every
+    /// writer behind. Now the swap waits without asking, naming the session, and writes go on.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_report_on_a_referenced_table_never_puts_the_writers_behind_the_swap() {
+        let url = combkey_testutil::pg_url();
+        let t = "swap_pg_refd";
+        let mut c = connect().await;
+        seed(&mut c, t, 500, 43).await;
+        exec(
+            &mut c,
+            &format!(
+                "DROP TABLE IF EXISTS {t}_cust CASCADE; CREATE TABLE {t}_cust (k int PRIMARY KEY, n int NOT NULL DEFAULT 0);
+                 INSERT INTO {t}_cust (k) VALUES (1); ALTER TABLE {t} ADD COLUMN cust int REFERENCES {t}_cust (k);
+                 UPDATE {t} SET cust = 1"
+            ),
+        )
+        .await;
+        let mut report = connect().await;
+        exec(&mut report, &format!("BEGIN; SELECT count(*) FROM {t}_cust")).await;
+        let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&mut report).await.unwrap();
+        let run = args(&url, t, &["--apply", "--online", "--method", "copy-swap", "--triggers", "fire", "--drop-old"]);
+        let run: Vec<&str> = run.iter().map(String::as_str).collect();
+        let mut doctor =
+            combkey_testutil::Running::start(Command::new(env!("CARGO_BIN_EXE_combkey")).args(ready(&run)));
+        doctor.wait_for_line(
+            &["waiting to swap", &format!("session {pid} "), &format!("{t}_cust")],
+            std::time::Duration::from_secs(300),
+        );
+        exec(&mut c, "SET lock_timeout = '50ms'").await;
+        for i in 1..=10 {
+            let queued = format!(
+                "SELECT count(*) FROM pg_locks WHERE NOT granted AND relation IN ('{t}'::regclass, '{t}_items'::regclass, \
+                 '{t}_cust'::regclass)"
+            );
+            assert_eq!(count(&mut c, &queued).await, 0, "a lock request waits");
+            exec(&mut c, &format!("UPDATE {t} SET note = 'written meanwhile' WHERE seq = {i}")).await;
+            exec(&mut c, &format!("UPDATE {t}_cust SET n = n + 1 WHERE k = 1")).await;
+        }
+        exec(&mut c, "RESET lock_timeout").await;
+        exec(&mut report, "COMMIT").await;
+        let (done, said) = doctor.finish(std::time::Duration::from_secs(300));
+        assert!(done, "{said}");
+        let audit = json(&combkey_env(&["doctor", "--url", &url, "--table", t, "--json"], &[]));
+        assert_eq!(layouts_of(&audit), [("v7".to_string(), 500)], "every key converted: {audit}");
+        assert_eq!(count(&mut c, &format!("SELECT count(*) FROM {t} WHERE note = 'written meanwhile'")).await, 10);
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+        seed(&mut c, t, 1, 43).await;
+        exec(&mut c, &format!("DROP TABLE IF EXISTS {t}_items, {t}, {t}_cust CASCADE; DROP ROLE IF EXISTS {t}_reader"))
+            .await;
+    }
+
     /// `pg_dump --schema-only` of the tables, as a DBA compares them.
     fn schema_dump(url: &str, tables: &[&str]) -> String {
         let mut cmd = Command::new("pg_dump");
@@ -1711,6 +1764,70 @@ mod mariadb {
             all,
             "the keys as they were"
         );
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+        exec(&mut c, &format!("DROP TABLE IF EXISTS {t}_notes, {t}_items, {t}")).await;
+    }
+
+    /// A removal of what a stopped run made, itself stopped half-way (the parent's triggers gone,
+    /// the children's still there) while the application writes: the same command again once
+    /// went on from the run's copy, which missed every change made to the parent meanwhile, and
+    /// the application's new rows were gone after the swap (a break-test lost 7,049 orders and
+    /// their lines this way). Now it removes what is left and begins afresh: every row there.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_removal_stopped_half_way_is_finished_and_loses_no_row() {
+        let url = combkey_testutil::mysql_url();
+        let t = "swap_my_half";
+        let mut c = connect().await;
+        seed(&mut c, t, 400).await;
+        let p0 = count(&mut c, &format!("SELECT COUNT(*) FROM {t}")).await;
+        let run = args(&url, t, &["--apply", "--online", "--method", "copy-swap", "--drop-old", "--set-default"]);
+        let run: Vec<&str> = run.iter().map(String::as_str).collect();
+        let stop = Arc::new(AtomicBool::new(false));
+        let w = Arc::new(Writes::default());
+        let writers: Vec<_> =
+            (0..3).map(|_| tokio::spawn(writer(t.to_string(), p0, Arc::clone(&stop), Arc::clone(&w)))).collect();
+        let more = async |n: i64| {
+            let seen = w.parents_in.load(Ordering::Relaxed);
+            while w.parents_in.load(Ordering::Relaxed) < seen + n {
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+        };
+        more(20).await;
+        let stopped = combkey_env(&run, &[("COMBKEY_DOCTOR_FAIL_AFTER_PHASE", "3")]);
+        assert!(stderr(&stopped).contains("stopping after phase 3"), "{}", stderr(&stopped));
+        more(20).await;
+        let half = combkey_env(
+            &["doctor", "--url", &url, "--table", t, "--abandon"],
+            &[("COMBKEY_DOCTOR_FAIL_AFTER_CLEAN_TRIGGERS", "1")],
+        );
+        assert!(stderr(&half).contains("stopping after clean_triggers 1"), "{}", stderr(&half));
+        // The application goes on writing to the parent, whose triggers are gone.
+        more(40).await;
+        ok(&combkey_env(&run, &[]));
+        more(20).await;
+        stop.store(true, Ordering::Relaxed);
+        for h in writers {
+            h.await.unwrap();
+        }
+        assert_eq!(
+            w.failures.load(Ordering::Relaxed),
+            0,
+            "no writer statement failed: {}",
+            w.last_error.lock().unwrap()
+        );
+        let parents = p0 + w.parents_in.load(Ordering::Relaxed) - w.parents_out.load(Ordering::Relaxed);
+        assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t}")).await, parents, "every parent there");
+        assert_eq!(
+            count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE SUBSTR(HEX(id), 13, 1) <> '7'")).await,
+            0,
+            "every key converted"
+        );
+        assert_eq!(
+            count(&mut c, &format!("SELECT CAST(COALESCE(SUM(n), 0) AS SIGNED) FROM {t}")).await,
+            w.updates.load(Ordering::Relaxed),
+            "every update there"
+        );
+        assert_eq!(orphans(&mut c, t).await, Vec::new(), "children without their parent");
         assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
         exec(&mut c, &format!("DROP TABLE IF EXISTS {t}_notes, {t}_items, {t}")).await;
     }

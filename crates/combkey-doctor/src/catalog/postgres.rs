@@ -923,7 +923,7 @@ impl Catalog for Postgres {
         Some(Query {
             sql: "SELECT string_agg('session ' || pid::text || ' (' || coalesce(nullif(application_name, ''), usename::text, '?') \
                   || ', ' || coalesce(state, '?') || ', its transaction open for ' || \
-                  round(extract(epoch FROM now() - xact_start))::text || ' s)', '; ' ORDER BY xact_start) \
+                  round(extract(epoch FROM clock_timestamp() - xact_start))::text || ' s)', '; ' ORDER BY xact_start) \
                   FROM (SELECT * FROM pg_stat_activity WHERE xact_start IS NOT NULL AND pid <> pg_backend_pid() \
                   AND (backend_xid IS NOT NULL OR backend_xmin IS NOT NULL) ORDER BY xact_start LIMIT 3) a"
                 .into(),
@@ -936,32 +936,38 @@ impl Catalog for Postgres {
         if tables.is_empty() {
             return None;
         }
-        // Granted locks only (a session that waits holds nothing yet); no query text (it may
-        // hold a literal password), only who, from where and for how long.
+        // The tables, and what a swap's statements on them lock too: the tables their foreign
+        // keys reference, and their sequences. Granted locks only (a session that waits holds
+        // nothing yet); no query text (it may hold a literal password), only who, from where,
+        // for how long, and on what.
         let oids: Vec<String> =
-            tables.iter().map(|t| format!("{}::regclass", string_literal(&t.quoted(Backend::Postgres)))).collect();
+            tables.iter().map(|t| format!("to_regclass({})", string_literal(&t.quoted(Backend::Postgres)))).collect();
+        let oids = oids.join(", ");
         Some(Query {
             sql: format!(
-                "SELECT string_agg(who, '; ' ORDER BY since) FROM (\
-                 SELECT DISTINCT ON (l.virtualtransaction) \
-                 coalesce(a.xact_start, p.prepared) AS since, \
-                 CASE WHEN a.pid IS NULL THEN 'the prepared transaction ' || coalesce(quote_literal(p.gid), '?') \
+                "WITH t AS (SELECT r FROM unnest(ARRAY[{oids}]::oid[]) r WHERE r IS NOT NULL), \
+                 touched AS (SELECT r FROM t UNION SELECT confrelid FROM pg_constraint WHERE contype = 'f' AND conrelid \
+                 IN (SELECT r FROM t) UNION SELECT d.objid FROM pg_depend d JOIN pg_class s ON s.oid = d.objid AND \
+                 s.relkind = 'S' WHERE d.classid = 'pg_class'::regclass AND d.refobjid IN (SELECT r FROM t)) \
+                 SELECT string_agg(who, '; ' ORDER BY since) FROM (\
+                 SELECT min(coalesce(a.xact_start, p.prepared)) AS since, \
+                 CASE WHEN min(a.pid) IS NULL THEN 'the prepared transaction ' || coalesce(quote_literal(min(p.gid)), '?') \
                  || ' (COMMIT PREPARED or ROLLBACK PREPARED ends it)' \
-                 ELSE 'session ' || a.pid::text || ' (' || coalesce(nullif(a.application_name, ''), '?') \
-                 || ', user ' || coalesce(a.usename::text, '?') \
-                 || coalesce(', from ' || host(a.client_addr), '') || ', ' || coalesce(a.state, '?') \
-                 || ', its transaction open for ' || round(extract(epoch FROM clock_timestamp() - a.xact_start))::text \
-                 || ' s)' END AS who \
+                 ELSE 'session ' || min(a.pid)::text || ' (' || coalesce(nullif(min(a.application_name), ''), '?') \
+                 || ', user ' || coalesce(min(a.usename::text), '?') \
+                 || coalesce(', from ' || host(min(a.client_addr)), '') || ', ' || coalesce(min(a.backend_type), '?') \
+                 || ', ' || coalesce(min(a.state), '?') \
+                 || ', its transaction open for ' || round(extract(epoch FROM clock_timestamp() - min(a.xact_start)))::text \
+                 || ' s)' END || ' on ' || string_agg(DISTINCT l.relation::regclass::text, ', ') AS who \
                  FROM pg_locks l \
                  LEFT JOIN pg_stat_activity a ON a.pid = l.pid \
                  LEFT JOIN pg_prepared_xacts p ON l.pid IS NULL AND l.virtualtransaction = '-1/' || p.transaction::text \
                  WHERE l.locktype = 'relation' AND l.granted \
                  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
-                 AND l.relation IN ({}) \
+                 AND l.relation IN (SELECT r FROM touched) \
                  AND l.pid IS DISTINCT FROM pg_backend_pid() \
                  AND coalesce(a.xact_start, p.prepared, '-infinity') < clock_timestamp() - interval '{older_than_ms} milliseconds' \
-                 ORDER BY l.virtualtransaction) h",
-                oids.join(", ")
+                 GROUP BY l.virtualtransaction) h"
             ),
             params: Vec::new(),
             parse: first_text,

@@ -183,7 +183,10 @@ impl Journal {
         }
         let Ok(rows) = db
             .rows(
-                &format!("SELECT plan FROM {table} WHERE target = {} AND state IN ('online', 'swap')", cat.param(1)),
+                &format!(
+                    "SELECT plan FROM {table} WHERE target = {} AND state IN ('online', 'swap', 'abandon')",
+                    cat.param(1)
+                ),
                 &[target.to_string()],
             )
             .await
@@ -361,7 +364,7 @@ impl Journal {
         let rows = db
             .rows(
                 &format!(
-                    "SELECT plan, step, cursor_value FROM {} WHERE target = {} AND state = 'swap'",
+                    "SELECT plan, step, cursor_value, state FROM {} WHERE target = {} AND state IN ('swap', 'abandon')",
                     self.table,
                     cat.param(1)
                 ),
@@ -379,11 +382,27 @@ impl Journal {
                 self.target
             )));
         }
+        if row.get(3).cloned().flatten().as_deref() == Some("abandon") {
+            return Ok(Some((crate::methods::swap::shared::phase::ABANDONING, None)));
+        }
         let step = row.get(1).cloned().flatten().and_then(|s| s.trim().parse().ok()).unwrap_or(0);
         Ok(Some((step, row.get(2).cloned().flatten())))
     }
 
     /// Forgets this target's run (its row goes).
+    /// Marks the copy and swap's row as being removed, before the first statement that removes
+    /// what the run made ([`phase::ABANDONING`](crate::methods::swap::shared::phase::ABANDONING)):
+    /// a removal stopped half-way is finished by the next run, never gone on from.
+    pub(crate) async fn abandoning(&self, db: &mut Db) -> Result<(), Error> {
+        let cat = db.catalog()?;
+        db.rows(
+            &format!("UPDATE {} SET state = 'abandon' WHERE target = {} AND state = 'swap'", self.table, cat.param(1)),
+            std::slice::from_ref(&self.target),
+        )
+        .await
+        .map(drop)
+    }
+
     pub(crate) async fn forget(&self, db: &mut Db) -> Result<(), Error> {
         let cat = db.catalog()?;
         db.rows(

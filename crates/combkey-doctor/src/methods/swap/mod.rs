@@ -93,7 +93,10 @@ pub(crate) async fn abandon(db: &mut Db, plan: &Plan) -> Result<bool, Error> {
         )));
     }
     match db.backend() {
-        combkey::Backend::MySql => mysql::clean(db, &swap).await?,
+        combkey::Backend::MySql => {
+            journal.abandoning(db).await?;
+            mysql::clean(db, &swap).await?
+        }
         _ => postgres::clean(db, &swap, plan.options.lock_timeout_ms).await?,
     }
     journal.forget(db).await?;

@@ -1403,10 +1403,11 @@ pub(super) async fn clean(db: &mut Db, swap: &Swap) -> Result<(), Error> {
     for fk in foreign_keys(db, &present, |t| t.new.clone()).await? {
         alter(db, &present.tables[fk.table].new, &format!("DROP FOREIGN KEY {}", q(&fk.name))).await?;
     }
-    for t in &swap.tables {
+    for (i, t) in swap.tables.iter().enumerate() {
         for s in drop_triggers(t) {
             ddl(db, &s).await?;
         }
+        stop_after("CLEAN_TRIGGERS", i64::try_from(i).unwrap_or(i64::MAX) + 1);
     }
     let mut drops: Vec<String> = swap.tables.iter().rev().flat_map(|t| [t.new.quoted(B), t.log.quoted(B)]).collect();
     drops.push(swap.map.quoted(B));
@@ -1427,7 +1428,21 @@ pub(super) async fn run(
     let cat = db.catalog()?;
     let journal = Journal::new(cat, plan);
     journal.ensure(db, plan.table.schema.as_deref()).await?;
-    let state = journal.swap_state(db, plan).await?;
+    let mut state = journal.swap_state(db, plan).await?;
+    // An earlier run began removing what it made and did not finish: its copies miss the
+    // changes made to the tables whose triggers went, so it is removed whole, and this run
+    // begins afresh.
+    if let Some((phase::ABANDONING, _)) = state {
+        let swap = Swap::of(db, plan).await?;
+        clean(db, &swap).await.map_err(|e| {
+            e.context("removing what an earlier, stopped run made (its removal had begun and not finished)").with_hint(
+                "; nothing was swapped (the application's tables are as they were): run the same command again once \
+                 the sessions that hold the tables end, or --abandon",
+            )
+        })?;
+        journal.forget(db).await?;
+        state = None;
+    }
     if state.is_none()
         && let Some(why) = refusal(db, plan).await?
     {
@@ -1538,7 +1553,12 @@ pub(super) async fn run(
                  finish: run the same command again to finish it",
             ));
         }
-        let cleaned = clean(db, &swap).await;
+        // From here the run is removed, never gone on from: a removal that stops half-way
+        // (one table's triggers gone, another's kept) is finished by the next run.
+        let cleaned = match journal.abandoning(db).await {
+            Ok(()) => clean(db, &swap).await,
+            Err(e) => Err(e),
+        };
         if cleaned.is_ok() {
             let _ = journal.forget(db).await;
         }

@@ -652,6 +652,10 @@ const APPLY_BATCH: usize = 5_000;
 /// A backlog small enough to apply under the swap's lock.
 const SWAP_BACKLOG: i64 = 2_000;
 
+/// How long a statement of the swap's transaction waits for a lock once the tables are locked
+/// (every writer waits behind them as long).
+const SWAP_STATEMENT_WAIT_MS: u64 = 200;
+
 /// The foreign keys of a table (its own, on its columns), as re-made at the swap.
 struct ForeignKey {
     name: String,
@@ -683,6 +687,18 @@ async fn foreign_keys(db: &mut Db, of: &Name) -> Result<Vec<ForeignKey>, Error> 
             })
         })
         .collect())
+}
+
+/// A description of lock holders without their transactions' ages ("open for 12 s").
+fn without_ages(holders: &str) -> String {
+    let mut out = String::new();
+    let mut rest = holders;
+    while let Some(i) = rest.find("open for ") {
+        out.push_str(&rest[..i + 9]);
+        rest = rest[i + 9..].trim_start_matches(|c: char| c.is_ascii_digit());
+    }
+    out.push_str(rest);
+    out
 }
 
 /// What the table's definition holds beyond what the copy was made with, read from the table
@@ -838,9 +854,21 @@ async fn swap_once(db: &mut Db, swap: &Swap, plan: &Plan, journal: &Journal) -> 
     db.exec("BEGIN").await?;
     let names: Vec<String> = swap.tables.iter().map(|t| t.name.quoted(B)).collect();
     let lock = format!("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE", names.join(", "));
-    let held: Vec<Name> = swap.tables.iter().map(|t| t.name.clone()).collect();
+    let held: Vec<Name> = swap
+        .tables
+        .iter()
+        .flat_map(|t| [t.name.clone(), t.new.clone(), t.log.clone()])
+        .chain([swap.map.clone()])
+        .collect();
     match lock_in_attempts(db, &[lock], plan.options.lock_timeout_ms, &held).await {
-        Ok(()) => {}
+        Ok(()) => {
+            // The tables are the run's now, every writer of them waiting: what the swap's
+            // statements lock besides (a referenced table, a sequence) is waited for no longer
+            // than an attempt (the writers wait as long), and the swap is tried again later.
+            if let Some(set) = cat.lock_attempt(SWAP_STATEMENT_WAIT_MS) {
+                db.exec(&set).await?;
+            }
+        }
         Err(e) if e.kind() == ErrorKind::LockTimeout => {
             let _ = db.exec("ROLLBACK").await;
             return Ok(None);
@@ -1086,11 +1114,18 @@ async fn swap_once(db: &mut Db, swap: &Swap, plan: &Plan, journal: &Journal) -> 
         Ok(())
     }
     .await;
-    if let Err(e) = result {
-        let _ = db.exec("ROLLBACK").await;
-        return Err(e);
+    match result {
+        Ok(()) => Ok(Some(validate)),
+        // Another relation the swap's statements lock was held: nothing swapped, tried again.
+        Err(e) if e.kind() == ErrorKind::LockTimeout => {
+            let _ = db.exec("ROLLBACK").await;
+            Ok(None)
+        }
+        Err(e) => {
+            let _ = db.exec("ROLLBACK").await;
+            Err(e)
+        }
     }
-    Ok(Some(validate))
 }
 
 /// What comes after the swap (each step safe to run again): the foreign keys validated (the
@@ -1311,8 +1346,15 @@ pub(super) async fn run(
             progress.step(4, 5, "apply the changes made meanwhile, then swap the tables");
             hold("BEFORE_SWAP").await;
             let mut tries = 0u32;
-            let held: Vec<Name> = swap.tables.iter().map(|t| t.name.clone()).collect();
-            let tables = held.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
+            // Every relation the swap's transaction locks: the tables and their copies, logs,
+            // the mapping table (and, through the catalog's query, the tables their foreign
+            // keys reference and their sequences).
+            let held: Vec<Name> = swap
+                .tables
+                .iter()
+                .flat_map(|t| [t.name.clone(), t.new.clone(), t.log.clone()])
+                .chain([swap.map.clone()])
+                .collect();
             // Since when the swap waits for long transactions that hold its tables, what it said
             // of them last, and when.
             let mut waiting: Option<(Instant, String, Instant)> = None;
@@ -1350,8 +1392,8 @@ pub(super) async fn run(
                         break Err(Error::new(
                             ErrorKind::LockTimeout,
                             format!(
-                                "the swap waited {:.0} s (--swap-wait) for {h}, which holds {tables} in an open \
-                                 transaction; it never queued for the lock, so the application's writes went on",
+                                "the swap waited {:.0} s (--swap-wait) for {h}, in an open transaction; it never \
+                                 queued for the lock, so the application's writes went on",
                                 since.elapsed().as_secs_f64()
                             ),
                         )
@@ -1362,16 +1404,18 @@ pub(super) async fn run(
                              --abandon to remove what the run made",
                         ));
                     }
-                    if *said != h || at.elapsed() >= Duration::from_secs(30) {
+                    // Said again when the sessions change (not their ages), and every 30 s.
+                    let who = without_ages(&h);
+                    if *said != who || at.elapsed() >= Duration::from_secs(30) {
                         progress.swap_waits(
                             &format!(
-                                "the swap waits for {h}, which holds {tables}; it does not queue for the lock \
-                                 meanwhile, so the application's writes go on (at most --swap-wait {} s)",
-                                online.swap_wait.as_secs()
+                                "the swap waits for {h}; it does not queue for the lock meanwhile, so the \
+                                 application's writes go on (at most --swap-wait {:.0} s)",
+                                online.swap_wait.as_secs_f64()
                             ),
                             since.elapsed(),
                         );
-                        *said = h;
+                        *said = who;
                         *at = now;
                     }
                     tokio::time::sleep(Duration::from_millis(200)).await;

@@ -152,6 +152,11 @@ pub(crate) mod phase {
     pub(crate) const INDEXED: i64 = 4;
     /// The new tables took the names (the application writes to them).
     pub(crate) const SWAPPED: i64 = 5;
+    /// Not swapped, and the removal of what the run made began (MySQL/MariaDB: one statement
+    /// at a time): what is left (a table's triggers gone, another's still there) cannot be
+    /// gone on from, since the application's changes to a table whose triggers went are in no
+    /// log; the run is removed whole before anything else.
+    pub(crate) const ABANDONING: i64 = -1;
 }
 
 /// The common refusals: what copy and swap does not do (yet) whatever the database.
@@ -209,7 +214,7 @@ pub(crate) fn unchanged(e: Error, cleaned: Result<(), Error>) -> Error {
         Ok(()) => e.with_hint("; the tables were not swapped and what the run made is gone: nothing changed"),
         Err(c) => e.with_hint(&format!(
             "; the tables were not swapped (nothing changed for the application), but removing what the run made \
-             failed ({c}): run the same command with --abandon to remove it"
+             failed ({c}): run the same command again (it removes what is left first) or with --abandon to remove it"
         )),
     }
 }
