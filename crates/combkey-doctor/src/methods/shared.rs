@@ -145,6 +145,12 @@ pub(crate) async fn each_change_page(
 }
 
 /// The journal table: one row per table and column being changed.
+/// The phase [`Journal::swap_state`] gives a copy and swap whose removal began
+/// ([`Journal::abandoning`]) and did not finish: what is left (a table's triggers gone,
+/// another's still there) cannot be gone on from, since the application's changes to a table
+/// whose triggers went are in no log; the run is removed whole before anything else.
+pub(crate) const SWAP_ABANDONING: i64 = -1;
+
 pub(crate) struct Journal {
     table: String,
     target: String,
@@ -383,7 +389,7 @@ impl Journal {
             )));
         }
         if row.get(3).cloned().flatten().as_deref() == Some("abandon") {
-            return Ok(Some((crate::methods::swap::shared::phase::ABANDONING, None)));
+            return Ok(Some((SWAP_ABANDONING, None)));
         }
         let step = row.get(1).cloned().flatten().and_then(|s| s.trim().parse().ok()).unwrap_or(0);
         Ok(Some((step, row.get(2).cloned().flatten())))
@@ -391,7 +397,7 @@ impl Journal {
 
     /// Forgets this target's run (its row goes).
     /// Marks the copy and swap's row as being removed, before the first statement that removes
-    /// what the run made ([`phase::ABANDONING`](crate::methods::swap::shared::phase::ABANDONING)):
+    /// what the run made ([`SWAP_ABANDONING`]):
     /// a removal stopped half-way is finished by the next run, never gone on from.
     pub(crate) async fn abandoning(&self, db: &mut Db) -> Result<(), Error> {
         let cat = db.catalog()?;

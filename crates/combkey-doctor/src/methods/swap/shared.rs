@@ -153,10 +153,8 @@ pub(crate) mod phase {
     /// The new tables took the names (the application writes to them).
     pub(crate) const SWAPPED: i64 = 5;
     /// Not swapped, and the removal of what the run made began (MySQL/MariaDB: one statement
-    /// at a time): what is left (a table's triggers gone, another's still there) cannot be
-    /// gone on from, since the application's changes to a table whose triggers went are in no
-    /// log; the run is removed whole before anything else.
-    pub(crate) const ABANDONING: i64 = -1;
+    /// at a time) and did not finish: the run is removed whole before anything else.
+    pub(crate) const ABANDONING: i64 = crate::methods::shared::SWAP_ABANDONING;
 }
 
 /// The common refusals: what copy and swap does not do (yet) whatever the database.
