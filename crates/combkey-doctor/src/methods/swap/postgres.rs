@@ -847,6 +847,13 @@ async fn carried(db: &mut Db, t: &SwapTable) -> Result<(Vec<String>, Vec<String>
     Ok((before, after))
 }
 
+/// Every relation the swap's transaction locks: the tables and their copies, logs, the mapping
+/// table (and, through [`lock_holders`](crate::catalog::Catalog::lock_holders)' query, the
+/// tables their foreign keys reference and their sequences).
+fn locked_by_swap(swap: &Swap) -> Vec<Name> {
+    swap.tables.iter().flat_map(|t| [t.name.clone(), t.new.clone(), t.log.clone()]).chain([swap.map.clone()]).collect()
+}
+
 /// One attempt at the swap, in one transaction: `Ok(Some(keys to validate))` when it
 /// committed, `Ok(None)` when the locks were not had in time (rolled back; nothing changed).
 async fn swap_once(db: &mut Db, swap: &Swap, plan: &Plan, journal: &Journal) -> Result<Option<Vec<String>>, Error> {
@@ -854,12 +861,7 @@ async fn swap_once(db: &mut Db, swap: &Swap, plan: &Plan, journal: &Journal) -> 
     db.exec("BEGIN").await?;
     let names: Vec<String> = swap.tables.iter().map(|t| t.name.quoted(B)).collect();
     let lock = format!("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE", names.join(", "));
-    let held: Vec<Name> = swap
-        .tables
-        .iter()
-        .flat_map(|t| [t.name.clone(), t.new.clone(), t.log.clone()])
-        .chain([swap.map.clone()])
-        .collect();
+    let held = locked_by_swap(swap);
     match lock_in_attempts(db, &[lock], plan.options.lock_timeout_ms, &held).await {
         Ok(()) => {
             // The tables are the run's now, every writer of them waiting: what the swap's
@@ -1346,15 +1348,7 @@ pub(super) async fn run(
             progress.step(4, 5, "apply the changes made meanwhile, then swap the tables");
             hold("BEFORE_SWAP").await;
             let mut tries = 0u32;
-            // Every relation the swap's transaction locks: the tables and their copies, logs,
-            // the mapping table (and, through the catalog's query, the tables their foreign
-            // keys reference and their sequences).
-            let held: Vec<Name> = swap
-                .tables
-                .iter()
-                .flat_map(|t| [t.name.clone(), t.new.clone(), t.log.clone()])
-                .chain([swap.map.clone()])
-                .collect();
+            let held = locked_by_swap(&swap);
             // Since when the swap waits for long transactions that hold its tables, what it said
             // of them last, and when.
             let mut waiting: Option<(Instant, String, Instant)> = None;
