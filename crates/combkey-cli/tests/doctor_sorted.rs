@@ -494,6 +494,54 @@ async fn keys_that_would_become_one_are_refused(db: &mut Db, table: &str) {
     assert!(audit["refusal"].as_str().unwrap().contains("would become the same key"), "{audit}");
 }
 
+/// The same twins in a text column whose order is not the keys' byte order (`COLLATE "C"`, one
+/// twin upper-case, the other lower-case, keys between them): the audit's pass over the keys
+/// cannot find them, and the database's grouping does.
+async fn keys_that_would_become_one_are_refused_in_any_order(db: &mut Db, table: &str) {
+    let url = db.url();
+    let mut old = keys(Layout::V1, 50, 23);
+    // The twins begin 3a, a key between them in the column's order 3B: upper-case text sorts
+    // before lower-case there, so "3A..." < "3B..." < "3a...", where their bytes sort 3a, 3a, 3b.
+    let mut first = old[10].into_bytes();
+    first[0] = 0x3a;
+    old[10] = Comb::from_bytes(first);
+    let mut twin = first;
+    twin[10] ^= 0x03;
+    let mut between = first;
+    between[0] = 0x3b;
+    old.push(Comb::from_bytes(twin));
+    old.push(Comb::from_bytes(between));
+    db.exec(&format!("DROP TABLE IF EXISTS {table}")).await;
+    db.exec(&format!("DROP TABLE IF EXISTS combkey_keymap_{table}")).await;
+    db.exec(&format!("CREATE TABLE {table} (id text COLLATE \"C\" NOT NULL PRIMARY KEY, seq integer NOT NULL)")).await;
+    let values: Vec<String> = old
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            // Every key upper-case but one twin: apart in the column's order.
+            let text = if i == 50 { k.to_string() } else { k.to_string().to_uppercase() };
+            format!("('{text}', {i})")
+        })
+        .collect();
+    db.exec(&format!("INSERT INTO {table} (id, seq) VALUES {}", values.join(", "))).await;
+    let read: Vec<Comb> =
+        db.texts(&format!("SELECT id FROM {table} ORDER BY id")).await.iter().map(|t| t.parse().unwrap()).collect();
+    assert!(read.windows(2).any(|w| w[0] > w[1]), "the premise: the column's order is not the keys' byte order");
+    let out = combkey(&["doctor", "--url", &url, "--table", table, "--apply"], &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("would become the same key")
+            && err.contains(&old[10].to_string())
+            && err.contains(&old[50].to_string()),
+        "{err}"
+    );
+    let after: Vec<String> = db.texts(&format!("SELECT id FROM {table} ORDER BY seq")).await;
+    let before: Vec<String> = values.iter().map(|v| v[2..38].to_string()).collect();
+    assert_eq!(after, before, "nothing changed");
+    db.exec(&format!("DROP TABLE {table}")).await;
+}
+
 /// v6 keys among v7 ones: the audit says how many sort after the next id, converts the v6
 /// keys, and says nothing is left only when none does.
 async fn a_mixed_table(db: &mut Db, table: &str) {
@@ -541,6 +589,11 @@ mod postgres {
     #[tokio::test]
     async fn a_mixed_table() {
         super::a_mixed_table(&mut Db::pg().await, "sorted_pg_mixed").await;
+    }
+
+    #[tokio::test]
+    async fn keys_that_would_become_one_are_refused_in_any_order() {
+        super::keys_that_would_become_one_are_refused_in_any_order(&mut Db::pg().await, "sorted_pg_twins_text").await;
     }
 }
 

@@ -627,7 +627,8 @@ impl Tally {
         }
     }
 
-    pub(crate) fn feed(&mut self, id: &Comb) {
+    /// Counts `id`, and says its verdict.
+    pub(crate) fn feed(&mut self, id: &Comb) -> Kind {
         let kind = self.classifier.classify(id);
         match self.counts.iter_mut().find(|(k, _)| *k == kind) {
             Some((_, n)) => *n += 1,
@@ -653,6 +654,13 @@ impl Tally {
             }
             self.previous = Some(t);
         }
+        kind
+    }
+
+    /// The sample the classifier learned from, where it was one (known only after the pass
+    /// that learned it, when this tally was fed in the same pass).
+    pub(crate) fn set_sampled(&mut self, sampled: Option<(usize, u64)>) {
+        self.sampled = sampled;
     }
 
     #[allow(clippy::cast_precision_loss)] // Counts far below 2^52.

@@ -55,6 +55,7 @@ mod db;
 mod error;
 mod failpoints;
 mod keys;
+mod merges;
 mod methods;
 mod options;
 mod plan;

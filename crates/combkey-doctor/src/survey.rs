@@ -10,6 +10,7 @@ use crate::catalog::{Catalog, Stored};
 use crate::db::Db;
 use crate::error::Error;
 use crate::keys::{id_of, stored_for};
+use crate::merges::{Merges, kept_bits};
 use crate::options::{Inherited, Options};
 use crate::plan::{Reference, orphan_count};
 use crate::schema::{IndexStats, Schema};
@@ -32,25 +33,6 @@ pub(crate) struct Read {
     /// Keys that sort after the next id the application makes (combkey's v7, or a v6 where
     /// the target is v6), in the database's own order of the column.
     pub(crate) keys_after_next: i64,
-}
-
-/// The bits of the old key that `m`'s conversion drops, as a mask per display byte of the
-/// bits it keeps: found by flipping each bit of a key of the old layout and seeing whether
-/// the new key changes (so the mask never disagrees with the conversion itself).
-pub(crate) fn kept_bits(m: &KeyMigration) -> Option<[u8; 16]> {
-    let probe = m.from().generate().ok()?;
-    let new = m.convert(&probe).ok()?;
-    let mut keep = [0xffu8; 16];
-    for (i, k) in keep.iter_mut().enumerate() {
-        for bit in 0..8 {
-            let mut b = probe.into_bytes();
-            b[i] ^= 1 << bit;
-            if m.convert(&Comb::from_bytes(b)).ok() == Some(new) {
-                *k &= !(1 << bit);
-            }
-        }
-    }
-    Some(keep)
 }
 
 /// A stored key value as a message shows it.
@@ -116,16 +98,30 @@ async fn read_in_transaction(
     let sql = cat.select_keys(&schema.table, &schema.column, only, &filter, &also);
     let now = combkey::Timestamp::now();
 
-    // First pass: every key seen once; a bounded sample of the unlabelled ones kept.
+    // First pass: every key seen once; a bounded sample of the unlabelled ones kept. Each key
+    // is also counted under the classifier that learns nothing (the one a table of labelled
+    // keys gets, or a `--layout` one): where what the pass learned leaves the classifier that,
+    // the count is the audit's, and the table is read once.
     let started = Instant::now();
     let mut learner = Learner::new(now);
+    let unlearned = Learner::new(now).classifier(options.layout);
+    let merges = || (sample.is_none()).then(|| Merges::new(options.to, options.convert_uncertain));
+    let mut early = options.rekey_from.is_none().then(|| (Tally::new(unlearned.clone(), now, None), merges()));
     let mut read = 0u64;
     let mut unreadable = (0usize, Vec::new());
     db.each_row(&sql, |row| {
         let v = cat.parse_key(&row)?;
         read += 1;
         match id_of(&v) {
-            Ok(id) => learner.feed(id),
+            Ok(id) => {
+                learner.feed(id);
+                if let Some((tally, merges)) = &mut early {
+                    let kind = tally.feed(&id);
+                    if let Some(m) = merges {
+                        m.feed(id, kind);
+                    }
+                }
+            }
             Err(e) => {
                 unreadable.0 += 1;
                 if unreadable.1.len() < 5 {
@@ -138,43 +134,61 @@ async fn read_in_transaction(
     .await?;
     let first_pass_seconds = started.elapsed().as_secs_f64();
 
-    // Second pass: every key classified by what the first learned (the keys kept, where the
-    // table was small enough to keep them all; the table again otherwise).
-    let mut tally = Tally::new(learner.classifier(options.layout), now, learner.sampled());
-    // `--rekey-from` reads the table again for the rows' times: each key it would re-key whose
-    // time makes no v7 key is counted.
-    let mut rekey = options.rekey_from.as_ref().map(|c| (c.clone(), crate::rekey::Invalid::default()));
-    let now_us = crate::rekey::now_us();
-    match (learner.keys(), &mut rekey) {
-        (_, Some((_, invalid))) => {
-            let classifier = tally.classifier().clone();
-            db.each_row(&sql, |row| {
-                let v = cat.parse_key(&row)?;
-                if let Ok(id) = id_of(&v) {
-                    tally.feed(&id);
-                    if crate::rekey::rekeys(classifier.classify(&id), &id, options) {
-                        let time = crate::rekey::RowTime::of(row.last().cloned().flatten().as_deref(), now_us);
-                        invalid.add(time, || shown(&v));
-                    }
-                }
-                Ok(())
-            })
-            .await?
+    // Second pass, where the first learned something: every key classified by what it learned
+    // (the keys kept, where the table was small enough to keep them all; the table again
+    // otherwise).
+    let classifier = learner.classifier(options.layout);
+    let (tally, merged) = match early {
+        Some((mut tally, merges)) if classifier == unlearned => {
+            tally.set_sampled(learner.sampled());
+            (tally, merges.and_then(Merges::finish))
         }
-        (Some(keys), None) => keys.iter().for_each(|id| tally.feed(id)),
-        (None, None) => {
-            db.each_row(&sql, |row| {
-                if let Ok(id) = id_of(&cat.parse_key(&row)?) {
-                    tally.feed(&id);
+        _ => {
+            let mut tally = Tally::new(classifier, now, learner.sampled());
+            let mut merges = merges();
+            let mut feed = |id: &Comb, tally: &mut Tally| {
+                let kind = tally.feed(id);
+                if let Some(m) = &mut merges {
+                    m.feed(*id, kind);
                 }
-                Ok(())
-            })
-            .await?
+            };
+            // `--rekey-from` reads the table again for the rows' times: each key it would
+            // re-key whose time makes no v7 key is counted.
+            let mut rekey = options.rekey_from.as_ref().map(|c| (c.clone(), crate::rekey::Invalid::default()));
+            let now_us = crate::rekey::now_us();
+            match (learner.keys(), &mut rekey) {
+                (_, Some((_, invalid))) => {
+                    let classifier = tally.classifier().clone();
+                    db.each_row(&sql, |row| {
+                        let v = cat.parse_key(&row)?;
+                        if let Ok(id) = id_of(&v) {
+                            feed(&id, &mut tally);
+                            if crate::rekey::rekeys(classifier.classify(&id), &id, options) {
+                                let time = crate::rekey::RowTime::of(row.last().cloned().flatten().as_deref(), now_us);
+                                invalid.add(time, || shown(&v));
+                            }
+                        }
+                        Ok(())
+                    })
+                    .await?
+                }
+                (Some(keys), None) => keys.iter().for_each(|id| feed(id, &mut tally)),
+                (None, None) => {
+                    db.each_row(&sql, |row| {
+                        if let Ok(id) = id_of(&cat.parse_key(&row)?) {
+                            feed(&id, &mut tally);
+                        }
+                        Ok(())
+                    })
+                    .await?
+                }
+            }
+            schema.rekey = rekey;
+            (tally, merges.and_then(Merges::finish))
         }
-    }
+    };
     drop(learner);
     let audit = tally.finish();
-    schema.rekey = rekey;
 
     // The next id the application makes, as the column holds it: the keys after it in the
     // database's order are keys it would sort before.
@@ -229,37 +243,42 @@ async fn read_in_transaction(
             })
             .await?;
         }
-        // Old keys that would become one: they differ only in bits the conversion drops. The
-        // database groups the keys with those bits cleared; each group found is checked here
-        // (both keys of the layout, both becoming the same new key).
-        for &(kind, _) in &audit.counts {
-            let from = match kind {
-                Kind::Layout(l) => l,
-                Kind::Uncertain(l) if options.convert_uncertain => l,
-                _ => continue,
-            };
-            let Ok(Some(to)) = target(Kind::Layout(from), options.to) else { continue };
-            let Ok(m) = KeyMigration::new(from, to) else { continue };
-            if m.keeps_every_bit() {
-                continue;
-            }
-            let Some(keep) = kept_bits(&m) else { continue };
-            let rows = db.rows(&cat.masked_duplicates(&schema.table, &schema.column, only, &keep), &[]).await?;
-            for row in rows {
-                let id = |i: usize| row.get(i).cloned().flatten().and_then(|h| h.parse::<Comb>().ok());
-                let (Some(a), Some(b)) = (id(0), id(1)) else { continue };
-                let n: usize = row.get(2).cloned().flatten().and_then(|n| n.trim().parse().ok()).unwrap_or(2);
-                let new = |x: &Comb| {
-                    let k = audit.classifier.classify(x);
-                    (k == kind).then(|| m.convert(x).ok()).flatten()
+        // Old keys that would become one: they differ only in bits the conversion drops. Found in
+        // the pass over the keys where they came in byte order (crate::merges); otherwise the
+        // database groups the keys with those bits cleared, and each group found is checked
+        // here (both keys of the layout, both becoming the same new key).
+        if let Some(found) = merged {
+            schema.collisions = found;
+        } else {
+            for &(kind, _) in &audit.counts {
+                let from = match kind {
+                    Kind::Layout(l) => l,
+                    Kind::Uncertain(l) if options.convert_uncertain => l,
+                    _ => continue,
                 };
-                if let (Some(na), Some(nb)) = (new(&a), new(&b))
-                    && na == nb
-                {
-                    schema.collisions.0 += n.saturating_sub(1);
-                    if schema.collisions.1.len() < 5 {
-                        let more = if n > 2 { format!(" (and {} more)", n - 2) } else { String::new() };
-                        schema.collisions.1.push(format!("{a} and {b}{more} would both become {na}"));
+                let Ok(Some(to)) = target(Kind::Layout(from), options.to) else { continue };
+                let Ok(m) = KeyMigration::new(from, to) else { continue };
+                if m.keeps_every_bit() {
+                    continue;
+                }
+                let Some(keep) = kept_bits(&m) else { continue };
+                let rows = db.rows(&cat.masked_duplicates(&schema.table, &schema.column, only, &keep), &[]).await?;
+                for row in rows {
+                    let id = |i: usize| row.get(i).cloned().flatten().and_then(|h| h.parse::<Comb>().ok());
+                    let (Some(a), Some(b)) = (id(0), id(1)) else { continue };
+                    let n: usize = row.get(2).cloned().flatten().and_then(|n| n.trim().parse().ok()).unwrap_or(2);
+                    let new = |x: &Comb| {
+                        let k = audit.classifier.classify(x);
+                        (k == kind).then(|| m.convert(x).ok()).flatten()
+                    };
+                    if let (Some(na), Some(nb)) = (new(&a), new(&b))
+                        && na == nb
+                    {
+                        schema.collisions.0 += n.saturating_sub(1);
+                        if schema.collisions.1.len() < 5 {
+                            let more = if n > 2 { format!(" (and {} more)", n - 2) } else { String::new() };
+                            schema.collisions.1.push(format!("{a} and {b}{more} would both become {na}"));
+                        }
                     }
                 }
             }

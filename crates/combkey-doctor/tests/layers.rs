@@ -7,13 +7,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// The top-level modules, bottom up: each may use only the ones before it.
-const LAYERS: [&str; 14] = [
+const LAYERS: [&str; 15] = [
     "error",
     "failpoints",
     "options",
     "catalog",
     "db",
     "audit",
+    "merges",
     "rekey",
     "schema",
     "plan",
