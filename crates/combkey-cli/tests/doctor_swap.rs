@@ -895,6 +895,142 @@ mod postgres {
         }
     }
 
+    /// v1 keys of every part of the span the audit finds plausible (1995 to a day from now,
+    /// its edges, every sub-millisecond tick, clock sequences and nodes of all zeros and all
+    /// ones) become what the core's `KeyMigration` makes of them; v1 keys of a time out of the
+    /// span or of another variant stay, and so do v4 and v7 keys.
+    #[tokio::test]
+    async fn v1_keys_over_their_whole_span_become_what_combkey_makes() {
+        let url = combkey_testutil::pg_url();
+        let mut c = connect().await;
+        let t = "swap_pg_v1_span";
+        let map = format!("combkey_keymap_{t}");
+        let r = SeededRandom::new(0x5eed_0f5a);
+        const G: i64 = 122_192_928_000_000_000;
+        let earliest = 788_918_400_000_i64 * 10_000 + G;
+        let now = Timestamp::now().unix_ms() * 10_000 + G;
+        let day = 86_400_000_i64 * 10_000;
+        let v1 = |ticks: i64, variant: u8, cs: u16, node: [u8; 6]| {
+            let t = ticks.to_be_bytes();
+            let mut b = [0u8; 16];
+            b[0..4].copy_from_slice(&t[4..8]);
+            b[4..6].copy_from_slice(&t[2..4]);
+            b[6] = 0x10 | (t[0] & 0x0f);
+            b[7] = t[1];
+            let cs = cs.to_be_bytes();
+            b[8] = variant | (cs[0] & 0x3f);
+            b[9] = cs[1];
+            b[10..16].copy_from_slice(&node);
+            Comb::from_bytes(b)
+        };
+        let random = |r: &SeededRandom| {
+            let mut x = [0u8; 8];
+            r.fill_bytes(&mut x);
+            u64::from_be_bytes(x)
+        };
+        let node = |r: &SeededRandom| {
+            let mut n = [0u8; 6];
+            r.fill_bytes(&mut n);
+            n
+        };
+        // (key, whether it converts)
+        let mut keys: Vec<(Comb, bool)> = Vec::new();
+        for i in 0..4000_i64 {
+            let span = u64::try_from(now - earliest).unwrap();
+            let ticks = earliest + i64::try_from(random(&r) % span).unwrap();
+            let cs = u16::try_from(random(&r) % 0x4000).unwrap();
+            keys.push((v1(ticks, 0x80, cs, node(&r)), true));
+            // Every sub-millisecond tick, the two low ones and the two high ones of a millisecond.
+            let ms = ticks - (ticks - G).rem_euclid(10_000);
+            keys.push((v1(ms + (i % 10_000), 0x80, cs, node(&r)), true));
+        }
+        for (ticks, cs, n) in [
+            (earliest, 0, [0u8; 6]),
+            (earliest + 9_999, 0x3fff, [0xff; 6]),
+            (earliest + 10_000, 0x2aaa, [0xfc, 0, 0, 0, 0, 1]),
+            (now, 0x1555, [0x03, 0xff, 0xff, 0xff, 0xff, 0xfe]),
+            (now + day / 2, 7, [1, 2, 3, 4, 5, 6]),
+        ] {
+            keys.push((v1(ticks, 0x80, cs, n), true));
+        }
+        // Out of the span, another variant: left to combkey, which keeps them.
+        keys.push((v1(earliest - 1, 0x80, 1, [9; 6]), false));
+        keys.push((v1(earliest - 10_000 * 86_400_000, 0x80, 2, [9; 6]), false));
+        keys.push((v1(now + 2 * day, 0x80, 3, [9; 6]), false));
+        keys.push((v1(now - day, 0xc0, 4, [9; 6]), false));
+        keys.push((v1(now - day, 0x00, 5, [9; 6]), false));
+        // Keys that stay whatever.
+        keys.push((Comb::new_v4(), false));
+        keys.push((Comb::new(), false));
+        let m = KeyMigration::new(Layout::V1, Layout::V7).unwrap();
+        let want: Vec<String> =
+            keys.iter().map(|(k, converts)| if *converts { m.convert(k).unwrap() } else { *k }.to_string()).collect();
+        exec(
+            &mut c,
+            &format!(
+                "DROP TABLE IF EXISTS {t}_items, {t}, _{t}_old, _{t}_items_old, _{t}_new, _{t}_items_new, _{t}_map, \
+                 _{t}_log, _{t}_items_log, {map} CASCADE;
+                 DELETE FROM combkey_doctor_journal WHERE target LIKE '%\"{t}\"%';
+                 CREATE TABLE {t} (id uuid PRIMARY KEY, seq int NOT NULL);
+                 CREATE TABLE {t}_items (k bigserial PRIMARY KEY, parent uuid NOT NULL REFERENCES {t} (id));
+                 CREATE INDEX ON {t}_items (parent);"
+            ),
+        )
+        .await;
+        let texts: Vec<String> = keys.iter().map(|(k, _)| k.to_string()).collect();
+        sqlx::query(AssertSqlSafe(format!(
+            "INSERT INTO {t} (id, seq) SELECT u::uuid, n FROM UNNEST($1::text[]) WITH ORDINALITY AS x (u, n)"
+        )))
+        .bind(&texts)
+        .execute(&mut c)
+        .await
+        .unwrap();
+        exec(&mut c, &format!("INSERT INTO {t}_items (parent) SELECT id FROM {t} WHERE seq % 3 = 0")).await;
+        let out =
+            combkey_env(&["doctor", "--url", &url, "--table", t, "--apply", "--online", "--method", "copy-swap"], &[]);
+        ok(&out);
+        let ids: Vec<String> = sqlx::query_scalar(AssertSqlSafe(format!("SELECT id::text FROM {t} ORDER BY seq")))
+            .fetch_all(&mut c)
+            .await
+            .unwrap();
+        assert_eq!(ids.len(), want.len());
+        let wrong: Vec<String> = ids
+            .iter()
+            .zip(&want)
+            .zip(&keys)
+            .filter(|((got, want), _)| got != want)
+            .take(5)
+            .map(|((got, want), (old, _))| format!("{old}: {got}, combkey makes {want}"))
+            .collect();
+        assert!(wrong.is_empty(), "{wrong:?}");
+        let mut pairs: Vec<(String, String)> = keys
+            .iter()
+            .zip(&want)
+            .filter(|((_, converts), _)| *converts)
+            .map(|((old, _), new)| (old.to_string(), new.clone()))
+            .collect();
+        pairs.sort();
+        let kept: Vec<(String, String)> = sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT old_key::text, new_key::text FROM {map} ORDER BY old_key::text"
+        )))
+        .fetch_all(&mut c)
+        .await
+        .unwrap();
+        assert!(kept == pairs, "the key map holds every converted key's pair, and only those");
+        assert_eq!(
+            count(
+                &mut c,
+                &format!(
+                    "SELECT count(*) FROM {t}_items i WHERE NOT EXISTS (SELECT 1 FROM {t} p WHERE p.id = i.parent)"
+                )
+            )
+            .await,
+            0
+        );
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+        exec(&mut c, &format!("DROP TABLE {t}_items, {t}, _{t}_items_old, _{t}_old, {map}")).await;
+    }
+
     /// A stopped run abandoned: its tables, triggers and functions go, the table is as it was.
     #[tokio::test]
     async fn a_stopped_run_is_abandoned_and_the_table_is_as_it_was() {

@@ -262,25 +262,32 @@ async fn read_in_transaction(
                     continue;
                 }
                 let Some(keep) = kept_bits(&m) else { continue };
-                let rows = db.rows(&cat.masked_duplicates(&schema.table, &schema.column, only, &keep), &[]).await?;
-                for row in rows {
-                    let id = |i: usize| row.get(i).cloned().flatten().and_then(|h| h.parse::<Comb>().ok());
-                    let (Some(a), Some(b)) = (id(0), id(1)) else { continue };
-                    let n: usize = row.get(2).cloned().flatten().and_then(|n| n.trim().parse().ok()).unwrap_or(2);
-                    let new = |x: &Comb| {
-                        let k = audit.classifier.classify(x);
-                        (k == kind).then(|| m.convert(x).ok()).flatten()
-                    };
-                    if let (Some(na), Some(nb)) = (new(&a), new(&b))
-                        && na == nb
-                    {
-                        schema.collisions.0 += n.saturating_sub(1);
-                        if schema.collisions.1.len() < 5 {
+                // Every group, streamed (a table of many such keys is refused with all of them
+                // counted), each of its keys looked at: those of this layout that become the
+                // same new key.
+                let collisions = &mut schema.collisions;
+                db.each_row(&cat.masked_duplicates(&schema.table, &schema.column, only, &keep), |row| {
+                    let members = row.first().cloned().flatten().unwrap_or_default();
+                    let mut news: Vec<(Comb, Comb)> = members
+                        .split(',')
+                        .filter_map(|h| h.trim().parse::<Comb>().ok())
+                        .filter(|x| audit.classifier.classify(x) == kind)
+                        .filter_map(|x| m.convert(&x).ok().map(|n| (n, x)))
+                        .collect();
+                    news.sort_unstable();
+                    news.dedup();
+                    for group in news.chunk_by(|a, b| a.0 == b.0).filter(|g| g.len() >= 2) {
+                        let n = group.len();
+                        collisions.0 += n - 1;
+                        if collisions.1.len() < 5 {
+                            let (a, b) = (group[0].1, group[n - 1].1);
                             let more = if n > 2 { format!(" (and {} more)", n - 2) } else { String::new() };
-                            schema.collisions.1.push(format!("{a} and {b}{more} would both become {na}"));
+                            collisions.1.push(format!("{a} and {b}{more} would both become {}", group[0].0));
                         }
                     }
-                }
+                    Ok(())
+                })
+                .await?;
             }
         }
         // Rows that already reference nothing would fail the check after the change.

@@ -653,8 +653,8 @@ impl Catalog for MySql {
             );
         }
         format!(
-            "SELECT MIN(h), MAX(h), COUNT(DISTINCT h) FROM (SELECT {hex} AS h FROM {t} x WHERE x.{c} IS NOT NULL) d \
-             WHERE LENGTH(h) = 32 GROUP BY {masked} HAVING MIN(h) <> MAX(h) LIMIT 10",
+            "SELECT GROUP_CONCAT(DISTINCT h) FROM (SELECT {hex} AS h FROM {t} x WHERE x.{c} IS NOT NULL) d \
+             WHERE LENGTH(h) = 32 GROUP BY {masked} HAVING MIN(h) <> MAX(h)",
             t = table.quoted(Backend::MySql)
         )
     }

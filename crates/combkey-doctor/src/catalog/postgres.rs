@@ -659,8 +659,8 @@ impl Catalog for Postgres {
             masked = format!("set_byte({masked}, {i}, get_byte(b, {i}) & {m})");
         }
         format!(
-            "SELECT min(h), max(h), count(DISTINCT h) FROM (SELECT {bytes} AS b, encode({bytes}, 'hex') AS h FROM {only}{t} x \
-             WHERE {valid}) d GROUP BY {masked} HAVING min(h) <> max(h) LIMIT 10",
+            "SELECT string_agg(DISTINCT h, ',') FROM (SELECT {bytes} AS b, encode({bytes}, 'hex') AS h FROM {only}{t} x \
+             WHERE {valid}) d GROUP BY {masked} HAVING min(h) <> max(h)",
             t = table.quoted(Backend::Postgres)
         )
     }

@@ -485,8 +485,8 @@ impl Catalog for Sqlite {
             );
         }
         format!(
-            "SELECT min(h), max(h), count(DISTINCT h) FROM (SELECT {hex} AS h FROM {t} x WHERE x.{c} IS NOT NULL) d \
-             WHERE length(h) = 32 GROUP BY {masked} HAVING min(h) <> max(h) LIMIT 10",
+            "SELECT group_concat(DISTINCT h) FROM (SELECT {hex} AS h FROM {t} x WHERE x.{c} IS NOT NULL) d \
+             WHERE length(h) = 32 GROUP BY {masked} HAVING min(h) <> max(h)",
             t = table.quoted(Backend::Sqlite)
         )
     }
