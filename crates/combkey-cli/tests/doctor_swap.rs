@@ -818,18 +818,7 @@ mod postgres {
             let t = format!("swap_pg_v1_{k}");
             let t = t.as_str();
             let map = format!("combkey_keymap_{t}");
-            exec(
-                &mut c,
-                &format!(
-                    "DROP TABLE IF EXISTS {t}_items, {t}, _{t}_old, _{t}_items_old, _{t}_new, _{t}_items_new, _{t}_map, \
-                     _{t}_log, _{t}_items_log, {map} CASCADE;
-                     DELETE FROM combkey_doctor_journal WHERE target LIKE '%\"{t}\"%';
-                     CREATE TABLE {t} (id uuid PRIMARY KEY, note text);
-                     CREATE TABLE {t}_items (k bigserial PRIMARY KEY, parent uuid NOT NULL REFERENCES {t} (id));
-                     CREATE INDEX ON {t}_items (parent);"
-                ),
-            )
-            .await;
+            v1_tables(&mut c, t, "note text").await;
             let texts: Vec<String> = old.iter().map(ToString::to_string).collect();
             sqlx::query(AssertSqlSafe(format!("INSERT INTO {t} (id) SELECT u::uuid FROM UNNEST($1::text[]) u")))
                 .bind(&texts)
@@ -895,6 +884,24 @@ mod postgres {
         }
     }
 
+    /// A parent `t` of `uuid` keys with `column` beside them and children referencing it, made
+    /// afresh (what an earlier run of it left, its key map and journal row too).
+    async fn v1_tables(c: &mut PgConnection, t: &str, column: &str) {
+        let map = format!("combkey_keymap_{t}");
+        exec(
+            c,
+            &format!(
+                "DROP TABLE IF EXISTS {t}_items, {t}, _{t}_old, _{t}_items_old, _{t}_new, _{t}_items_new, _{t}_map, \
+                 _{t}_log, _{t}_items_log, {map} CASCADE;
+                 DELETE FROM combkey_doctor_journal WHERE target LIKE '%\"{t}\"%';
+                 CREATE TABLE {t} (id uuid PRIMARY KEY, {column});
+                 CREATE TABLE {t}_items (k bigserial PRIMARY KEY, parent uuid NOT NULL REFERENCES {t} (id));
+                 CREATE INDEX ON {t}_items (parent);"
+            ),
+        )
+        .await;
+    }
+
     /// v1 keys of every part of the span the audit finds plausible (1995 to a day from now,
     /// its edges, every sub-millisecond tick, clock sequences and nodes of all zeros and all
     /// ones) become what the core's `KeyMigration` makes of them; v1 keys of a time out of the
@@ -910,19 +917,7 @@ mod postgres {
         let earliest = 788_918_400_000_i64 * 10_000 + G;
         let now = Timestamp::now().unix_ms() * 10_000 + G;
         let day = 86_400_000_i64 * 10_000;
-        let v1 = |ticks: i64, variant: u8, cs: u16, node: [u8; 6]| {
-            let t = ticks.to_be_bytes();
-            let mut b = [0u8; 16];
-            b[0..4].copy_from_slice(&t[4..8]);
-            b[4..6].copy_from_slice(&t[2..4]);
-            b[6] = 0x10 | (t[0] & 0x0f);
-            b[7] = t[1];
-            let cs = cs.to_be_bytes();
-            b[8] = variant | (cs[0] & 0x3f);
-            b[9] = cs[1];
-            b[10..16].copy_from_slice(&node);
-            Comb::from_bytes(b)
-        };
+        let v1 = combkey_testutil::v1_id;
         let random = |r: &SeededRandom| {
             let mut x = [0u8; 8];
             r.fill_bytes(&mut x);
@@ -965,18 +960,7 @@ mod postgres {
         let m = KeyMigration::new(Layout::V1, Layout::V7).unwrap();
         let want: Vec<String> =
             keys.iter().map(|(k, converts)| if *converts { m.convert(k).unwrap() } else { *k }.to_string()).collect();
-        exec(
-            &mut c,
-            &format!(
-                "DROP TABLE IF EXISTS {t}_items, {t}, _{t}_old, _{t}_items_old, _{t}_new, _{t}_items_new, _{t}_map, \
-                 _{t}_log, _{t}_items_log, {map} CASCADE;
-                 DELETE FROM combkey_doctor_journal WHERE target LIKE '%\"{t}\"%';
-                 CREATE TABLE {t} (id uuid PRIMARY KEY, seq int NOT NULL);
-                 CREATE TABLE {t}_items (k bigserial PRIMARY KEY, parent uuid NOT NULL REFERENCES {t} (id));
-                 CREATE INDEX ON {t}_items (parent);"
-            ),
-        )
-        .await;
+        v1_tables(&mut c, t, "seq int NOT NULL").await;
         let texts: Vec<String> = keys.iter().map(|(k, _)| k.to_string()).collect();
         sqlx::query(AssertSqlSafe(format!(
             "INSERT INTO {t} (id, seq) SELECT u::uuid, n FROM UNNEST($1::text[]) WITH ORDINALITY AS x (u, n)"

@@ -162,16 +162,7 @@ mod tests {
 
     /// v1 keys of the given times (100 ns ticks since 1582) with `node`.
     fn v1(ticks: u64, node: [u8; 6]) -> Comb {
-        let t = ticks.to_be_bytes();
-        let mut b = [0u8; 16];
-        b[0..4].copy_from_slice(&t[4..8]);
-        b[4..6].copy_from_slice(&t[2..4]);
-        b[6] = 0x10 | (t[0] & 0x0f);
-        b[7] = t[1];
-        b[8] = 0x80 | 0x12;
-        b[9] = 0x34;
-        b[10..16].copy_from_slice(&node);
-        Comb::from_bytes(b)
+        combkey_testutil::v1_id(i64::try_from(ticks).unwrap(), 0x80, 0x1234, node)
     }
 
     /// 2024-06-01 in v1 ticks.

@@ -400,3 +400,20 @@ impl Running {
         }
     }
 }
+
+/// A v1 id of `ticks` (100 ns since 1582-10-15), with the variant bits `variant` (`0x80`: RFC
+/// 9562's), clock sequence `clock_seq` (14 bits) and `node`, laid out as RFC 9562 says: time
+/// low, time mid, version and time high, then variant and clock sequence, then the node.
+pub fn v1_id(ticks: i64, variant: u8, clock_seq: u16, node: [u8; 6]) -> combkey::Comb {
+    let t = ticks.to_be_bytes();
+    let mut b = [0u8; 16];
+    b[0..4].copy_from_slice(&t[4..8]);
+    b[4..6].copy_from_slice(&t[2..4]);
+    b[6] = 0x10 | (t[0] & 0x0f);
+    b[7] = t[1];
+    let cs = clock_seq.to_be_bytes();
+    b[8] = variant | (cs[0] & 0x3f);
+    b[9] = cs[1];
+    b[10..16].copy_from_slice(&node);
+    combkey::Comb::from_bytes(b)
+}
