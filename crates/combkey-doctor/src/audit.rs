@@ -607,11 +607,6 @@ pub(crate) struct Tally {
 }
 
 impl Tally {
-    /// The classifier it counts by.
-    pub(crate) fn classifier(&self) -> &Classifier {
-        &self.classifier
-    }
-
     pub(crate) fn new(classifier: Classifier, now: Timestamp, sampled: Option<(usize, u64)>) -> Self {
         Tally {
             classifier,

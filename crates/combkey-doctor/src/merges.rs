@@ -103,16 +103,9 @@ impl Merges {
                 })
                 .collect();
             news.sort_unstable_by_key(|&(new, old, _)| (new, old));
-            let mut i = 0;
-            while i < news.len() {
-                let (new, first, kind) = news[i];
-                let group: Vec<Comb> = news[i..]
-                    .iter()
-                    .take_while(|(n, _, _)| *n == new)
-                    .filter(|(_, _, k)| *k == kind)
-                    .map(|x| x.1)
-                    .collect();
-                let len = news[i..].iter().take_while(|(n, _, _)| *n == new).count();
+            for same_new in news.chunk_by(|a, b| a.0 == b.0) {
+                let (new, first, kind) = same_new[0];
+                let group: Vec<Comb> = same_new.iter().filter(|x| x.2 == kind).map(|x| x.1).collect();
                 if group.len() >= 2 {
                     self.found.0 += group.len() - 1;
                     if self.found.1.len() < SHOWN {
@@ -122,7 +115,6 @@ impl Merges {
                         self.found.1.push(format!("{first} and {last}{more} would both become {new}"));
                     }
                 }
-                i += len.max(1);
             }
         }
         self.run.clear();

@@ -35,6 +35,23 @@ pub(crate) struct Read {
     pub(crate) keys_after_next: i64,
 }
 
+/// A pass's count of the keys and its search for keys that would become one, fed the same keys.
+struct Counted {
+    tally: Tally,
+    merges: Option<Merges>,
+}
+
+impl Counted {
+    /// Counts `id`, and says its verdict.
+    fn feed(&mut self, id: Comb) -> Kind {
+        let kind = self.tally.feed(&id);
+        if let Some(m) = &mut self.merges {
+            m.feed(id, kind);
+        }
+        kind
+    }
+}
+
 /// A stored key value as a message shows it.
 pub(crate) fn shown(v: &Stored) -> String {
     match v {
@@ -105,8 +122,11 @@ async fn read_in_transaction(
     let started = Instant::now();
     let mut learner = Learner::new(now);
     let unlearned = Learner::new(now).classifier(options.layout);
-    let merges = || (sample.is_none()).then(|| Merges::new(options.to, options.convert_uncertain));
-    let mut early = options.rekey_from.is_none().then(|| (Tally::new(unlearned.clone(), now, None), merges()));
+    let merges = || sample.is_none().then(|| Merges::new(options.to, options.convert_uncertain));
+    let mut early = options
+        .rekey_from
+        .is_none()
+        .then(|| Counted { tally: Tally::new(unlearned.clone(), now, None), merges: merges() });
     let mut read = 0u64;
     let mut unreadable = (0usize, Vec::new());
     db.each_row(&sql, |row| {
@@ -115,11 +135,8 @@ async fn read_in_transaction(
         match id_of(&v) {
             Ok(id) => {
                 learner.feed(id);
-                if let Some((tally, merges)) = &mut early {
-                    let kind = tally.feed(&id);
-                    if let Some(m) = merges {
-                        m.feed(id, kind);
-                    }
+                if let Some(c) = &mut early {
+                    c.feed(id);
                 }
             }
             Err(e) => {
@@ -138,45 +155,38 @@ async fn read_in_transaction(
     // (the keys kept, where the table was small enough to keep them all; the table again
     // otherwise).
     let classifier = learner.classifier(options.layout);
-    let (tally, merged) = match early {
-        Some((mut tally, merges)) if classifier == unlearned => {
-            tally.set_sampled(learner.sampled());
-            (tally, merges.and_then(Merges::finish))
+    let counted = match early {
+        Some(mut c) if classifier == unlearned => {
+            c.tally.set_sampled(learner.sampled());
+            c
         }
         _ => {
-            let mut tally = Tally::new(classifier, now, learner.sampled());
-            let mut merges = merges();
-            let mut feed = |id: &Comb, tally: &mut Tally| {
-                let kind = tally.feed(id);
-                if let Some(m) = &mut merges {
-                    m.feed(*id, kind);
-                }
-            };
+            let mut c = Counted { tally: Tally::new(classifier, now, learner.sampled()), merges: merges() };
             // `--rekey-from` reads the table again for the rows' times: each key it would
             // re-key whose time makes no v7 key is counted.
             let mut rekey = options.rekey_from.as_ref().map(|c| (c.clone(), crate::rekey::Invalid::default()));
             let now_us = crate::rekey::now_us();
             match (learner.keys(), &mut rekey) {
                 (_, Some((_, invalid))) => {
-                    let classifier = tally.classifier().clone();
                     db.each_row(&sql, |row| {
                         let v = cat.parse_key(&row)?;
-                        if let Ok(id) = id_of(&v) {
-                            feed(&id, &mut tally);
-                            if crate::rekey::rekeys(classifier.classify(&id), &id, options) {
-                                let time = crate::rekey::RowTime::of(row.last().cloned().flatten().as_deref(), now_us);
-                                invalid.add(time, || shown(&v));
-                            }
+                        if let Ok(id) = id_of(&v)
+                            && crate::rekey::rekeys(c.feed(id), &id, options)
+                        {
+                            let time = crate::rekey::RowTime::of(row.last().cloned().flatten().as_deref(), now_us);
+                            invalid.add(time, || shown(&v));
                         }
                         Ok(())
                     })
                     .await?
                 }
-                (Some(keys), None) => keys.iter().for_each(|id| feed(id, &mut tally)),
+                (Some(keys), None) => keys.iter().for_each(|&id| {
+                    c.feed(id);
+                }),
                 (None, None) => {
                     db.each_row(&sql, |row| {
                         if let Ok(id) = id_of(&cat.parse_key(&row)?) {
-                            feed(&id, &mut tally);
+                            c.feed(id);
                         }
                         Ok(())
                     })
@@ -184,9 +194,11 @@ async fn read_in_transaction(
                 }
             }
             schema.rekey = rekey;
-            (tally, merges.and_then(Merges::finish))
+            c
         }
     };
+    let merged = counted.merges.and_then(Merges::finish);
+    let tally = counted.tally;
     drop(learner);
     let audit = tally.finish();
 
