@@ -26,7 +26,9 @@ pub enum ErrorKind {
     /// A check after the change failed (an orphaned row, a definition that differs): the
     /// change was rolled back where it was one transaction.
     Verification,
-    /// Writing the output (`--migration-sql`'s script) failed; nothing was changed.
+    /// Writing the output (`--migration-sql`'s script) or the audit's scratch files (its
+    /// check of keys that would become one, in the temporary directory) failed; nothing was
+    /// changed.
     Output,
     /// The change committed (every key is converted), and a check after the commit failed: a
     /// table's definition that another session changed meanwhile, a lock the check waited for
@@ -70,6 +72,11 @@ impl Error {
     /// Writing the output failed.
     pub(crate) fn output(e: std::io::Error) -> Self {
         Error { io: Some(e.kind()), ..Error::new(ErrorKind::Output, format!("writing the output: {e}")) }
+    }
+
+    /// Writing a scratch file of the audit's failed (`message` says which, and why).
+    pub(crate) fn scratch(message: String) -> Self {
+        Error::new(ErrorKind::Output, message)
     }
 
     /// For an [`ErrorKind::Output`] error, the I/O error's kind (a closed pipe is

@@ -1,237 +1,420 @@
-//! Old keys that would become one: two keys of a layout whose conversion drops bits (the v1
-//! family's node bits, NewId's, Groupon's) that differ only in those bits convert to the same
-//! new key. The audit finds them in its pass over the keys, which come in the database's key
-//! order: where that order is the keys' byte order (a `uuid`, `BINARY(16)` or `BLOB` column),
-//! two such keys share every byte before the first byte any conversion drops bits of, so they
-//! come in one run of keys with those bytes alike, and only a run is held. Where the keys do
-//! not come in byte order (a text column's collation), or one run is too long to hold, the
-//! finder says it could not decide and the database groups the keys instead
-//! (`Catalog::masked_duplicates`, one `GROUP BY` of the whole table).
+//! Keys that would become one: the audit's check that no two keys of the table have the same
+//! form after the change. Three ways there are such keys:
+//! - a conversion that drops bits (the v1 family's node bits, NewId's, Groupon's) makes one key
+//!   of two keys of its layout that differ only in those bits;
+//! - two layouts that hold the same bits in another order make one key of a key of each: a v1
+//!   key and the v6 form of it (RFC 9562 section 5.6: v6 is v1 with its time's fields in the
+//!   other order) both carry one time, clock sequence and node, so both become one v7 key;
+//! - a key becomes one the table already has, one that stays (a v1 key beside the v7 key a
+//!   hand-made conversion gave it).
+//!
+//! The audit's pass over the keys feeds every key with its new form (the key itself where it
+//! stays), in any order the database gives them. As an external sort does, the finder sorts
+//! them in runs of bounded size, writes each full run to a scratch file, and merges the runs:
+//! equal new forms of different keys come next to each other there. Memory stays one run
+//! whatever the table's size; the scratch files hold 32 bytes a key, in the system's temporary
+//! directory (`TMPDIR`), each removed from the directory as it is made (so a killed run leaves
+//! none behind). A re-keyed key (`--rekey-from`) is left out: its new key is random.
 
-use crate::audit::{Kind, target};
+use std::collections::BinaryHeap;
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::PathBuf;
+
+use crate::audit::Kind;
+use crate::error::Error;
+use crate::options::Options;
+use crate::plan::new_id;
+use crate::rekey::rekeys;
 use combkey::Comb;
-use combkey::layouts::{KeyMigration, Layout};
 
-/// Keys of one run held at most (64 KiB of keys); a longer run leaves the check to the
-/// database.
-const RUN_MAX: usize = 4096;
+/// Keys of one run held at most (16 MiB of keys with their new forms).
+const RUN: usize = 1 << 19;
+
+/// Runs merged at once: when this many are written, they are merged into one.
+const FAN_IN: usize = 64;
 
 /// Examples of keys that would become one, kept for the message.
 const SHOWN: usize = 5;
 
-/// Finds old keys that would become one in a stream of keys in byte order.
+/// A key's new form and the key, as big-endian numbers: their order is the bytes' order.
+type Pair = (u128, u128);
+
+/// Finds keys that would become one, from every key of the table and its verdict.
 pub(crate) struct Merges {
-    to: Layout,
-    convert_uncertain: bool,
-    /// Bytes, from the first, that every conversion dropping bits keeps whole.
-    prefix: usize,
-    /// The keys since the last whose first `prefix` bytes differ, with their verdicts.
-    run: Vec<(Comb, Kind)>,
-    /// Still deciding: the keys came in byte order and every run fit.
-    sure: bool,
-    found: (usize, Vec<String>),
+    options: Options,
+    run: Vec<Pair>,
+    run_max: usize,
+    fan_in: usize,
+    written: Vec<Scratch>,
+    /// A scratch file that could not be written: the check cannot decide.
+    failed: Option<std::io::Error>,
 }
 
 impl Merges {
-    /// A finder for conversions to `to` (and of uncertain keys too, where they convert).
-    pub(crate) fn new(to: Layout, convert_uncertain: bool) -> Self {
-        let prefix = Layout::ALL
-            .iter()
-            .filter_map(|&l| lossy(Kind::Layout(l), to))
-            .filter_map(|m| kept_bits(&m))
-            .map(|keep| keep.iter().position(|&b| b != 0xff).unwrap_or(16))
-            .min()
-            .unwrap_or(16);
-        Merges { to, convert_uncertain, prefix, run: Vec::new(), sure: true, found: (0, Vec::new()) }
+    /// A finder for the change `options` asks for.
+    pub(crate) fn new(options: &Options) -> Self {
+        Self::sized(options, RUN, FAN_IN)
     }
 
-    /// The next key of the stream and its verdict.
+    fn sized(options: &Options, run_max: usize, fan_in: usize) -> Self {
+        Merges { options: options.clone(), run: Vec::new(), run_max, fan_in, written: Vec::new(), failed: None }
+    }
+
+    /// The next key of the table and its verdict.
     pub(crate) fn feed(&mut self, id: Comb, kind: Kind) {
-        if !self.sure || self.prefix >= 16 {
+        if self.failed.is_some() || rekeys(kind, &id, &self.options) {
             return;
         }
-        if let Some(&(last, _)) = self.run.last() {
-            let (a, b) = (last.as_bytes(), id.as_bytes());
-            if b < a {
-                // Not the keys' byte order: runs would miss pairs.
-                self.give_up();
-                return;
-            }
-            if a == b {
-                // The same id in another row: one key.
-                return;
-            }
-            if a[..self.prefix] != b[..self.prefix] {
-                self.close_run();
-            }
+        let new = new_id(&id, kind, &self.options).unwrap_or(id);
+        self.run.push((u128::from_be_bytes(new.into_bytes()), u128::from_be_bytes(id.into_bytes())));
+        if self.run.len() >= self.run_max
+            && let Err(e) = self.write_run()
+        {
+            self.failed = Some(e);
+            self.run = Vec::new();
         }
-        if self.run.len() >= RUN_MAX {
-            self.give_up();
-            return;
-        }
-        self.run.push((id, kind));
     }
 
-    /// What was found: how many keys would become the same key as another, with a few
-    /// examples; `None` where it could not decide (the database is asked then).
-    pub(crate) fn finish(mut self) -> Option<(usize, Vec<String>)> {
-        if !self.sure {
-            return None;
+    /// Writes the run held to a scratch file; merges the files into one where there are
+    /// `fan_in` of them.
+    fn write_run(&mut self) -> std::io::Result<()> {
+        self.run.sort_unstable();
+        self.run.dedup();
+        let run = std::mem::take(&mut self.run);
+        self.written.push(Scratch::of(&mut run.iter().copied().map(Ok))?);
+        self.run = run;
+        self.run.clear();
+        if self.written.len() >= self.fan_in {
+            let runs = std::mem::take(&mut self.written);
+            let merged = Scratch::of(&mut Merged::new(&runs)?)?;
+            self.written.push(merged);
         }
-        self.close_run();
-        Some(self.found)
+        Ok(())
     }
 
-    fn give_up(&mut self) {
-        self.sure = false;
-        self.run = Vec::new();
+    /// How many keys would become the same key as another, with a few examples.
+    pub(crate) fn finish(mut self) -> Result<(usize, Vec<String>), Error> {
+        let scratch = |e: std::io::Error| {
+            Error::scratch(format!(
+                "the audit's scratch files in {} (its check of keys that would become one): {e}",
+                std::env::temp_dir().display()
+            ))
+        };
+        if let Some(e) = self.failed.take() {
+            return Err(scratch(e));
+        }
+        let mut found = Found::default();
+        self.run.sort_unstable();
+        self.run.dedup();
+        if self.written.is_empty() {
+            self.run.iter().for_each(|&p| found.next(p));
+        } else {
+            let last = Scratch::of(&mut self.run.iter().copied().map(Ok)).map_err(scratch)?;
+            self.run = Vec::new();
+            self.written.push(last);
+            for p in Merged::new(&self.written).map_err(scratch)? {
+                found.next(p.map_err(scratch)?);
+            }
+        }
+        Ok(found.finish())
     }
+}
 
-    /// The keys of the run that would become one: grouped by their verdict and new key.
-    fn close_run(&mut self) {
-        if self.run.len() >= 2 {
-            let mut news: Vec<(Comb, Comb, Kind)> = self
-                .run
-                .iter()
-                .filter_map(|&(old, kind)| {
-                    let kind = match kind {
-                        Kind::Uncertain(l) if self.convert_uncertain => Kind::Layout(l),
-                        k => k,
-                    };
-                    let new = lossy(kind, self.to)?.convert(&old).ok()?;
-                    Some((new, old, kind))
-                })
-                .collect();
-            news.sort_unstable_by_key(|&(new, old, _)| (new, old));
-            for same_new in news.chunk_by(|a, b| a.0 == b.0) {
-                let (new, first, kind) = same_new[0];
-                let group: Vec<Comb> = same_new.iter().filter(|x| x.2 == kind).map(|x| x.1).collect();
-                if group.len() >= 2 {
-                    self.found.0 += group.len() - 1;
-                    if self.found.1.len() < SHOWN {
-                        let last = group[group.len() - 1];
-                        let more =
-                            if group.len() > 2 { format!(" (and {} more)", group.len() - 2) } else { String::new() };
-                        self.found.1.push(format!("{first} and {last}{more} would both become {new}"));
-                    }
+/// The keys of one new form, so far.
+struct Group {
+    new: u128,
+    first: u128,
+    last: u128,
+    keys: usize,
+    /// One of them is the new form itself: a key that stays.
+    stays: bool,
+}
+
+/// Keys that would become one, from pairs in order.
+#[derive(Default)]
+struct Found {
+    group: Option<Group>,
+    count: usize,
+    shown: Vec<String>,
+}
+
+impl Found {
+    fn next(&mut self, (new, old): Pair) {
+        match &mut self.group {
+            Some(g) if g.new == new => {
+                // The same key in two rows (two stored forms of one id) is one key.
+                if g.last != old {
+                    g.last = old;
+                    g.keys += 1;
+                    g.stays |= old == new;
                 }
             }
-        }
-        self.run.clear();
-    }
-}
-
-/// The bits of the old key that `m`'s conversion drops, as a mask per display byte of the
-/// bits it keeps: found by flipping each bit of a key of the old layout and seeing whether
-/// the new key changes (so the mask never disagrees with the conversion itself).
-pub(crate) fn kept_bits(m: &KeyMigration) -> Option<[u8; 16]> {
-    let probe = m.from().generate().ok()?;
-    let new = m.convert(&probe).ok()?;
-    let mut keep = [0xffu8; 16];
-    for (i, k) in keep.iter_mut().enumerate() {
-        for bit in 0..8 {
-            let mut b = probe.into_bytes();
-            b[i] ^= 1 << bit;
-            if m.convert(&Comb::from_bytes(b)).ok() == Some(new) {
-                *k &= !(1 << bit);
+            _ => {
+                self.close();
+                self.group = Some(Group { new, first: old, last: old, keys: 1, stays: old == new });
             }
         }
     }
-    Some(keep)
+
+    fn close(&mut self) {
+        let Some(g) = self.group.take() else { return };
+        if g.keys < 2 {
+            return;
+        }
+        self.count += g.keys - 1;
+        if self.shown.len() < SHOWN {
+            let id = |v: u128| Comb::from_bytes(v.to_be_bytes());
+            let with_version = |v: u128| format!("{} (version {})", id(v), id(v).version());
+            let more = |n: usize| if n > 0 { format!(" (and {n} more)") } else { String::new() };
+            self.shown.push(if g.stays {
+                // The others become the key that stays.
+                let other = if g.first == g.new { g.last } else { g.first };
+                format!(
+                    "{}{} would become {}, a key the table holds already",
+                    with_version(other),
+                    more(g.keys - 2),
+                    id(g.new)
+                )
+            } else {
+                format!(
+                    "{} and {}{} would both become {}",
+                    with_version(g.first),
+                    with_version(g.last),
+                    more(g.keys - 2),
+                    id(g.new)
+                )
+            });
+        }
+    }
+
+    fn finish(mut self) -> (usize, Vec<String>) {
+        self.close();
+        (self.count, self.shown)
+    }
 }
 
-/// The conversion of keys of verdict `kind` to `to`, where it drops bits.
-fn lossy(kind: Kind, to: Layout) -> Option<KeyMigration> {
-    let Kind::Layout(from) = kind else { return None };
-    let to = target(kind, to).ok()??;
-    let m = KeyMigration::new(from, to).ok()?;
-    (!m.keeps_every_bit()).then_some(m)
+/// A scratch file of pairs in order, removed from its directory as soon as it is made where
+/// the system allows it (Unix), otherwise when it is dropped.
+struct Scratch {
+    file: File,
+    path: PathBuf,
+    /// Still in its directory.
+    listed: bool,
+}
+
+impl Scratch {
+    /// A scratch file holding `pairs` (in order), read from its start.
+    fn of(pairs: &mut dyn Iterator<Item = std::io::Result<Pair>>) -> std::io::Result<Scratch> {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let mut scratch = loop {
+            let n = NEXT.fetch_add(1, Ordering::Relaxed);
+            let path = std::env::temp_dir().join(format!("combkey-doctor-keys-{}-{n}", std::process::id()));
+            match File::options().read(true).write(true).create_new(true).open(&path) {
+                Ok(file) => {
+                    let listed = std::fs::remove_file(&path).is_err();
+                    break Scratch { file, path, listed };
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(e),
+            }
+        };
+        let mut out = BufWriter::with_capacity(1 << 16, &mut scratch.file);
+        for p in pairs {
+            let (new, old) = p?;
+            out.write_all(&new.to_be_bytes())?;
+            out.write_all(&old.to_be_bytes())?;
+        }
+        out.flush()?;
+        drop(out);
+        scratch.file.seek(SeekFrom::Start(0))?;
+        Ok(scratch)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if self.listed {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Scratch files' pairs merged into one order (each file read once, from its start).
+struct Merged<'a> {
+    readers: Vec<BufReader<&'a File>>,
+    /// Each reader's next pair, least first.
+    heap: BinaryHeap<std::cmp::Reverse<(Pair, usize)>>,
+}
+
+impl<'a> Merged<'a> {
+    fn new(runs: &'a [Scratch]) -> std::io::Result<Self> {
+        let mut m = Merged {
+            readers: runs.iter().map(|s| BufReader::with_capacity(1 << 16, &s.file)).collect(),
+            heap: BinaryHeap::new(),
+        };
+        for i in 0..m.readers.len() {
+            m.refill(i)?;
+        }
+        Ok(m)
+    }
+
+    fn refill(&mut self, i: usize) -> std::io::Result<()> {
+        let mut b = [0u8; 32];
+        match self.readers[i].read_exact(&mut b) {
+            Ok(()) => {
+                let (new, old) = b.split_at(16);
+                let n = |h: &[u8]| u128::from_be_bytes(h.try_into().unwrap_or_default());
+                self.heap.push(std::cmp::Reverse(((n(new), n(old)), i)));
+                Ok(())
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+impl Iterator for Merged<'_> {
+    type Item = std::io::Result<Pair>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let std::cmp::Reverse((p, i)) = self.heap.pop()?;
+        Some(self.refill(i).map(|()| p))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use combkey::layouts::{KeyMigration, Layout};
 
-    /// v1 keys of the given times (100 ns ticks since 1582) with `node`.
-    fn v1(ticks: u64, node: [u8; 6]) -> Comb {
-        combkey_testutil::v1_id(i64::try_from(ticks).unwrap(), 0x80, 0x1234, node)
+    /// 2024-06-01 in v1 ticks (100 ns since 1582-10-15).
+    const T: i64 = 0x01ef_1f6e_0000_0000;
+
+    fn v1(ticks: i64, node: [u8; 6]) -> Comb {
+        combkey_testutil::v1_id(ticks, 0x80, 0x1234, node)
     }
 
-    /// 2024-06-01 in v1 ticks.
-    const T: u64 = 0x01ef_1f6e_0000_0000;
+    fn v6(ticks: i64, node: [u8; 6]) -> Comb {
+        combkey_testutil::v6_id(ticks, 0x80, 0x1234, node)
+    }
 
-    fn fed(keys: &[Comb]) -> Option<(usize, Vec<String>)> {
-        let mut m = Merges::new(Layout::V7, false);
+    fn options() -> Options {
+        Options::default()
+    }
+
+    /// The keys fed with the verdicts their versions give, in runs of `run` keys merged `fan_in`
+    /// at a time.
+    fn found(keys: &[Comb], run: usize, fan_in: usize) -> (usize, Vec<String>) {
+        let mut m = Merges::sized(&options(), run, fan_in);
         for &k in keys {
-            m.feed(k, Kind::Layout(Layout::V1));
+            let kind = match k.version() {
+                1 => Kind::Layout(Layout::V1),
+                6 => Kind::Layout(Layout::V6),
+                7 => Kind::Layout(Layout::V7),
+                _ => Kind::Random,
+            };
+            m.feed(k, kind);
         }
-        m.finish()
+        m.finish().expect("the scratch files are written")
+    }
+
+    fn v7_of(k: Comb) -> Comb {
+        // The conversion itself is the oracle.
+        let from = if k.version() == 6 { Layout::V6 } else { Layout::V1 };
+        KeyMigration::new(from, Layout::V7).unwrap().convert(&k).unwrap()
     }
 
     #[test]
-    fn runs_are_of_keys_alike_before_the_first_byte_any_conversion_drops_bits_of() {
-        // v1 -> v7 drops the node's multicast and local bits (its first octet's two low bits),
-        // Groupon's and NewId's conversions bits of byte 6.
-        let first = |l: Layout| {
-            lossy(Kind::Layout(l), Layout::V7).and_then(|m| kept_bits(&m)).map(|k| k.iter().position(|&b| b != 0xff))
-        };
-        assert_eq!(first(Layout::V1), Some(Some(10)));
-        assert_eq!(first(Layout::Locality), Some(Some(6)));
-        assert_eq!(first(Layout::V7), None, "v7 stays");
-        assert_eq!(Merges::new(Layout::V7, false).prefix, 6);
-    }
-
-    #[test]
-    fn keys_that_differ_only_in_dropped_bits_are_found_in_byte_order() {
+    fn keys_of_one_layout_that_differ_only_in_dropped_bits_are_found() {
+        // v1 -> v7 drops the node's multicast and local bits (its first octet's two low bits).
         let a = v1(T, [0x10, 1, 2, 3, 4, 5]);
         let twin = v1(T, [0x13, 1, 2, 3, 4, 5]);
-        let other = v1(T + 1, [0x10, 1, 2, 3, 4, 5]);
-        let same_run_not_twin = v1(T, [0x10, 1, 2, 3, 4, 6]);
-        // The conversion itself is the oracle: the twins convert to one key.
-        let m = KeyMigration::new(Layout::V1, Layout::V7).unwrap();
-        assert_eq!(m.convert(&a).unwrap(), m.convert(&twin).unwrap());
-        let mut keys = vec![a, twin, other, same_run_not_twin, a];
-        keys.sort();
-        let (n, shown) = fed(&keys).expect("in byte order: decided");
+        assert_eq!(v7_of(a), v7_of(twin), "the premise");
+        let others = [v1(T + 1, [0x10, 1, 2, 3, 4, 5]), v1(T, [0x10, 1, 2, 3, 4, 6])];
+        let (n, shown) = found(&[a, others[0], twin, others[1], a], RUN, FAN_IN);
         assert_eq!(n, 1, "{shown:?}");
-        assert_eq!(shown, [format!("{a} and {twin} would both become {}", m.convert(&a).unwrap())]);
+        let (lo, hi) = (a.min(twin), a.max(twin));
+        assert_eq!(shown, [format!("{lo} (version 1) and {hi} (version 1) would both become {}", v7_of(a))]);
     }
 
     #[test]
-    fn distinct_keys_are_no_merge() {
-        let mut keys: Vec<Comb> = (0..1000).map(|i| v1(T + i * 7, [0x10, 1, 2, 3, 4, 5])).collect();
-        keys.sort();
-        assert_eq!(fed(&keys), Some((0, Vec::new())));
+    fn a_v1_key_and_the_v6_form_of_it_are_found() {
+        let node = [0x10, 9, 8, 7, 6, 5];
+        let a = v1(T + 77, node);
+        let b = v6(T + 77, node);
+        assert_ne!(a, b);
+        assert_eq!(v7_of(a), v7_of(b), "the premise: both carry one time, clock sequence and node");
+        let noise: Vec<Comb> = (0..500).map(|i| v1(T + 1000 + i, node)).collect();
+        let mut keys = noise.clone();
+        keys.insert(250, a);
+        keys.push(b);
+        let (n, shown) = found(&keys, RUN, FAN_IN);
+        assert_eq!(n, 1, "{shown:?}");
+        assert!(shown[0].contains(&a.to_string()) && shown[0].contains(&b.to_string()), "{shown:?}");
+        assert!(shown[0].contains("(version 6)"), "{shown:?}");
+        assert_eq!(found(&noise, RUN, FAN_IN).0, 0);
     }
 
     #[test]
-    fn keys_out_of_byte_order_or_a_run_too_long_leave_it_to_the_database() {
+    fn a_key_that_becomes_one_the_table_has_is_found() {
         let a = v1(T, [0x10, 1, 2, 3, 4, 5]);
-        let b = v1(T + 1, [0x10, 1, 2, 3, 4, 5]);
-        let (lo, hi) = if a < b { (a, b) } else { (b, a) };
-        assert_eq!(fed(&[hi, lo]), None, "a text column's collation, say");
-        let run: Vec<Comb> = (0..=u32::try_from(RUN_MAX).unwrap())
-            .map(|i| {
-                let mut n = [0x10, 0, 0, 0, 0, 0];
-                n[2..6].copy_from_slice(&i.to_be_bytes());
-                v1(T, n)
-            })
-            .collect();
-        assert_eq!(fed(&run), None, "one run of {} keys", run.len());
+        let made_by_hand = v7_of(a);
+        let (n, shown) = found(&[made_by_hand, Comb::new_v4(), a], RUN, FAN_IN);
+        assert_eq!(n, 1);
+        assert_eq!(shown, [format!("{a} (version 1) would become {made_by_hand}, a key the table holds already")]);
     }
 
     #[test]
-    fn keys_of_other_verdicts_are_no_merge() {
+    fn one_key_in_two_rows_is_no_pair() {
         let a = v1(T, [0x10, 1, 2, 3, 4, 5]);
-        let twin = v1(T, [0x13, 1, 2, 3, 4, 5]);
-        let mut m = Merges::new(Layout::V7, false);
-        m.feed(a.min(twin), Kind::Layout(Layout::V1));
-        m.feed(a.max(twin), Kind::Random);
-        assert_eq!(m.finish(), Some((0, Vec::new())));
-        // Uncertain v1 keys count where they convert.
-        let mut m = Merges::new(Layout::V7, true);
-        m.feed(a.min(twin), Kind::Uncertain(Layout::V1));
-        m.feed(a.max(twin), Kind::Uncertain(Layout::V1));
-        assert_eq!(m.finish().map(|f| f.0), Some(1));
+        let v4 = Comb::new_v4();
+        assert_eq!(found(&[a, v4, a, v4], RUN, FAN_IN), (0, Vec::new()));
+    }
+
+    #[test]
+    fn re_keyed_keys_are_left_out() {
+        // Two v4 keys re-keyed from their rows' times get random new keys: no pair, even alike.
+        let v4 = Comb::new_v4();
+        let mut m = Merges::new(&Options { rekey_from: Some("created_at".into()), ..options() });
+        m.feed(v4, Kind::Random);
+        m.feed(v4, Kind::Random);
+        assert!(m.run.is_empty());
+        assert_eq!(m.finish().unwrap(), (0, Vec::new()));
+    }
+
+    #[test]
+    fn runs_written_and_merged_find_what_one_run_finds() {
+        // 20,000 v1 keys in random order with 37 twins, 11 v6 forms and 5 keys made by hand, in
+        // runs of 100 merged 4 at a time (written runs merged into one, then again).
+        let mut keys: Vec<Comb> = (0..20_000).map(|i| v1(T + i * 3, [0x10, 1, 2, 3, 4, 5])).collect();
+        for i in 0..37i64 {
+            keys.push(v1(T + i * 300, [0x13, 1, 2, 3, 4, 5]));
+        }
+        for i in 0..11i64 {
+            keys.push(v6(T + (1 + i * 1_000) * 3, [0x10, 1, 2, 3, 4, 5]));
+        }
+        for i in 0..5usize {
+            keys.push(v7_of(keys[15_000 + i]));
+        }
+        keys.extend((0..1000).map(|_| Comb::new_v4()));
+        // A shuffle that needs no crate: a fixed permutation by a multiplier prime to the length.
+        let n = keys.len();
+        let shuffled: Vec<Comb> = (0..n).map(|i| keys[(i * 7919) % n]).collect();
+        assert_eq!(found(&shuffled, RUN, FAN_IN).0, 37 + 11 + 5);
+        assert_eq!(found(&shuffled, 100, 4).0, 37 + 11 + 5);
+        assert_eq!(found(&shuffled, 100, 4).1, found(&shuffled, RUN, FAN_IN).1);
+    }
+
+    #[test]
+    fn a_scratch_file_is_gone_from_the_directory_once_made() {
+        let s = Scratch::of(&mut [(1u128, 2u128)].into_iter().map(Ok)).unwrap();
+        assert!(s.path.starts_with(std::env::temp_dir()), "{}", s.path.display());
+        if cfg!(unix) {
+            assert!(!s.listed && !s.path.exists(), "{} is gone", s.path.display());
+        }
+        let pairs: Vec<Pair> = Merged::new(std::slice::from_ref(&s)).unwrap().map(Result::unwrap).collect();
+        assert_eq!(pairs, [(1, 2)]);
     }
 }

@@ -1,21 +1,21 @@
 //! The audit's read of a table: its schema facts, then its keys streamed through the audit's
-//! two passes (nothing held per key beyond a bounded sample), then the checks the database
-//! answers (the same id written twice, rows referencing nothing), all in one read-only
-//! transaction.
+//! two passes (nothing held per key beyond a bounded sample, and the external sort of
+//! `crate::merges`, which holds one run), then the checks the database answers (the same id
+//! written twice, rows referencing nothing), all in one read-only transaction.
 
 use std::time::Instant;
 
-use crate::audit::{Audit, Kind, Learner, Tally, target};
+use crate::audit::{Audit, Kind, Learner, Tally};
 use crate::catalog::{Catalog, Stored};
 use crate::db::Db;
 use crate::error::Error;
 use crate::keys::{id_of, stored_for};
-use crate::merges::{Merges, kept_bits};
+use crate::merges::Merges;
 use crate::options::{Inherited, Options};
 use crate::plan::{Reference, orphan_count};
 use crate::schema::{IndexStats, Schema};
 use combkey::Comb;
-use combkey::layouts::{KeyMigration, Layout};
+use combkey::layouts::Layout;
 
 /// What the read found.
 pub(crate) struct Read {
@@ -122,7 +122,7 @@ async fn read_in_transaction(
     let started = Instant::now();
     let mut learner = Learner::new(now);
     let unlearned = Learner::new(now).classifier(options.layout);
-    let merges = || sample.is_none().then(|| Merges::new(options.to, options.convert_uncertain));
+    let merges = || sample.is_none().then(|| Merges::new(options));
     let mut early = options
         .rekey_from
         .is_none()
@@ -197,7 +197,7 @@ async fn read_in_transaction(
             c
         }
     };
-    let merged = counted.merges.and_then(Merges::finish);
+    let merged = counted.merges.map(Merges::finish).transpose()?;
     let tally = counted.tally;
     drop(learner);
     let audit = tally.finish();
@@ -255,52 +255,9 @@ async fn read_in_transaction(
             })
             .await?;
         }
-        // Old keys that would become one: they differ only in bits the conversion drops. Found in
-        // the pass over the keys where they came in byte order (crate::merges); otherwise the
-        // database groups the keys with those bits cleared, and each group found is checked
-        // here (both keys of the layout, both becoming the same new key).
+        // Keys that would become one, found from the pass over the keys (crate::merges).
         if let Some(found) = merged {
             schema.collisions = found;
-        } else {
-            for &(kind, _) in &audit.counts {
-                let from = match kind {
-                    Kind::Layout(l) => l,
-                    Kind::Uncertain(l) if options.convert_uncertain => l,
-                    _ => continue,
-                };
-                let Ok(Some(to)) = target(Kind::Layout(from), options.to) else { continue };
-                let Ok(m) = KeyMigration::new(from, to) else { continue };
-                if m.keeps_every_bit() {
-                    continue;
-                }
-                let Some(keep) = kept_bits(&m) else { continue };
-                // Every group, streamed (a table of many such keys is refused with all of them
-                // counted), each of its keys looked at: those of this layout that become the
-                // same new key.
-                let collisions = &mut schema.collisions;
-                db.each_row(&cat.masked_duplicates(&schema.table, &schema.column, only, &keep), |row| {
-                    let members = row.first().cloned().flatten().unwrap_or_default();
-                    let mut news: Vec<(Comb, Comb)> = members
-                        .split(',')
-                        .filter_map(|h| h.trim().parse::<Comb>().ok())
-                        .filter(|x| audit.classifier.classify(x) == kind)
-                        .filter_map(|x| m.convert(&x).ok().map(|n| (n, x)))
-                        .collect();
-                    news.sort_unstable();
-                    news.dedup();
-                    for group in news.chunk_by(|a, b| a.0 == b.0).filter(|g| g.len() >= 2) {
-                        let n = group.len();
-                        collisions.0 += n - 1;
-                        if collisions.1.len() < 5 {
-                            let (a, b) = (group[0].1, group[n - 1].1);
-                            let more = if n > 2 { format!(" (and {} more)", n - 2) } else { String::new() };
-                            collisions.1.push(format!("{a} and {b}{more} would both become {}", group[0].0));
-                        }
-                    }
-                    Ok(())
-                })
-                .await?;
-            }
         }
         // Rows that already reference nothing would fail the check after the change.
         for fk in &schema.references {

@@ -401,6 +401,24 @@ impl Running {
     }
 }
 
+/// The v6 id of the v1 id [`v1_id`] makes of the same arguments, as RFC 9562 section 5.6 lays
+/// it out: the 60-bit time's high 32 bits, its middle 16, the version and its low 12, then
+/// variant and clock sequence, then the node (the same bits as the v1 id, the time's fields in
+/// the other order).
+pub fn v6_id(ticks: i64, variant: u8, clock_seq: u16, node: [u8; 6]) -> combkey::Comb {
+    let t = u64::try_from(ticks).expect("a time after 1582") & ((1 << 60) - 1);
+    let mut b = [0u8; 16];
+    b[0..4].copy_from_slice(&u32::try_from(t >> 28).expect("32 bits").to_be_bytes());
+    b[4..6].copy_from_slice(&u16::try_from((t >> 12) & 0xffff).expect("16 bits").to_be_bytes());
+    b[6] = 0x60 | u8::try_from((t >> 8) & 0x0f).expect("4 bits");
+    b[7] = u8::try_from(t & 0xff).expect("8 bits");
+    let cs = clock_seq.to_be_bytes();
+    b[8] = variant | (cs[0] & 0x3f);
+    b[9] = cs[1];
+    b[10..16].copy_from_slice(&node);
+    combkey::Comb::from_bytes(b)
+}
+
 /// A v1 id of `ticks` (100 ns since 1582-10-15), with the variant bits `variant` (`0x80`: RFC
 /// 9562's), clock sequence `clock_seq` (14 bits) and `node`, laid out as RFC 9562 says: time
 /// low, time mid, version and time high, then variant and clock sequence, then the node.

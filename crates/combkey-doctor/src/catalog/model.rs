@@ -505,11 +505,6 @@ pub(crate) trait Catalog: Sync {
         let only = if only && b == Backend::Postgres { "ONLY " } else { "" };
         format!("SELECT count(*) FROM {only}{} WHERE {} > {literal}", table.quoted(b), b.quote(&column.name))
     }
-    /// Groups of key values that are equal once each display byte `i` is ANDed with
-    /// `keep[i]` (the bits a conversion drops cleared): a row per group, its distinct values as
-    /// 32 hex digits each, comma-separated; every group (MySQL's `GROUP_CONCAT` keeps the first
-    /// 1,024 bytes of one: 31 values).
-    fn masked_duplicates(&self, table: &Name, column: &Column, only: bool, keep: &[u8; 16]) -> String;
     /// The statement that makes the table of old and new keys a conversion keeps (`old_key`
     /// its primary key, `new_key` unique, both of the key column's final type), if it is not
     /// there, with `about` as its comment.

@@ -635,30 +635,6 @@ impl Catalog for MySql {
         Ok(if cell(row, 1)?.as_deref() == Some("text") { Stored::Text(value) } else { Stored::Bytes(unhex(&value)?) })
     }
 
-    fn masked_duplicates(&self, table: &Name, column: &Column, _only: bool, keep: &[u8; 16]) -> String {
-        let c = Backend::MySql.quote(&column.name);
-        let hex = if self.retype_needed(column) {
-            format!(
-                "UPPER(REPLACE(REPLACE(REPLACE(REPLACE(LOWER(x.{c}), 'urn:uuid:', ''), '{{', ''), '}}', ''), '-', ''))"
-            )
-        } else {
-            format!("HEX(x.{c})")
-        };
-        let mut masked = "h".to_string();
-        for (i, m) in keep.iter().enumerate().filter(|(_, m)| **m != 0xff) {
-            let (before, at, after) = (2 * i, 2 * i + 1, 2 * i + 3);
-            masked = format!(
-                "CONCAT(SUBSTRING({masked}, 1, {before}), LPAD(HEX(CONV(SUBSTRING(h, {at}, 2), 16, 10) & {m}), 2, '0'), \
-                 SUBSTRING({masked}, {after}))"
-            );
-        }
-        format!(
-            "SELECT GROUP_CONCAT(DISTINCT h) FROM (SELECT {hex} AS h FROM {t} x WHERE x.{c} IS NOT NULL) d \
-             WHERE LENGTH(h) = 32 GROUP BY {masked} HAVING MIN(h) <> MAX(h)",
-            t = table.quoted(Backend::MySql)
-        )
-    }
-
     fn key_map_create(&self, map: &Name, final_type: &str, about: &str) -> Vec<String> {
         let ty = if final_type == "uuid" { "UUID" } else { "BINARY(16)" };
         vec![format!(

@@ -641,30 +641,6 @@ impl Catalog for Postgres {
         format!("${n}")
     }
 
-    fn masked_duplicates(&self, table: &Name, column: &Column, only: bool, keep: &[u8; 16]) -> String {
-        let c = Backend::Postgres.quote(&column.name);
-        let only = if only { "ONLY " } else { "" };
-        let (bytes, valid) = match column.data_type.as_str() {
-            "uuid" => (format!("uuid_send(x.{c})"), format!("x.{c} IS NOT NULL")),
-            "bytea" => (format!("x.{c}"), format!("length(x.{c}) = 16")),
-            _ => {
-                let k = format!(
-                    "replace(replace(replace(regexp_replace(lower(x.{c}::text), '^urn:uuid:', ''), '{{', ''), '}}', ''), '-', '')"
-                );
-                (format!("decode({k}, 'hex')"), format!("{k} ~ '^[0-9a-f]{{32}}$'"))
-            }
-        };
-        let mut masked = "b".to_string();
-        for (i, m) in keep.iter().enumerate().filter(|(_, m)| **m != 0xff) {
-            masked = format!("set_byte({masked}, {i}, get_byte(b, {i}) & {m})");
-        }
-        format!(
-            "SELECT string_agg(DISTINCT h, ',') FROM (SELECT {bytes} AS b, encode({bytes}, 'hex') AS h FROM {only}{t} x \
-             WHERE {valid}) d GROUP BY {masked} HAVING min(h) <> max(h)",
-            t = table.quoted(Backend::Postgres)
-        )
-    }
-
     fn key_map_create(&self, map: &Name, _final_type: &str, about: &str) -> Vec<String> {
         let m = map.quoted(Backend::Postgres);
         vec![

@@ -468,29 +468,6 @@ impl Catalog for Sqlite {
         })
     }
 
-    fn masked_duplicates(&self, table: &Name, column: &Column, _only: bool, keep: &[u8; 16]) -> String {
-        let c = Backend::Sqlite.quote(&column.name);
-        let hex = format!(
-            "CASE WHEN typeof(x.{c}) = 'blob' THEN hex(x.{c}) ELSE upper(replace(replace(replace(replace(lower(x.{c}), \
-             'urn:uuid:', ''), '{{', ''), '}}', ''), '-', '')) END"
-        );
-        let digit = |at: usize| format!("(instr('0123456789ABCDEF', substr(h, {at}, 1)) - 1)");
-        let mut masked = "h".to_string();
-        for (i, m) in keep.iter().enumerate().filter(|(_, m)| **m != 0xff) {
-            let (before, at, after) = (2 * i, 2 * i + 1, 2 * i + 3);
-            masked = format!(
-                "substr({masked}, 1, {before}) || printf('%02X', ({} * 16 + {}) & {m}) || substr({masked}, {after})",
-                digit(at),
-                digit(at + 1)
-            );
-        }
-        format!(
-            "SELECT group_concat(DISTINCT h) FROM (SELECT {hex} AS h FROM {t} x WHERE x.{c} IS NOT NULL) d \
-             WHERE length(h) = 32 GROUP BY {masked} HAVING min(h) <> max(h)",
-            t = table.quoted(Backend::Sqlite)
-        )
-    }
-
     fn key_map_create(&self, map: &Name, _final_type: &str, about: &str) -> Vec<String> {
         // SQLite keeps the statement's text, this comment included: what the table says it is.
         vec![format!(

@@ -360,13 +360,15 @@ pub(crate) fn build(backend: Backend, schema: &Schema, audit: &Audit, options: &
         .collect();
     if schema.collisions.0 > 0 {
         return Err(Error::refused(format!(
-            "{} keys of {}.{} would become the same key as another ({}): they differ only in bits the conversion to \
-             v7 cannot hold ({}). Nothing was changed; change or remove one of each pair first",
+            "{} keys of {}.{} would become the same key as another ({}): keys of a layout that differ only in bits \
+             its conversion drops{}, keys of two layouts that hold the same bits (a v1 key and the v6 form of it), \
+             or a key and the key its conversion makes. Nothing was changed; change or remove one key of each pair \
+             first",
             schema.collisions.0,
             schema.table,
             column.name,
             schema.collisions.1.join("; "),
-            lossy.join(", ")
+            if lossy.is_empty() { String::new() } else { format!(" ({})", lossy.join(", ")) }
         )));
     }
     let key_map = match &schema.key_map {
