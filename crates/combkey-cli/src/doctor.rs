@@ -658,6 +658,10 @@ async fn doctor(args: &DoctorArgs, url: &DatabaseUrl, out: &mut impl Write) -> R
                     )
                 }
             );
+            if !done.verified.is_empty() {
+                let each: Vec<String> = done.verified.iter().map(|(t, n)| format!("{t} {n}")).collect();
+                say!("combkey doctor: verified before the swap, rows compared with their copies: {}", each.join(", "));
+            }
         } else {
             say!(
                 "combkey doctor: {} keys converted in {} batches over {} passes ({} keys read, {} batches retried, {:.1} s paused), {:.1} s",
@@ -674,6 +678,7 @@ async fn doctor(args: &DoctorArgs, url: &DatabaseUrl, out: &mut impl Write) -> R
             "method": done.method,
             "in_place_because": done.in_place_because,
             "kept": done.kept,
+            "verified_rows": done.verified.iter().map(|(t, n)| (t.clone(), serde_json::json!(n))).collect::<serde_json::Map<_, _>>(),
             "converted": done.converted,
             "batches": done.batches,
             "passes": done.passes,

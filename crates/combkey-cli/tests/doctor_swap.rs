@@ -380,6 +380,101 @@ mod postgres {
         )
     }
 
+    /// The rows of `t` and its children as a DBA compares them: every column but the generated
+    /// one, in one text.
+    async fn contents(c: &mut PgConnection, t: &str) -> String {
+        sqlx::query_scalar::<_, String>(AssertSqlSafe(format!(
+            "SELECT concat_ws(E'\\n', (SELECT string_agg(concat_ws(' ', id, seq, n, note, touched), ',' ORDER BY seq) \
+             FROM {t}), (SELECT string_agg(concat_ws(' ', k, parent, what), ',' ORDER BY k) FROM {t}_items))"
+        )))
+        .fetch_one(c)
+        .await
+        .unwrap()
+    }
+
+    /// A copy that is not the table is never swapped in: a copied row changed (or one gone)
+    /// after the copy, before its check, or a row the application changed meanwhile changed
+    /// again in the copy once its change was applied (through the test build's statement
+    /// hooks). Each run stops before its swap with the table as it was and nothing of the run
+    /// left; a run without the hooks says how many rows of each table it compared.
+    #[tokio::test]
+    async fn a_copy_that_is_not_the_table_is_never_swapped() {
+        let url = combkey_testutil::pg_url();
+        let t = "swap_pg_verify";
+        let mut c = connect().await;
+        seed(&mut c, t, 300, 37).await;
+        let before = contents(&mut c, t).await;
+        let run = args(&url, t, &["--apply", "--online", "--method", "copy-swap", "--triggers", "fire", "--drop-old"]);
+        let run: Vec<&str> = run.iter().map(String::as_str).collect();
+        for (hook, sql, said) in [
+            (
+                "COMBKEY_DOCTOR_SQL_BEFORE_VERIFY",
+                "UPDATE {copy} SET note = 'not seeded' WHERE seq = 7",
+                format!(
+                    "the copy of public.{t} is not the table: 300 rows in the copy's snapshot, 300 copied, and their rows' hashes differ"
+                ),
+            ),
+            (
+                "COMBKEY_DOCTOR_SQL_BEFORE_VERIFY",
+                "DELETE FROM {copy} WHERE seq = 8",
+                format!("the copy of public.{t} is not the table: 300 rows in the copy's snapshot, 299 copied"),
+            ),
+        ] {
+            let out = combkey_env(&run, &[(hook, sql)]);
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(1), "{sql}: {err}");
+            assert!(err.contains(&said) && err.contains("nothing changed"), "{sql}: {err}");
+            assert!(leftovers(&mut c, t).await.is_empty(), "{sql}: {:?}", leftovers(&mut c, t).await);
+            assert_eq!(contents(&mut c, t).await, before, "{sql}: nothing changed");
+        }
+
+        // A change made during the run, applied, then its copy changed: held before the swap.
+        let dir = std::env::temp_dir().join(format!("combkey-swap-verify-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let env = vec![
+            ("COMBKEY_DOCTOR_HOLD_BEFORE_SWAP".to_string(), dir.display().to_string()),
+            (
+                "COMBKEY_DOCTOR_SQL_AFTER_APPLY".to_string(),
+                "UPDATE {copy} SET note = 'lost' WHERE note = 'changed'".to_string(),
+            ),
+        ];
+        let doctor = tokio::spawn(run_doctor(run.iter().map(|s| (*s).to_string()).collect(), env));
+        let waited = std::time::Instant::now();
+        while !dir.join("held").exists() {
+            assert!(waited.elapsed().as_secs() < 120 && !doctor.is_finished(), "the run never reached its swap");
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        exec(&mut c, &format!("UPDATE {t} SET note = 'changed' WHERE seq = 9")).await;
+        let changed = contents(&mut c, t).await;
+        std::fs::write(dir.join("go"), "").unwrap();
+        let out = doctor.await.unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains(&format!("1 of the 1 rows of public.{t} that the application changed during the run differ")),
+            "{err}"
+        );
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+        assert_eq!(contents(&mut c, t).await, changed, "nothing changed");
+
+        // Without the hooks: swapped, every row compared.
+        let out = combkey_env(&[&run[..], &["--json"]].concat(), &[]);
+        let done = json(&out);
+        assert_eq!(
+            done["online"]["verified_rows"],
+            serde_json::json!({ format!("public.{t}"): 300, format!("public.{t}_items"): 150 }),
+            "{done}"
+        );
+        assert!(
+            stderr(&out).contains(&format!("rows compared with their copies: public.{t} 300, public.{t}_items 150"))
+        );
+        let audit = json(&combkey_env(&["doctor", "--url", &url, "--table", t, "--json"], &[]));
+        assert_eq!(layouts_of(&audit), [("v7".to_string(), 300)], "every key converted: {audit}");
+        exec(&mut c, &format!("DROP TABLE {t}_items, {t}; DROP FUNCTION {t}_touch(); DROP ROLE {t}_reader")).await;
+    }
+
     /// PostgreSQL's journal is UNLOGGED, so a server crash empties it; the run's row is also
     /// kept as its mapping table's comment, written with the swap. A copy and swap stopped
     /// right after its swap, its journal row then gone (as a crash leaves it): the same command

@@ -15,6 +15,10 @@
 //!   logged row copied again under the write-through triggers) and `BEFORE_SWAP` (the copies
 //!   have their foreign keys, the rename comes next).
 //! - `COMBKEY_DOCTOR_FAIL_DEFINITIONS_CHECK`: the offline run's last check fails.
+//! - `COMBKEY_DOCTOR_SQL_<WHAT>=statement`: the run executes `statement` (`{copy}` replaced by
+//!   the copy's name) where it reaches `what`: PostgreSQL's copy and swap at `BEFORE_VERIFY`
+//!   (the copy done, not yet compared with the table) and `AFTER_APPLY` (a batch of logged
+//!   changes applied, not yet compared): a test corrupts a copied row there.
 
 /// Where the run stops for a test: `what` names the point, `n` the count reached there; the
 /// process aborts (no rollback, no clean-up) where `COMBKEY_DOCTOR_FAIL_AFTER_<what>` is `n`.
@@ -42,6 +46,12 @@ pub(crate) fn stop_at(what: &str) -> Option<i64> {
 #[cfg(feature = "failpoints")]
 pub(crate) fn fail(what: &str) -> bool {
     std::env::var_os(format!("COMBKEY_DOCTOR_FAIL_{what}")).is_some()
+}
+
+/// The statement a test has the run execute at `what` (`COMBKEY_DOCTOR_SQL_<what>`).
+#[cfg(feature = "failpoints")]
+pub(crate) fn sql(what: &str) -> Option<String> {
+    std::env::var(format!("COMBKEY_DOCTOR_SQL_{what}")).ok()
 }
 
 /// Holds the run where it reaches `what` while a test acts: with `COMBKEY_DOCTOR_HOLD_<WHAT>=dir`,

@@ -39,6 +39,10 @@ pub struct OnlineOutcome {
     pub in_place_because: Option<String>,
     /// The tables the swap kept under new names (the old tables), for the user to drop.
     pub kept: Vec<String>,
+    /// Rows a copy and swap compared with their copies before its swap, per table: every row
+    /// of the copy's snapshot (on PostgreSQL), and each row the application changed meanwhile,
+    /// once its change was applied.
+    pub verified: Vec<(String, u64)>,
 }
 
 /// Rows per `INSERT` into the mapping table.

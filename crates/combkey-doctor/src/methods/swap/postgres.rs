@@ -469,6 +469,7 @@ async fn copy(db: &mut Db, swap: &Swap, plan: &Plan, journal: &Journal, pacing: 
         }
     }
     map_key(db, swap).await?;
+    verify_copy(db, swap, &mut pacing.tally.out.verified).await?;
     journal.set_cursor(db, None, usize::try_from(phase::COPIED).unwrap_or(0)).await?;
     db.exec("COMMIT").await?;
     pacing.tally.out.batches = usize::try_from(chunks).unwrap_or(0);
@@ -573,11 +574,17 @@ async fn index(db: &mut Db, swap: &Swap, journal: &Journal) -> Result<(), Error>
 /// where no new ones come). Each changed row's copy is made again from the table as it is now
 /// (or removed, where the row is gone), in the caller's transaction. How many log rows it
 /// applied.
-async fn apply(db: &mut Db, swap: &Swap, plan: &Plan, limit: Option<usize>) -> Result<usize, Error> {
+async fn apply(
+    db: &mut Db,
+    swap: &Swap,
+    plan: &Plan,
+    limit: Option<usize>,
+    verified: &mut Verified,
+) -> Result<usize, Error> {
     let mut applied = 0;
     for t in &swap.tables {
         loop {
-            let n = apply_batch(db, swap, plan, t, limit.unwrap_or(APPLY_BATCH)).await?;
+            let n = apply_batch(db, swap, plan, t, limit.unwrap_or(APPLY_BATCH), verified).await?;
             applied += n;
             if n == 0 || limit.is_some() {
                 break;
@@ -587,8 +594,16 @@ async fn apply(db: &mut Db, swap: &Swap, plan: &Plan, limit: Option<usize>) -> R
     Ok(applied)
 }
 
-/// Applies the first `limit` rows of `t`'s log.
-async fn apply_batch(db: &mut Db, swap: &Swap, plan: &Plan, t: &SwapTable, limit: usize) -> Result<usize, Error> {
+/// Applies the first `limit` rows of `t`'s log, then compares each row they name with its copy
+/// (`verify_applied`).
+async fn apply_batch(
+    db: &mut Db,
+    swap: &Swap,
+    plan: &Plan,
+    t: &SwapTable,
+    limit: usize,
+    verified: &mut Verified,
+) -> Result<usize, Error> {
     let seqs: Vec<String> = db
         .rows(&format!("SELECT combkey_seq::text FROM {} ORDER BY combkey_seq LIMIT {limit}", t.log.quoted(B)), &[])
         .await?
@@ -611,7 +626,7 @@ async fn apply_batch(db: &mut Db, swap: &Swap, plan: &Plan, t: &SwapTable, limit
                 None => format!("l.{} AS {}", q(c), q(c)),
             })
             .collect();
-    let joins: Vec<String> = t
+    let log_joins: Vec<String> = t
         .keys
         .iter()
         .enumerate()
@@ -622,7 +637,7 @@ async fn apply_batch(db: &mut Db, swap: &Swap, plan: &Plan, t: &SwapTable, limit
     db.exec(&format!(
         "DELETE FROM {new} n USING (SELECT DISTINCT {} FROM {log} l {} WHERE l.combkey_seq = {these}) d WHERE {}",
         new_pk.join(", "),
-        joins.join(" "),
+        log_joins.join(" "),
         matches.join(" AND "),
         new = t.new.quoted(B),
         log = t.log.quoted(B)
@@ -635,8 +650,134 @@ async fn apply_batch(db: &mut Db, swap: &Swap, plan: &Plan, t: &SwapTable, limit
         tab = t.name.quoted(B)
     ))
     .await?;
+    #[cfg(feature = "failpoints")]
+    if let Some(sql) = crate::failpoints::sql("AFTER_APPLY") {
+        db.exec(&sql.replace("{copy}", &t.new.quoted(B))).await?;
+    }
+    // Each row the batch names, as the table has it now, against its copy: equal, or changed
+    // again since (another log row names it, applied by a later batch; the last batch runs
+    // under the swap's lock, where nothing changes).
+    let old_pk: Vec<String> = pk.iter().enumerate().map(|(j, c)| format!("l.{c} AS o{j}")).collect();
+    let new_pk_as: Vec<String> =
+        t.pk.iter()
+            .enumerate()
+            .map(|(j, c)| match t.key_index(c) {
+                Some(i) => format!("m{i}.new AS n{j}"),
+                None => format!("l.{} AS n{j}", q(c)),
+            })
+            .collect();
+    let on = |alias: &str, side: &str| -> String {
+        pk.iter().enumerate().map(|(j, c)| format!("{alias}.{c} = d.{side}{j}")).collect::<Vec<_>>().join(" AND ")
+    };
+    let copy_joins = joins;
+    let copied: Vec<String> = t.insertable().iter().map(|c| format!("n.{}", q(&c.name))).collect();
+    let row = db
+        .rows(
+            &format!(
+                "WITH d AS (SELECT DISTINCT {}, {} FROM {log} l {} WHERE l.combkey_seq = {these}) \
+                 SELECT count(*)::text, (count(*) FILTER (WHERE o.h IS DISTINCT FROM c.h AND NOT EXISTS (SELECT 1 FROM \
+                 {log} l WHERE {} AND NOT (l.combkey_seq = {these}))))::text FROM d \
+                 LEFT JOIN LATERAL (SELECT {} AS h FROM ONLY {tab} t {copy_joins} WHERE {}) o ON true \
+                 LEFT JOIN LATERAL (SELECT {} AS h FROM {new} n WHERE {}) c ON true",
+                old_pk.join(", "),
+                new_pk_as.join(", "),
+                log_joins.join(" "),
+                on("l", "o"),
+                row_hash(&exprs),
+                on("t", "o"),
+                row_hash(&copied.join(", ")),
+                on("n", "n"),
+                log = t.log.quoted(B),
+                tab = t.name.quoted(B),
+                new = t.new.quoted(B)
+            ),
+            &[],
+        )
+        .await?;
+    let v = rows_first(&row, 2);
+    let n = |i: usize| v[i].as_deref().and_then(|x| x.parse::<u64>().ok()).unwrap_or(0);
+    if v[1].is_none() || n(1) > 0 {
+        return Err(Error::new(
+            ErrorKind::Verification,
+            format!(
+                "{} of the {} rows of {} that the application changed during the run differ from their copies once \
+                 the changes were applied (checked before the swap, which did not happen)",
+                n(1),
+                n(0),
+                t.name
+            ),
+        ));
+    }
+    add(verified, &t.name, n(0));
     db.exec(&format!("DELETE FROM {} WHERE combkey_seq = {these}", t.log.quoted(B))).await?;
     Ok(seqs.len())
+}
+
+/// A row's hash, for the comparison of a table's rows with their copies: the text of the row
+/// of `list` (the table's columns, its key columns through the mapping table; or the copy's).
+fn row_hash(list: &str) -> String {
+    format!("hashtextextended(ROW({list})::text, 0)")
+}
+
+/// Rows compared with their copies, per table (the run's outcome's `verified`).
+type Verified = Vec<(String, u64)>;
+
+/// Counts `n` rows of `t` compared with their copies.
+fn add(verified: &mut Verified, t: &Name, n: u64) {
+    let name = t.to_string();
+    match verified.iter_mut().find(|(x, _)| *x == name) {
+        Some((_, k)) => *k += n,
+        None => verified.push((name, n)),
+    }
+}
+
+/// In the copy's snapshot, before it commits: each table's copy holds its rows, as many and
+/// with the same sum of row hashes (each row's text, its key columns mapped to their new keys,
+/// against the copy's row). spirit checks its copies by chunked checksums in one snapshot; here
+/// the copy is one snapshot, so one pass over each table and its copy is exact. A difference
+/// stops the run before the swap, nothing changed.
+async fn verify_copy(db: &mut Db, swap: &Swap, verified: &mut Verified) -> Result<(), Error> {
+    // Whole tables against the mapping table: hashed, not probed.
+    db.exec("SET LOCAL enable_hashjoin = on").await?;
+    db.exec("SET LOCAL enable_mergejoin = on").await?;
+    #[cfg(feature = "failpoints")]
+    if let Some(sql) = crate::failpoints::sql("BEFORE_VERIFY") {
+        db.exec(&sql.replace("{copy}", &swap.tables[0].new.quoted(B))).await?;
+    }
+    for t in &swap.tables {
+        let (exprs, _, joins) = copy_parts(swap, t);
+        let copied: Vec<String> = t.insertable().iter().map(|c| format!("n.{}", q(&c.name))).collect();
+        let row = db
+            .rows(
+                &format!(
+                    "SELECT (SELECT count(*)::text || ' ' || coalesce(sum({}::numeric), 0)::text FROM ONLY {tab} t {joins}), \
+                     (SELECT count(*)::text || ' ' || coalesce(sum({}::numeric), 0)::text FROM ONLY {new} n)",
+                    row_hash(&exprs),
+                    row_hash(&copied.join(", ")),
+                    tab = t.name.quoted(B),
+                    new = t.new.quoted(B)
+                ),
+                &[],
+            )
+            .await?;
+        let v = rows_first(&row, 2);
+        let rows = |i: usize| v[i].as_deref().unwrap_or("").split(' ').next().unwrap_or("").to_string();
+        if v[0].is_none() || v[0] != v[1] {
+            return Err(Error::new(
+                ErrorKind::Verification,
+                format!(
+                    "the copy of {} is not the table: {} rows in the copy's snapshot, {} copied{} (checked before the \
+                     swap, which did not happen)",
+                    t.name,
+                    rows(0),
+                    rows(1),
+                    if rows(0) == rows(1) { ", and their rows' hashes differ" } else { "" }
+                ),
+            ));
+        }
+        add(verified, &t.name, rows(0).parse().unwrap_or(0));
+    }
+    Ok(())
 }
 
 /// Log rows still to apply, over every table.
@@ -856,7 +997,13 @@ fn locked_by_swap(swap: &Swap) -> Vec<Name> {
 
 /// One attempt at the swap, in one transaction: `Ok(Some(keys to validate))` when it
 /// committed, `Ok(None)` when the locks were not had in time (rolled back; nothing changed).
-async fn swap_once(db: &mut Db, swap: &Swap, plan: &Plan, journal: &Journal) -> Result<Option<Vec<String>>, Error> {
+async fn swap_once(
+    db: &mut Db,
+    swap: &Swap,
+    plan: &Plan,
+    journal: &Journal,
+    verified: &mut Verified,
+) -> Result<Option<Vec<String>>, Error> {
     let cat = db.catalog()?;
     db.exec("BEGIN").await?;
     let names: Vec<String> = swap.tables.iter().map(|t| t.name.quoted(B)).collect();
@@ -898,7 +1045,7 @@ async fn swap_once(db: &mut Db, swap: &Swap, plan: &Plan, journal: &Journal) -> 
     }
     // Nothing writes to the tables now: the logs' last rows.
     probe_joins(db).await?;
-    apply(db, swap, plan, None).await?;
+    apply(db, swap, plan, None, verified).await?;
     let mut statements: Vec<String> = Vec::new();
     let mut validate: Vec<String> = Vec::new();
     let mut renames: Vec<String> = Vec::new();
@@ -1361,7 +1508,7 @@ pub(super) async fn run(
                     }
                     db.exec("BEGIN").await?;
                     probe_joins(db).await?;
-                    match apply(db, &swap, plan, Some(APPLY_BATCH)).await {
+                    match apply(db, &swap, plan, Some(APPLY_BATCH), &mut tally.out.verified).await {
                         Ok(_) => {}
                         Err(e) => {
                             let _ = db.exec("ROLLBACK").await;
@@ -1415,7 +1562,7 @@ pub(super) async fn run(
                     tokio::time::sleep(Duration::from_millis(200)).await;
                     continue;
                 }
-                match swap_once(db, &swap, plan, &journal).await? {
+                match swap_once(db, &swap, plan, &journal, &mut tally.out.verified).await? {
                     Some(validate) => {
                         stop_after("PHASE", phase::SWAPPED);
                         break Ok(validate);
