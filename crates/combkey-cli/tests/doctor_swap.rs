@@ -1752,6 +1752,62 @@ mod mariadb {
     /// waited for, wrote the deleted row back into the copy, and so into the table at the swap
     /// (found once by the generated cases, seed 225 on MariaDB; here a test hook holds the run
     /// at that moment).
+    /// A copy that is not the table is never swapped in: a copied row changed, or one gone,
+    /// before the check in one snapshot of both (through the test build's statement hook):
+    /// the run stops before its rename with the tables as they were and nothing of the run
+    /// left; a run without the hook says how many rows of each table it compared.
+    #[tokio::test]
+    async fn a_copy_that_is_not_the_table_is_never_swapped() {
+        let url = combkey_testutil::mysql_url();
+        let t = "swap_my_verify";
+        let mut c = connect().await;
+        seed(&mut c, t, 300).await;
+        let contents = format!(
+            "SELECT CONCAT_WS('/', (SELECT GROUP_CONCAT(CONCAT_WS(' ', id, seq, n, note) ORDER BY seq SEPARATOR ',') FROM {t}), \
+             (SELECT GROUP_CONCAT(CONCAT_WS(' ', k, parent, what) ORDER BY k SEPARATOR ',') FROM {t}_items), \
+             (SELECT GROUP_CONCAT(CONCAT_WS(' ', k, parent, also) ORDER BY k SEPARATOR ',') FROM {t}_notes))"
+        );
+        exec(&mut c, "SET SESSION group_concat_max_len = 1048576").await;
+        let read = async |c: &mut MySqlConnection| -> String {
+            sqlx::query_scalar(AssertSqlSafe(contents.clone())).fetch_one(c).await.unwrap()
+        };
+        let before = read(&mut c).await;
+        let run = args(&url, t, &["--apply", "--online", "--method", "copy-swap", "--drop-old", "--set-default"]);
+        let run: Vec<&str> = run.iter().map(String::as_str).collect();
+        for (sql, said) in [
+            (
+                "UPDATE {copy} SET note = 'not seeded' WHERE seq = 7",
+                format!(
+                    "the copy of test.{t} is not the table: 300 rows in one snapshot of both, 300 in the copy, and their rows' hashes differ"
+                ),
+            ),
+            (
+                "DELETE FROM {copy} WHERE seq = 1",
+                format!("the copy of test.{t} is not the table: 300 rows in one snapshot of both, 299 in the copy"),
+            ),
+        ] {
+            let out = combkey_env(&run, &[("COMBKEY_DOCTOR_SQL_BEFORE_VERIFY", sql)]);
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(1), "{sql}: {err}");
+            assert!(err.contains(&said) && err.contains("nothing changed"), "{sql}: {err}");
+            assert!(leftovers(&mut c, t).await.is_empty(), "{sql}: {:?}", leftovers(&mut c, t).await);
+            assert_eq!(read(&mut c).await, before, "{sql}: nothing changed");
+        }
+        let out = combkey_env(&[&run[..], &["--json"]].concat(), &[]);
+        let done = json(&out);
+        assert_eq!(
+            done["online"]["verified_rows"],
+            serde_json::json!({ format!("test.{t}"): 300, format!("test.{t}_items"): 150, format!("test.{t}_notes"): 43 }),
+            "{done}"
+        );
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+        exec(
+            &mut c,
+            &format!("SET foreign_key_checks = 0; DROP TABLE {t}_items, {t}_notes, {t}; SET foreign_key_checks = 1"),
+        )
+        .await;
+    }
+
     #[tokio::test]
     async fn a_row_deleted_while_its_logged_change_is_copied_stays_deleted() {
         let url = combkey_testutil::mysql_url();
@@ -2078,8 +2134,12 @@ mod mariadb {
         std::fs::write(dir.join("go"), "").unwrap();
         doctor.wait_for_line(&["waiting to swap", "RENAME TABLE"], std::time::Duration::from_secs(120));
         for i in 1..=20 {
-            let queued = "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE LIKE 'Waiting for table metadata lock%'";
-            assert_eq!(count(&mut c, queued).await, 0, "a statement waits for a metadata lock");
+            // Statements on this test's tables (other tests run beside it on the server).
+            let queued = format!(
+                "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE LIKE 'Waiting for table metadata lock%' \
+                 AND INFO LIKE '%{t}%'"
+            );
+            assert_eq!(count(&mut c, &queued).await, 0, "a statement waits for a metadata lock");
             exec(&mut c, &format!("UPDATE {t} SET n = n + 1 WHERE seq = {i}")).await;
         }
         exec(&mut report, "COMMIT").await;

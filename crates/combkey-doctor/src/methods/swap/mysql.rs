@@ -904,6 +904,75 @@ async fn backlog(db: &mut Db, swap: &Swap) -> Result<i64, Error> {
     db.count(&format!("SELECT {}", counts.join(" + "))).await
 }
 
+/// Before the rename, with every change written through and the logs applied to the end: in
+/// one consistent snapshot (each application transaction writes a table and its copy together,
+/// through the triggers), each table's rows, their key columns converted as the copy converts
+/// them, against the copy's, counted and summed as row hashes (spirit compares its copies by
+/// chunked checksums; here one snapshot holds both tables whole). A difference stops the run
+/// before the swap, nothing changed.
+async fn verify(db: &mut Db, swap: &Swap, plan: &Plan, verified: &mut Vec<(String, u64)>) -> Result<(), Error> {
+    #[cfg(feature = "failpoints")]
+    if let Some(sql) = crate::failpoints::sql("BEFORE_VERIFY") {
+        db.exec(&sql.replace("{copy}", &swap.tables[0].new.quoted(B))).await?;
+    }
+    db.exec("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ").await?;
+    db.exec("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY").await?;
+    let result: Result<(), Error> = async {
+        for t in &swap.tables {
+            // Each column's bytes (`N` for NULL, so that no two rows read alike), hashed: 60 bits
+            // as an integer, so that the sum is exact (a string's would be a float's, rounded
+            // and different in another order).
+            let hash = |values: &[String]| {
+                let cells: Vec<String> =
+                    values.iter().map(|v| format!("IFNULL(CONCAT('v', CAST({v} AS BINARY)), 'N')")).collect();
+                format!("CAST(CONV(SUBSTRING(MD5(CONCAT_WS(',', {})), 1, 15), 16, 10) AS UNSIGNED)", cells.join(", "))
+            };
+            let copied: Vec<String> = t.insertable().iter().map(|c| format!("n.{}", q(&c.name))).collect();
+            let row = db
+                .rows(
+                    &format!(
+                        "SELECT (SELECT CONCAT(COUNT(*), ' ', COALESCE(SUM({}), 0)) FROM {tab} t), \
+                         (SELECT CONCAT(COUNT(*), ' ', COALESCE(SUM({}), 0)) FROM {new} n)",
+                        hash(&values_of(swap, plan, t, "t")),
+                        hash(&copied),
+                        tab = t.name.quoted(B),
+                        new = t.new.quoted(B)
+                    ),
+                    &[],
+                )
+                .await?;
+            let v: Vec<Option<String>> =
+                (0..2).map(|i| row.first().and_then(|r| r.get(i).cloned().flatten())).collect();
+            let rows = |i: usize| v[i].as_deref().unwrap_or("").split(' ').next().unwrap_or("").to_string();
+            if v[0].is_none() || v[0] != v[1] {
+                return Err(Error::new(
+                    ErrorKind::Verification,
+                    format!(
+                        "the copy of {} is not the table: {} rows in one snapshot of both, {} in the copy{} (checked \
+                         before the swap, which did not happen)",
+                        t.name,
+                        rows(0),
+                        rows(1),
+                        if rows(0) == rows(1) { ", and their rows' hashes differ" } else { "" }
+                    ),
+                ));
+            }
+            let name = t.name.to_string();
+            let n = rows(0).parse().unwrap_or(0);
+            match verified.iter_mut().find(|(x, _)| *x == name) {
+                Some((_, k)) => *k += n,
+                None => verified.push((name, n)),
+            }
+        }
+        Ok(())
+    }
+    .await;
+    let end = db.exec("COMMIT").await;
+    result?;
+    end?;
+    Ok(())
+}
+
 /// Applies the logs until none is left, the write-through triggers up.
 async fn drain(db: &mut Db, swap: &Swap, plan: &Plan) -> Result<usize, Error> {
     let mut applied = 0;
@@ -1537,6 +1606,7 @@ pub(super) async fn run(
             drain(db, &swap, plan).await?;
             copies_keys(db, &swap, plan).await?;
             drain(db, &swap, plan).await?;
+            verify(db, &swap, plan, &mut tally.out.verified).await?;
             hold("BEFORE_SWAP").await;
             swap_tables(db, &swap, plan, online, &mut *progress).await?;
             stop_after("RENAME", 1);
