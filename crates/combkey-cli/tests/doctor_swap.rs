@@ -392,6 +392,47 @@ mod postgres {
         .unwrap()
     }
 
+    /// The application writes, during the copy, the key another row's key becomes (an RT.Comb
+    /// key's v7 form): the copy would hold one row for both, the later write replacing the
+    /// other's (a break-test lost the row so, swapped, exit 0). The run stops before its swap,
+    /// naming both, with every row as the application left it and nothing of the run left.
+    #[tokio::test]
+    async fn a_key_written_during_the_copy_that_another_key_becomes_is_refused() {
+        let url = combkey_testutil::pg_url();
+        let t = "swap_pg_written_twin";
+        let mut c = connect().await;
+        seed(&mut c, t, 300, 43).await;
+        let k: String = sqlx::query_scalar(AssertSqlSafe(format!("SELECT id::text FROM {t} WHERE seq = 5")))
+            .fetch_one(&mut c)
+            .await
+            .unwrap();
+        let k: Comb = k.parse().unwrap();
+        let becomes = KeyMigration::new(Layout::RtCombSql, Layout::V7).unwrap().convert(&k).unwrap();
+        let dir = std::env::temp_dir().join(format!("combkey-swap-written-twin-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let run = args(&url, t, &["--apply", "--online", "--method", "copy-swap", "--triggers", "fire", "--drop-old"]);
+        let env = vec![("COMBKEY_DOCTOR_HOLD_BEFORE_SWAP".to_string(), dir.display().to_string())];
+        let doctor = tokio::spawn(run_doctor(run, env));
+        let waited = std::time::Instant::now();
+        while !dir.join("held").exists() {
+            assert!(waited.elapsed().as_secs() < 120 && !doctor.is_finished(), "the run never reached its swap");
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        exec(&mut c, &format!("INSERT INTO {t} (id, note) VALUES ('{becomes}', 'the application')")).await;
+        let written = contents(&mut c, t).await;
+        std::fs::write(dir.join("go"), "").unwrap();
+        let out = doctor.await.unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains(&format!("{k} and {becomes} would both become {becomes}")), "{err}");
+        assert!(err.contains("Nothing was swapped") && err.contains("nothing changed"), "{err}");
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+        assert_eq!(contents(&mut c, t).await, written, "every row as the application left it");
+        exec(&mut c, &format!("DROP TABLE {t}_items, {t}; DROP FUNCTION {t}_touch(); DROP ROLE {t}_reader")).await;
+    }
+
     /// A copy that is not the table is never swapped in: a copied row changed (or one gone)
     /// after the copy, before its check, or a row the application changed meanwhile changed
     /// again in the copy once its change was applied (through the test build's statement
@@ -1752,6 +1793,56 @@ mod mariadb {
     /// waited for, wrote the deleted row back into the copy, and so into the table at the swap
     /// (found once by the generated cases, seed 225 on MariaDB; here a test hook holds the run
     /// at that moment).
+    /// The application writes, during the copy, the key another row's key becomes (a v1 key's
+    /// v7 form) and a v1 key that differs from another only in the bits v7 drops: the copy
+    /// would hold one row for the first pair (a break-test found the later write's row in
+    /// place of the other's after the swap), and the conversion after the swap would fail on
+    /// the second (it stopped there, swapped, every time). The run stops before its swap,
+    /// naming both pairs, with every row as the application left it.
+    #[tokio::test]
+    async fn keys_written_during_the_copy_that_would_become_one_are_refused() {
+        let url = combkey_testutil::mysql_url();
+        let t = "swap_my_written_twin";
+        let mut c = connect().await;
+        seed(&mut c, t, 300).await;
+        let run = args(&url, t, &["--apply", "--online", "--method", "copy-swap", "--drop-old", "--set-default"]);
+        let run: Vec<&str> = run.iter().map(String::as_str).collect();
+        let stopped = combkey_env(&run, &[("COMBKEY_DOCTOR_FAIL_AFTER_PHASE", "3")]);
+        assert!(stderr(&stopped).contains("stopping after phase 3"), "{}", stderr(&stopped));
+        let key = async |c: &mut MySqlConnection, seq: i64| -> Comb {
+            let k: String = sqlx::query_scalar(AssertSqlSafe(format!("SELECT id FROM {t} WHERE seq = {seq}")))
+                .fetch_one(c)
+                .await
+                .unwrap();
+            k.parse().unwrap()
+        };
+        let (a, b) = (key(&mut c, 5).await, key(&mut c, 9).await);
+        let m = KeyMigration::new(Layout::V1, Layout::V7).unwrap();
+        let becomes = m.convert(&a).unwrap();
+        let mut twin = b.into_bytes();
+        twin[10] ^= 0x01;
+        let twin = Comb::from_bytes(twin);
+        assert_eq!(m.convert(&twin).unwrap(), m.convert(&b).unwrap(), "the premise: v7 drops that bit");
+        exec(&mut c, &format!("INSERT INTO {t} (id, note) VALUES ('{becomes}', 'app'), ('{twin}', 'app')")).await;
+        let out = combkey_env(&run, &[]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        let (a_shown, b_shown) = (
+            format!("{a} and {becomes} would both become {becomes}"),
+            format!("{b} and {twin} would both become {}", m.convert(&b).unwrap()),
+        );
+        assert!(err.contains(&a_shown) && err.contains(&b_shown), "both pairs named: {err}");
+        assert!(err.contains("Nothing was swapped") && err.contains("nothing changed"), "{err}");
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+        assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t}")).await, 302, "every row there");
+        assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE LENGTH(id) = 36")).await, 302, "not swapped");
+        exec(
+            &mut c,
+            &format!("SET foreign_key_checks = 0; DROP TABLE {t}_items, {t}_notes, {t}; SET foreign_key_checks = 1"),
+        )
+        .await;
+    }
+
     /// A copy that is not the table is never swapped in: a copied row changed, or one gone,
     /// before the check in one snapshot of both (through the test build's statement hook):
     /// the run stops before its rename with the tables as they were and nothing of the run

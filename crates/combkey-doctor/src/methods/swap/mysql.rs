@@ -915,6 +915,19 @@ async fn verify(db: &mut Db, swap: &Swap, plan: &Plan, verified: &mut Vec<(Strin
     if let Some(sql) = crate::failpoints::sql("BEFORE_VERIFY") {
         db.exec(&sql.replace("{copy}", &swap.tables[0].new.quoted(B))).await?;
     }
+    // Keys the application wrote since the map was made (noted, written as the same id) that
+    // are, or after the swap become, a key the map gives another key: the copy holds one row
+    // for both (the later write replaced the other's), or the in-place conversion after the
+    // swap would fail on the primary key. Named, before the swap.
+    let pairs = written_since_become_one(db, swap, plan).await?;
+    if !pairs.is_empty() {
+        return Err(Error::refused(format!(
+            "two keys of the table would become one key: {} (the audit found no such pair, so one of each was written \
+             since, by the application: a key that is the new form of another, or a key of the same id). Nothing was \
+             swapped; change or remove one key of each pair, then run again",
+            pairs.join("; ")
+        )));
+    }
     db.exec("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ").await?;
     db.exec("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY").await?;
     let result: Result<(), Error> = async {
@@ -971,6 +984,57 @@ async fn verify(db: &mut Db, swap: &Swap, plan: &Plan, verified: &mut Vec<(Strin
     result?;
     end?;
     Ok(())
+}
+
+/// Keys noted as written since the map was made whose final key (the same id, or the key
+/// the in-place conversion after the swap makes) is a new key of the map, or another noted
+/// key's final key: each pair as "a and b would both become c", five at most.
+async fn written_since_become_one(db: &mut Db, swap: &Swap, plan: &Plan) -> Result<Vec<String>, Error> {
+    let cat = db.catalog()?;
+    let noted = db.rows(&format!("SELECT HEX(k), 'bytes' FROM {}", todo(swap).quoted(B)), &[]).await?;
+    if noted.is_empty() {
+        return Ok(Vec::new());
+    }
+    let values: Vec<Stored> = noted.iter().map(|r| cat.parse_key(r)).collect::<Result<_, _>>()?;
+    let finals = Source::of(plan).pairs(&values)?;
+    let mut out = Vec::new();
+    // As ids (the values are of two types: the old column's and the new one's).
+    let shown = |v: &Stored| crate::keys::id_of(v).map_or_else(|_| crate::survey::shown(v), |id| id.to_string());
+    // Among themselves.
+    let mut by_new: std::collections::HashMap<&Stored, &Stored> = std::collections::HashMap::new();
+    for (old, new) in &finals {
+        if let Some(first) = by_new.insert(new, old)
+            && first != old
+            && out.len() < 5
+        {
+            out.push(format!("{} and {} would both become {}", shown(first), shown(old), shown(new)));
+        }
+    }
+    // Against the map's new keys (the map's primary key), a page at a time.
+    for chunk in finals.chunks(crate::catalog::PAGE) {
+        let news: Vec<String> = chunk.iter().map(|(_, n)| cat.key_literal(n)).collect();
+        let rows = db
+            .rows(
+                &format!(
+                    "SELECT HEX(m.old), HEX(m.new) FROM {} m WHERE m.new IN ({}) LIMIT 5",
+                    swap.map.quoted(B),
+                    news.join(", ")
+                ),
+                &[],
+            )
+            .await?;
+        for r in rows {
+            let v = |i: usize| r.get(i).cloned().flatten().unwrap_or_default();
+            let new = Stored::Bytes(crate::catalog::unhex(&v(1)).unwrap_or_default());
+            if let Some((old, _)) = chunk.iter().find(|(_, n)| *n == new)
+                && out.len() < 5
+            {
+                let mapped = Stored::Bytes(crate::catalog::unhex(&v(0)).unwrap_or_default());
+                out.push(format!("{} and {} would both become {}", shown(&mapped), shown(old), shown(&new)));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Applies the logs until none is left, the write-through triggers up.

@@ -266,16 +266,46 @@ async fn map_missing(db: &mut Db, swap: &Swap, plan: &Plan, t: &SwapTable, filte
         let values: Vec<Stored> = rows.iter().map(|r| cat.parse_key(r)).collect::<Result<_, _>>()?;
         for chunk in Source::of(plan).pairs(&values)?.chunks(MAP_ARRAY) {
             let (old, new): (Vec<&Stored>, Vec<&Stored>) = chunk.iter().map(|(o, n)| (o, n)).unzip();
-            db.exec(&format!(
-                // No `ON CONFLICT`: the values are distinct and none is mapped yet (only this
-                // session writes the mapping table), and a speculative insert takes twice the
-                // time; a duplicate would fail the run before its swap, changing nothing.
-                "INSERT INTO {} (old, new) SELECT * FROM unnest({}::{old_type}[], {}::{new_type}[])",
-                swap.map.quoted(B),
-                array_literal(&old),
-                array_literal(&new)
-            ))
-            .await?;
+            db.exec("SAVEPOINT combkey_map_missing").await?;
+            let inserted = db
+                .exec(&format!(
+                    // No `ON CONFLICT`: the values are distinct and none is mapped yet (only this
+                    // session writes the mapping table), and a speculative insert takes twice the
+                    // time. A new key mapped already fails the unique index of new keys, where
+                    // there is one (after the parent's copy).
+                    "INSERT INTO {} (old, new) SELECT * FROM unnest({}::{old_type}[], {}::{new_type}[])",
+                    swap.map.quoted(B),
+                    array_literal(&old),
+                    array_literal(&new)
+                ))
+                .await;
+            match inserted {
+                Ok(_) => db.exec("RELEASE SAVEPOINT combkey_map_missing").await.map(drop)?,
+                Err(e) if e.code() == Some("23505") => {
+                    db.exec("ROLLBACK TO SAVEPOINT combkey_map_missing").await?;
+                    let found = db
+                        .rows(
+                            &format!(
+                                "SELECT m.old::text, m.new::text, u.old::text FROM {} m JOIN unnest({}::{old_type}[], \
+                                 {}::{new_type}[]) AS u (old, new) ON u.new = m.new LIMIT 5",
+                                swap.map.quoted(B),
+                                array_literal(&old),
+                                array_literal(&new)
+                            ),
+                            &[],
+                        )
+                        .await?;
+                    let pairs: Vec<String> = found
+                        .iter()
+                        .map(|r| {
+                            let v = |i: usize| r.get(i).cloned().flatten().unwrap_or_default();
+                            format!("{} and {} would both become {}", v(0), v(2), v(1))
+                        })
+                        .collect();
+                    return Err(if pairs.is_empty() { e } else { become_one(&pairs.join("; ")) });
+                }
+                Err(e) => return Err(e),
+            }
             added += chunk.len();
         }
     }
@@ -351,7 +381,10 @@ async fn copy_direct(
     Ok(usize::try_from(n).unwrap_or(usize::MAX))
 }
 
-/// The mapping table's primary key, where it has none yet.
+/// The mapping table's primary key and its unique index of new keys, where it has none yet.
+/// Two keys with one new key (a key the application wrote since the audit, the new form of
+/// another) fail the unique index before anything is swapped: the logs' rounds replace a copy's
+/// row by its new key, and would otherwise replace one key's row by the other's.
 async fn map_key(db: &mut Db, swap: &Swap) -> Result<(), Error> {
     let has = db
         .rows(
@@ -360,9 +393,55 @@ async fn map_key(db: &mut Db, swap: &Swap) -> Result<(), Error> {
         )
         .await?;
     if has.is_empty() {
-        db.exec(&format!("ALTER TABLE {} ADD PRIMARY KEY (old)", swap.map.quoted(B))).await?;
+        db.exec("SAVEPOINT combkey_map_key").await?;
+        let built = async {
+            db.exec(&format!("ALTER TABLE {} ADD PRIMARY KEY (old)", swap.map.quoted(B))).await?;
+            db.exec(&format!("CREATE UNIQUE INDEX {} ON {} (new)", q(&map_new_index(swap).name), swap.map.quoted(B)))
+                .await
+        }
+        .await;
+        match built {
+            Ok(_) => db.exec("RELEASE SAVEPOINT combkey_map_key").await.map(drop)?,
+            Err(e) if e.code() == Some("23505") => {
+                db.exec("ROLLBACK TO SAVEPOINT combkey_map_key").await?;
+                let found = db
+                    .rows(
+                        &format!(
+                            "SELECT new::text, string_agg(old::text, ' and ' ORDER BY old) FROM {} GROUP BY new \
+                             HAVING count(*) > 1 LIMIT 5",
+                            swap.map.quoted(B)
+                        ),
+                        &[],
+                    )
+                    .await?;
+                let pairs: Vec<String> = found
+                    .iter()
+                    .map(|r| {
+                        let v = |i: usize| r.get(i).cloned().flatten().unwrap_or_default();
+                        format!("{} would both become {}", v(1), v(0))
+                    })
+                    .collect();
+                return Err(become_one(&pairs.join("; ")));
+            }
+            Err(e) => return Err(e),
+        }
     }
     Ok(())
+}
+
+/// The mapping table's unique index of new keys (it becomes the key map's `new_key` unique
+/// constraint after the swap).
+fn map_new_index(swap: &Swap) -> Name {
+    super::shared::derived(B, &swap.map, "", "_new")
+}
+
+/// The error for keys that would become one found during the run (`pairs` names them).
+fn become_one(pairs: &str) -> Error {
+    Error::refused(format!(
+        "two keys of the table would become one key: {pairs} (the audit found no such pair, so one of each was written \
+         since, by the application: a key that is the new form of another, or a key of the same id). Nothing was \
+         swapped; change or remove one key of each pair, then run again"
+    ))
 }
 
 /// Key values as a PostgreSQL array literal of their text, as an SQL string.
@@ -1371,7 +1450,14 @@ async fn map_becomes_key_map(db: &mut Db, swap: &Swap, map: &Name) -> Result<Opt
         format!("ALTER TABLE {m} RENAME COLUMN old TO old_key"),
         format!("ALTER TABLE {m} RENAME COLUMN new TO new_key"),
         format!("ALTER TABLE {m} RENAME CONSTRAINT {} TO {}", q(&primary), q(&pkey)),
-        format!("ALTER TABLE {m} ADD CONSTRAINT {} UNIQUE (new_key)", q(&unique)),
+        // The unique index of new keys made with the mapping table's primary key, if there.
+        format!(
+            "DO $combkey$ BEGIN IF to_regclass({idx}) IS NOT NULL THEN ALTER TABLE {m} ADD CONSTRAINT {u} UNIQUE USING \
+             INDEX {i}; ELSE ALTER TABLE {m} ADD CONSTRAINT {u} UNIQUE (new_key); END IF; END $combkey$",
+            idx = regclass(&map_new_index(swap)),
+            u = q(&unique),
+            i = q(&map_new_index(swap).name)
+        ),
         format!("ALTER TABLE {m} RENAME TO {}", q(&map.name)),
     ]))
 }
