@@ -14,14 +14,16 @@
 //! equal new forms of different keys come next to each other there. Memory stays one run
 //! whatever the table's size; the scratch files hold 32 bytes a key, in the system's temporary
 //! directory (`TMPDIR`), each removed from the directory as it is made (so a killed run leaves
-//! none behind). A re-keyed key (`--rekey-from`) is left out: its new key is random.
+//! none behind). A key `--rekey-from` re-keys comes with the key its row's time makes (the
+//! time, and the old key's last 62 bits: two rows of one microsecond whose keys end alike
+//! get one key).
 
 use std::collections::BinaryHeap;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
 
-use crate::audit::Kind;
+use crate::audit::{Classifier, Kind};
 use crate::error::Error;
 use crate::options::Options;
 use crate::plan::new_id;
@@ -43,6 +45,8 @@ type Pair = (u128, u128);
 /// Finds keys that would become one, from every key of the table and its verdict.
 pub(crate) struct Merges {
     options: Options,
+    /// The audit's, for the names of the keys' layouts in the message.
+    classifier: Classifier,
     run: Vec<Pair>,
     run_max: usize,
     fan_in: usize,
@@ -52,21 +56,36 @@ pub(crate) struct Merges {
 }
 
 impl Merges {
-    /// A finder for the change `options` asks for.
-    pub(crate) fn new(options: &Options) -> Self {
-        Self::sized(options, RUN, FAN_IN)
+    /// A finder for the change `options` asks for, of keys `classifier` classifies.
+    pub(crate) fn new(options: &Options, classifier: &Classifier) -> Self {
+        Self::sized(options, classifier, RUN, FAN_IN)
     }
 
-    fn sized(options: &Options, run_max: usize, fan_in: usize) -> Self {
-        Merges { options: options.clone(), run: Vec::new(), run_max, fan_in, written: Vec::new(), failed: None }
+    fn sized(options: &Options, classifier: &Classifier, run_max: usize, fan_in: usize) -> Self {
+        Merges {
+            options: options.clone(),
+            classifier: classifier.clone(),
+            run: Vec::new(),
+            run_max,
+            fan_in,
+            written: Vec::new(),
+            failed: None,
+        }
     }
 
-    /// The next key of the table and its verdict.
+    /// The next key of the table and its verdict. A key `--rekey-from` re-keys is left to
+    /// [`Merges::feed_new`], with the key its row's time makes.
     pub(crate) fn feed(&mut self, id: Comb, kind: Kind) {
-        if self.failed.is_some() || rekeys(kind, &id, &self.options) {
+        if !rekeys(kind, &id, &self.options) {
+            self.feed_new(id, new_id(&id, kind, &self.options).unwrap_or(id));
+        }
+    }
+
+    /// The next key of the table and the key it becomes.
+    pub(crate) fn feed_new(&mut self, id: Comb, new: Comb) {
+        if self.failed.is_some() {
             return;
         }
-        let new = new_id(&id, kind, &self.options).unwrap_or(id);
         self.run.push((u128::from_be_bytes(new.into_bytes()), u128::from_be_bytes(id.into_bytes())));
         if self.run.len() >= self.run_max
             && let Err(e) = self.write_run()
@@ -104,7 +123,7 @@ impl Merges {
         if let Some(e) = self.failed.take() {
             return Err(scratch(e));
         }
-        let mut found = Found::default();
+        let mut found = Found { classifier: &self.classifier, group: None, count: 0, shown: Vec::new() };
         self.run.sort_unstable();
         self.run.dedup();
         if self.written.is_empty() {
@@ -132,14 +151,14 @@ struct Group {
 }
 
 /// Keys that would become one, from pairs in order.
-#[derive(Default)]
-struct Found {
+struct Found<'c> {
+    classifier: &'c Classifier,
     group: Option<Group>,
     count: usize,
     shown: Vec<String>,
 }
 
-impl Found {
+impl Found<'_> {
     fn next(&mut self, (new, old): Pair) {
         match &mut self.group {
             Some(g) if g.new == new => {
@@ -165,7 +184,7 @@ impl Found {
         self.count += g.keys - 1;
         if self.shown.len() < SHOWN {
             let id = |v: u128| Comb::from_bytes(v.to_be_bytes());
-            let with_version = |v: u128| format!("{} (version {})", id(v), id(v).version());
+            let with_version = |v: u128| format!("{} ({})", id(v), self.classifier.classify(&id(v)).name());
             let more = |n: usize| if n > 0 { format!(" (and {n} more)") } else { String::new() };
             self.shown.push(if g.stays {
                 // The others become the key that stays.
@@ -304,10 +323,14 @@ mod tests {
         Options::default()
     }
 
+    fn classifier() -> Classifier {
+        crate::audit::Learner::new(combkey::Timestamp::now()).classifier(None)
+    }
+
     /// The keys fed with the verdicts their versions give, in runs of `run` keys merged `fan_in`
     /// at a time.
     fn found(keys: &[Comb], run: usize, fan_in: usize) -> (usize, Vec<String>) {
-        let mut m = Merges::sized(&options(), run, fan_in);
+        let mut m = Merges::sized(&options(), &classifier(), run, fan_in);
         for &k in keys {
             let kind = match k.version() {
                 1 => Kind::Layout(Layout::V1),
@@ -336,7 +359,7 @@ mod tests {
         let (n, shown) = found(&[a, others[0], twin, others[1], a], RUN, FAN_IN);
         assert_eq!(n, 1, "{shown:?}");
         let (lo, hi) = (a.min(twin), a.max(twin));
-        assert_eq!(shown, [format!("{lo} (version 1) and {hi} (version 1) would both become {}", v7_of(a))]);
+        assert_eq!(shown, [format!("{lo} (v1) and {hi} (v1) would both become {}", v7_of(a))]);
     }
 
     #[test]
@@ -353,7 +376,7 @@ mod tests {
         let (n, shown) = found(&keys, RUN, FAN_IN);
         assert_eq!(n, 1, "{shown:?}");
         assert!(shown[0].contains(&a.to_string()) && shown[0].contains(&b.to_string()), "{shown:?}");
-        assert!(shown[0].contains("(version 6)"), "{shown:?}");
+        assert!(shown[0].contains("(v6)"), "{shown:?}");
         assert_eq!(found(&noise, RUN, FAN_IN).0, 0);
     }
 
@@ -363,7 +386,7 @@ mod tests {
         let made_by_hand = v7_of(a);
         let (n, shown) = found(&[made_by_hand, Comb::new_v4(), a], RUN, FAN_IN);
         assert_eq!(n, 1);
-        assert_eq!(shown, [format!("{a} (version 1) would become {made_by_hand}, a key the table holds already")]);
+        assert_eq!(shown, [format!("{a} (v1) would become {made_by_hand}, a key the table holds already")]);
     }
 
     #[test]
@@ -374,14 +397,22 @@ mod tests {
     }
 
     #[test]
-    fn re_keyed_keys_are_left_out() {
-        // Two v4 keys re-keyed from their rows' times get random new keys: no pair, even alike.
+    fn re_keyed_keys_come_with_the_keys_their_times_make() {
+        // `feed` leaves a key --rekey-from re-keys to `feed_new`, which the audit calls with the
+        // key the row's time makes.
         let v4 = Comb::new_v4();
-        let mut m = Merges::new(&Options { rekey_from: Some("created_at".into()), ..options() });
-        m.feed(v4, Kind::Random);
+        let mut m = Merges::new(&Options { rekey_from: Some("created_at".into()), ..options() }, &classifier());
         m.feed(v4, Kind::Random);
         assert!(m.run.is_empty());
-        assert_eq!(m.finish().unwrap(), (0, Vec::new()));
+        // Two v4 keys that end in the same 62 bits, of rows of one microsecond: one key.
+        let mut other = v4.into_bytes();
+        other[0] ^= 0xff;
+        let other = Comb::from_bytes(other);
+        let us = 1_700_000_000_000_000;
+        assert_eq!(crate::rekey::rekeyed(&v4, us), crate::rekey::rekeyed(&other, us), "the premise");
+        m.feed_new(v4, crate::rekey::rekeyed(&v4, us));
+        m.feed_new(other, crate::rekey::rekeyed(&other, us));
+        assert_eq!(m.finish().unwrap().0, 1);
     }
 
     #[test]

@@ -122,11 +122,11 @@ async fn read_in_transaction(
     let started = Instant::now();
     let mut learner = Learner::new(now);
     let unlearned = Learner::new(now).classifier(options.layout);
-    let merges = || sample.is_none().then(|| Merges::new(options));
+    let merges = |c: &crate::audit::Classifier| sample.is_none().then(|| Merges::new(options, c));
     let mut early = options
         .rekey_from
         .is_none()
-        .then(|| Counted { tally: Tally::new(unlearned.clone(), now, None), merges: merges() });
+        .then(|| Counted { tally: Tally::new(unlearned.clone(), now, None), merges: merges(&unlearned) });
     let mut read = 0u64;
     let mut unreadable = (0usize, Vec::new());
     db.each_row(&sql, |row| {
@@ -161,7 +161,7 @@ async fn read_in_transaction(
             c
         }
         _ => {
-            let mut c = Counted { tally: Tally::new(classifier, now, learner.sampled()), merges: merges() };
+            let mut c = Counted { merges: merges(&classifier), tally: Tally::new(classifier, now, learner.sampled()) };
             // `--rekey-from` reads the table again for the rows' times: each key it would
             // re-key whose time makes no v7 key is counted.
             let mut rekey = options.rekey_from.as_ref().map(|c| (c.clone(), crate::rekey::Invalid::default()));
@@ -174,6 +174,14 @@ async fn read_in_transaction(
                             && crate::rekey::rekeys(c.feed(id), &id, options)
                         {
                             let time = crate::rekey::RowTime::of(row.last().cloned().flatten().as_deref(), now_us);
+                            // The key the run makes of it (it stays where its time makes none).
+                            let new = match time {
+                                crate::rekey::RowTime::At(us) => crate::rekey::rekeyed(&id, us),
+                                _ => id,
+                            };
+                            if let Some(m) = &mut c.merges {
+                                m.feed_new(id, new);
+                            }
                             invalid.add(time, || shown(&v));
                         }
                         Ok(())
@@ -244,6 +252,17 @@ async fn read_in_transaction(
         // would make them one key. Counted by the database, which groups them.
         if let Some(sql) = cat.same_id(&schema.table, &schema.column, only) {
             db.each_row(&sql, |row| {
+                // `--keep-type`: an id that stays keeps each of its texts as it is, so its forms
+                // stay apart (a key that converts becomes one new text).
+                let id = row.first().cloned().flatten().and_then(|k| k.parse::<Comb>().ok());
+                if options.keep_type
+                    && let Some(id) = id
+                {
+                    let kind = audit.classifier.classify(&id);
+                    if crate::plan::new_id(&id, kind, options).is_none() && !crate::rekey::rekeys(kind, &id, options) {
+                        return Ok(());
+                    }
+                }
                 let n: usize = row.get(1).cloned().flatten().and_then(|n| n.parse().ok()).unwrap_or(0);
                 schema.same_id.0 += n.saturating_sub(1);
                 if schema.same_id.1.len() < 5 {

@@ -517,9 +517,22 @@ pub(crate) async fn run(
     }
     result.map_err(|e| {
         let collision = Source::of(plan).hint(&e);
-        e.context("combkey doctor --online").with_hint(collision).with_hint(
-            "; every batch committed whole and the journal keeps the position: run the same command again to go on",
-        )
+        // A unique key's violation that is no re-key's pair: the same again would fail alike.
+        let unique = collision.is_empty() && matches!(e.code(), Some("23505" | "23000" | "1062" | "2067" | "1555"));
+        let e = e.context("combkey doctor --online").with_hint(collision);
+        if unique {
+            e.with_hint(
+                "; a key this batch makes is one the table holds already: a key written since the audit (the new form \
+                 of a key of the batch, or a key that differs from one only in bits the conversion drops). The batch \
+                 rolled back; every earlier batch committed whole and the journal keeps the position: change or \
+                 remove one of the two keys (the message above names the new key), then run the same command again \
+                 to go on",
+            )
+        } else {
+            e.with_hint(
+                "; every batch committed whole and the journal keeps the position: run the same command again to go on",
+            )
+        }
     })?;
     out.seconds = started.elapsed().as_secs_f64();
     Ok(out)

@@ -362,8 +362,8 @@ pub(crate) fn build(backend: Backend, schema: &Schema, audit: &Audit, options: &
         return Err(Error::refused(format!(
             "{} keys of {}.{} would become the same key as another ({}): keys of a layout that differ only in bits \
              its conversion drops{}, keys of two layouts that hold the same bits (a v1 key and the v6 form of it), \
-             or a key and the key its conversion makes. Nothing was changed; change or remove one key of each pair \
-             first",
+             a key and the key its conversion makes, or (--rekey-from) keys of rows of one microsecond that end in \
+             the same 62 bits. Nothing was changed; change or remove one key of each pair first",
             schema.collisions.0,
             schema.table,
             column.name,
