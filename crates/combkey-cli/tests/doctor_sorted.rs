@@ -532,6 +532,71 @@ async fn keys_of_two_layouts_that_would_become_one_are_refused(db: &mut Db, tabl
     db.exec(&format!("DROP TABLE {table}")).await;
 }
 
+/// An in-place run stopped after its first batch; the application then writes a v1 key that
+/// differs from one not yet converted only in the bits v7 drops. The run taken up again (its
+/// plan from the journal, not a new audit) stops at that key's batch naming the pair and what
+/// to do (it said only "run the same command again", which failed alike every time); done as it
+/// says (the key written since removed), the same command ends done.
+async fn a_key_written_during_an_in_place_run_that_another_becomes(db: &mut Db, table: &str) {
+    let url = db.url();
+    let old = keys(Layout::V1, 300, 53);
+    db.seed(table, &old, false).await;
+    let run = [
+        "doctor",
+        "--url",
+        &url,
+        "--table",
+        table,
+        "--apply",
+        "--online",
+        "--method",
+        "in-place",
+        "--batch-size",
+        "50",
+    ];
+    let stopped = combkey(&run, &[("COMBKEY_DOCTOR_FAIL_AFTER_BATCH", "1")]);
+    assert!(!stopped.status.success(), "{}", String::from_utf8_lossy(&stopped.stderr));
+    // The greatest key in the column's order (its batch comes last), and its twin: the node's
+    // multicast and local bits, which v7 drops, changed.
+    let last = *old.iter().max_by_key(|k| k.into_bytes()).unwrap();
+    let mut twin = last.into_bytes();
+    twin[10] ^= 0x03;
+    let twin = Comb::from_bytes(twin);
+    let m = combkey::layouts::KeyMigration::new(Layout::V1, Layout::V7).unwrap();
+    let becomes = m.convert(&last).unwrap();
+    assert_eq!(m.convert(&twin).unwrap(), becomes, "the premise: v7 drops those bits");
+    db.exec(&format!("INSERT INTO {table} (id, seq) VALUES ({}, 999)", db.literal(twin))).await;
+    let (code, out) = exit_code(&run);
+    assert_eq!(code, Some(1), "{out}");
+    // The later of the two in key order is the one not converted yet.
+    let (later, seq) = if twin.into_bytes() > last.into_bytes() {
+        (twin, 999)
+    } else {
+        (last, old.iter().position(|k| *k == last).unwrap())
+    };
+    assert!(
+        out.contains(&format!(
+            "{later} would become {becomes}, a key the table holds already (change or remove the row of {later}"
+        )),
+        "the pair named: {out}"
+    );
+    db.exec(&format!("DELETE FROM {table}_items WHERE n = {seq}")).await;
+    db.exec(&format!("DELETE FROM {table} WHERE seq = {seq}")).await;
+    let (code, out) = exit_code(&run);
+    assert_eq!(code, Some(0), "{out}");
+    let mut want: Vec<Comb> = old.iter().map(|k| m.convert(k).unwrap()).collect();
+    if seq == 999 {
+        assert_eq!(db.keys_by_seq(table).await, want, "done");
+    } else {
+        let now = db.keys_by_seq(table).await;
+        assert_eq!(now.len(), 300, "{now:?}");
+        assert_eq!(now, [&want[..seq], &want[seq + 1..], &[becomes]].concat(), "done");
+    }
+    db.exec(&format!("DROP TABLE {table}_items")).await;
+    db.exec(&format!("DROP TABLE {table}")).await;
+    db.exec(&format!("DROP TABLE IF EXISTS combkey_keymap_{table}")).await;
+}
+
 /// `--keep-type` with one v4 id written twice, in two letter cases: it stays, each text as it
 /// is, so the run converts the v1 keys and keeps both (a break-test's run refused, "one stored
 /// form would make them one key"); without `--keep-type` both would become one `uuid`: refused.
@@ -672,6 +737,12 @@ mod postgres {
     }
 
     #[tokio::test]
+    async fn a_key_written_during_an_in_place_run_that_another_becomes() {
+        super::a_key_written_during_an_in_place_run_that_another_becomes(&mut Db::pg().await, "sorted_pg_inplace_twin")
+            .await;
+    }
+
+    #[tokio::test]
     async fn an_id_in_two_cases_that_stays_is_kept_with_keep_type() {
         super::an_id_in_two_cases_that_stays_is_kept_with_keep_type(&mut Db::pg().await, "sorted_pg_cases").await;
     }
@@ -704,6 +775,12 @@ mod mariadb {
     async fn keys_of_two_layouts_that_would_become_one_are_refused() {
         super::keys_of_two_layouts_that_would_become_one_are_refused(&mut Db::mysql().await, "sorted_my_layouts", true)
             .await;
+    }
+
+    #[tokio::test]
+    async fn a_key_written_during_an_in_place_run_that_another_becomes() {
+        let db = &mut Db::mysql().await;
+        super::a_key_written_during_an_in_place_run_that_another_becomes(db, "sorted_my_inplace_twin").await;
     }
 
     #[tokio::test]

@@ -332,6 +332,45 @@ pub(crate) async fn run(
                         Ok(n) => return Ok((n, usize::try_from(attempt).unwrap_or(usize::MAX))),
                         Err(e) => {
                             let _ = db.exec("ROLLBACK").await;
+                            // A unique key's violation: a new key of the batch the table holds
+                            // already (written since the audit). Named, where it is found.
+                            if matches!(e.code(), Some("23505" | "23000" | "1062")) && !rereads {
+                                let news: Vec<String> = read.iter().map(|c| cat.key_literal(&c.new)).collect();
+                                let held = db
+                                    .rows(
+                                        &format!(
+                                            "SELECT {} FROM {} WHERE {} IN ({}) LIMIT 5",
+                                            cat.key_text(&q(&plan.column)),
+                                            table.quoted(backend),
+                                            q(&plan.column),
+                                            news.join(", ")
+                                        ),
+                                        &[],
+                                    )
+                                    .await
+                                    .unwrap_or_default();
+                                let pairs: Vec<String> = held
+                                    .iter()
+                                    .filter_map(|r| r.first().cloned().flatten())
+                                    .filter_map(|t| t.parse::<combkey::Comb>().ok())
+                                    .filter_map(|held| {
+                                        let c = read.iter().find(|c| crate::keys::id_of(&c.new).ok() == Some(held))?;
+                                        let old = crate::keys::id_of(&c.old).ok()?;
+                                        Some(format!(
+                                            "{old} would become {held}, a key the table holds already (change or \
+                                             remove the row of {old}, not converted yet)"
+                                        ))
+                                    })
+                                    .collect();
+                                if !pairs.is_empty() {
+                                    return Err(Error::refused(format!(
+                                        "two keys of the table would become one key: {} (the audit found no such pair: \
+                                         one of them was written since, a key that is the new form of another, or that \
+                                         differs from one only in bits the conversion drops)",
+                                        pairs.join("; ")
+                                    )));
+                                }
+                            }
                             // PostgreSQL's foreign key check at the end of the statement (23503):
                             // a child of a batch key committed after the statement began; the
                             // next attempt sees it and moves it too.
@@ -517,16 +556,18 @@ pub(crate) async fn run(
     }
     result.map_err(|e| {
         let collision = Source::of(plan).hint(&e);
-        // A unique key's violation that is no re-key's pair: the same again would fail alike.
-        let unique = collision.is_empty() && matches!(e.code(), Some("23505" | "23000" | "1062" | "2067" | "1555"));
+        // A unique key's violation that is no re-key's pair, or two keys named as one: the same
+        // again would fail alike.
+        let unique = collision.is_empty()
+            && (matches!(e.code(), Some("23505" | "23000" | "1062" | "2067" | "1555"))
+                || e.to_string().contains("would become one key"));
         let e = e.context("combkey doctor --online").with_hint(collision);
         if unique {
             e.with_hint(
                 "; a key this batch makes is one the table holds already: a key written since the audit (the new form \
                  of a key of the batch, or a key that differs from one only in bits the conversion drops). The batch \
                  rolled back; every earlier batch committed whole and the journal keeps the position: change or \
-                 remove one of the two keys (the message above names the new key), then run the same command again \
-                 to go on",
+                 remove one of the two keys, then run the same command again to go on",
             )
         } else {
             e.with_hint(
