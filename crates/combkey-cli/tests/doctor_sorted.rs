@@ -584,7 +584,7 @@ async fn a_key_written_during_an_in_place_run_that_another_becomes(db: &mut Db, 
     db.exec(&format!("DELETE FROM {table} WHERE seq = {seq}")).await;
     let (code, out) = exit_code(&run);
     assert_eq!(code, Some(0), "{out}");
-    let mut want: Vec<Comb> = old.iter().map(|k| m.convert(k).unwrap()).collect();
+    let want: Vec<Comb> = old.iter().map(|k| m.convert(k).unwrap()).collect();
     if seq == 999 {
         assert_eq!(db.keys_by_seq(table).await, want, "done");
     } else {
