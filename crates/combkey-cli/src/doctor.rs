@@ -660,7 +660,16 @@ async fn doctor(args: &DoctorArgs, url: &DatabaseUrl, out: &mut impl Write) -> R
             );
             if !done.verified.is_empty() {
                 let each: Vec<String> = done.verified.iter().map(|(t, n)| format!("{t} {n}")).collect();
-                say!("combkey doctor: verified before the swap, rows compared with their copies: {}", each.join(", "));
+                let again: Vec<String> = done.rechecked.iter().map(|(t, n)| format!("{t} {n}")).collect();
+                say!(
+                    "combkey doctor: verified before the swap, rows compared with their copies: {}{}",
+                    each.join(", "),
+                    if again.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; rows changed meanwhile, compared again once applied: {}", again.join(", "))
+                    }
+                );
             }
         } else {
             say!(
@@ -679,6 +688,7 @@ async fn doctor(args: &DoctorArgs, url: &DatabaseUrl, out: &mut impl Write) -> R
             "in_place_because": done.in_place_because,
             "kept": done.kept,
             "verified_rows": done.verified.iter().map(|(t, n)| (t.clone(), serde_json::json!(n))).collect::<serde_json::Map<_, _>>(),
+            "rechecked_rows": done.rechecked.iter().map(|(t, n)| (t.clone(), serde_json::json!(n))).collect::<serde_json::Map<_, _>>(),
             "converted": done.converted,
             "batches": done.batches,
             "passes": done.passes,

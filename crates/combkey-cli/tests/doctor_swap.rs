@@ -239,7 +239,8 @@ mod postgres {
     async fn leftovers(c: &mut PgConnection, t: &str) -> Vec<String> {
         sqlx::query_scalar::<_, String>(AssertSqlSafe(format!(
             "SELECT relname::text FROM pg_class WHERE relname IN ('_{t}_new', '_{t}_items_new', '_{t}_map', '_{t}_log', \
-             '_{t}_items_log') UNION ALL SELECT tgname::text FROM pg_trigger WHERE tgname = 'combkey_doctor_capture' \
+             '_{t}_items_log') UNION ALL SELECT tgname::text FROM pg_trigger WHERE tgname IN ('combkey_doctor_capture', \
+             'combkey_doctor_truncate') \
              AND tgrelid::regclass::text IN ('{t}', '{t}_items', '_{t}_old', '_{t}_items_old') \
              UNION ALL SELECT proname::text FROM pg_proc WHERE proname IN ('_{t}_capture', '_{t}_items_capture')"
         )))
@@ -390,6 +391,50 @@ mod postgres {
         .fetch_one(c)
         .await
         .unwrap()
+    }
+
+    /// A change made during the run by a session with `session_replication_role = replica` (a
+    /// logical replication subscriber applying changes, pglogical): the capture triggers fire
+    /// there too (ALWAYS, as pg_repack's), so the change reaches the copy (a break-test lost 300
+    /// such updates, verified and swapped).
+    #[tokio::test]
+    async fn a_change_made_in_replica_mode_reaches_the_copy() {
+        let url = combkey_testutil::pg_url();
+        let t = "swap_pg_replica_role";
+        let mut c = connect().await;
+        seed(&mut c, t, 200, 47).await;
+        let dir = std::env::temp_dir().join(format!("combkey-swap-replica-role-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let run = args(&url, t, &["--apply", "--online", "--method", "copy-swap", "--triggers", "fire", "--drop-old"]);
+        let env = vec![("COMBKEY_DOCTOR_HOLD_BEFORE_SWAP".to_string(), dir.display().to_string())];
+        let doctor = tokio::spawn(run_doctor(run, env));
+        let waited = std::time::Instant::now();
+        while !dir.join("held").exists() {
+            assert!(waited.elapsed().as_secs() < 120 && !doctor.is_finished(), "the run never reached its swap");
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        let mut subscriber = connect().await;
+        exec(&mut subscriber, "SET session_replication_role = replica").await;
+        exec(&mut subscriber, &format!("UPDATE {t} SET note = 'applied by a subscriber' WHERE seq % 10 = 0")).await;
+        exec(&mut subscriber, &format!("DELETE FROM {t}_items WHERE parent IN (SELECT id FROM {t} WHERE seq = 3)"))
+            .await;
+        exec(&mut subscriber, &format!("DELETE FROM {t} WHERE seq = 3")).await;
+        std::fs::write(dir.join("go"), "").unwrap();
+        let out = doctor.await.unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        ok(&out);
+        let changed: i64 = sqlx::query_scalar(AssertSqlSafe(format!(
+            "SELECT count(*) FROM {t} WHERE note = 'applied by a subscriber'"
+        )))
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+        assert_eq!(changed, 20, "every update there");
+        let rows: i64 =
+            sqlx::query_scalar(AssertSqlSafe(format!("SELECT count(*) FROM {t}"))).fetch_one(&mut c).await.unwrap();
+        assert_eq!(rows, 199, "the delete there");
+        exec(&mut c, &format!("DROP TABLE {t}_items, {t}; DROP FUNCTION {t}_touch(); DROP ROLE {t}_reader")).await;
     }
 
     /// The application writes, during the copy, the key another row's key becomes (an RT.Comb
@@ -1836,6 +1881,39 @@ mod mariadb {
         assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
         assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t}")).await, 302, "every row there");
         assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE LENGTH(id) = 36")).await, 302, "not swapped");
+        exec(
+            &mut c,
+            &format!("SET foreign_key_checks = 0; DROP TABLE {t}_items, {t}_notes, {t}; SET foreign_key_checks = 1"),
+        )
+        .await;
+    }
+
+    /// A report's transaction holds the table while the run makes its triggers (their DDL needs
+    /// the table's metadata lock): the run's statements never queue for it, and it stops after
+    /// `--lock-timeout` (it tried for about a minute whatever the option said), naming the
+    /// report's session, with nothing changed.
+    #[tokio::test]
+    async fn a_report_holding_the_table_stops_the_run_after_its_lock_timeout() {
+        let url = combkey_testutil::mysql_url();
+        let t = "swap_my_held_ddl";
+        let mut c = connect().await;
+        seed(&mut c, t, 100).await;
+        let mut report = connect().await;
+        let session = count(&mut report, "SELECT CAST(CONNECTION_ID() AS SIGNED)").await;
+        exec(&mut report, "START TRANSACTION").await;
+        count(&mut report, &format!("SELECT COUNT(*) FROM {t}")).await;
+        let run =
+            args(&url, t, &["--apply", "--online", "--method", "copy-swap", "--set-default", "--lock-timeout", "2s"]);
+        let run: Vec<&str> = run.iter().map(String::as_str).collect();
+        let out = combkey_env(&run, &[]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("another session held a table's metadata lock for 2."), "{err}");
+        assert!(err.contains(&format!("the oldest open transactions: session {session} ")), "{err}");
+        assert!(err.contains("nothing changed"), "{err}");
+        exec(&mut report, "COMMIT").await;
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+        assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE LENGTH(id) = 36")).await, 100, "not swapped");
         exec(
             &mut c,
             &format!("SET foreign_key_checks = 0; DROP TABLE {t}_items, {t}_notes, {t}; SET foreign_key_checks = 1"),

@@ -30,8 +30,9 @@ use crate::plan::new_id;
 use crate::rekey::rekeys;
 use combkey::Comb;
 
-/// Keys of one run held at most (16 MiB of keys with their new forms).
-const RUN: usize = 1 << 19;
+/// Keys of one run held at most (2 MiB of keys with their new forms: the audit runs in 16 MiB
+/// of heap, `doctor_memory.rs`).
+const RUN: usize = 1 << 16;
 
 /// Runs merged at once: when this many are written, they are merged into one.
 const FAN_IN: usize = 64;
@@ -270,7 +271,7 @@ struct Merged<'a> {
 impl<'a> Merged<'a> {
     fn new(runs: &'a [Scratch]) -> std::io::Result<Self> {
         let mut m = Merged {
-            readers: runs.iter().map(|s| BufReader::with_capacity(1 << 16, &s.file)).collect(),
+            readers: runs.iter().map(|s| BufReader::with_capacity(1 << 14, &s.file)).collect(),
             heap: BinaryHeap::new(),
         };
         for i in 0..m.readers.len() {

@@ -765,7 +765,12 @@ impl Report {
                 None => format!("{} keys ({k})", scale(*n)),
             })
             .collect();
-        let sampled = if self.sampled { " (an estimate from the sample)" } else { "" };
+        let sampled = if self.sampled {
+            " (an estimate from the sample; keys that would become one are looked for only where every key is read, \
+             as --apply does)"
+        } else {
+            ""
+        };
         let typed = if plan.retypes() {
             format!(" and change the column from {} to {}", plan.column_type, self.backend.column_type())
         } else {

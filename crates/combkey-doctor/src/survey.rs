@@ -155,7 +155,7 @@ async fn read_in_transaction(
     // (the keys kept, where the table was small enough to keep them all; the table again
     // otherwise).
     let classifier = learner.classifier(options.layout);
-    let counted = match early {
+    let mut counted = match early {
         Some(mut c) if classifier == unlearned => {
             c.tally.set_sampled(learner.sampled());
             c
@@ -205,6 +205,27 @@ async fn read_in_transaction(
             c
         }
     };
+    // `--inherited only` on PostgreSQL: the keys of the tables that inherit from it stay, and a
+    // new key that is one of them would be one id twice in the hierarchy (which a query of the
+    // table finds twice).
+    if only
+        && backend == combkey::Backend::Postgres
+        && let Some(m) = counted.merges.as_mut()
+    {
+        let c = backend.quote(&schema.column.name);
+        let sql = format!(
+            "SELECT k.{c}::text FROM {t} k WHERE k.tableoid <> {oid}::regclass AND k.{c} IS NOT NULL",
+            t = schema.table.quoted(backend),
+            oid = crate::catalog::string_literal(&schema.table.quoted(backend))
+        );
+        db.each_row(&sql, |row| {
+            if let Ok(id) = id_of(&cat.parse_key(&row)?) {
+                m.feed_new(id, id);
+            }
+            Ok(())
+        })
+        .await?;
+    }
     let merged = counted.merges.map(Merges::finish).transpose()?;
     let tally = counted.tally;
     drop(learner);

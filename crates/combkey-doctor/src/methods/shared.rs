@@ -40,9 +40,13 @@ pub struct OnlineOutcome {
     /// The tables the swap kept under new names (the old tables), for the user to drop.
     pub kept: Vec<String>,
     /// Rows a copy and swap compared with their copies before its swap, per table: every row
-    /// of the copy's snapshot (on PostgreSQL), and each row the application changed meanwhile,
-    /// once its change was applied.
+    /// of one snapshot of the table (PostgreSQL: the copy's; MySQL/MariaDB: once every change
+    /// is written through).
     pub verified: Vec<(String, u64)>,
+    /// Rows the application changed during a copy and swap, compared again with their copies
+    /// once their changes were applied (PostgreSQL), per table: a row changed twice counts
+    /// twice.
+    pub rechecked: Vec<(String, u64)>,
 }
 
 /// Rows per `INSERT` into the mapping table.

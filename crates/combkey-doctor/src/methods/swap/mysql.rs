@@ -712,19 +712,9 @@ async fn copy_unmapped(db: &mut Db, swap: &Swap, plan: &Plan, t: &SwapTable) -> 
 /// transactions (MariaDB then rolls the application's back). Done, it also means that no
 /// transaction that began before it is still under way on the table. Where the server has no
 /// `SET STATEMENT` (MySQL), the statement waits as the session allows.
-async fn ddl(db: &mut Db, statement: &str) -> Result<(), Error> {
-    let mut tries = 0u32;
-    loop {
-        match db.exec(&format!("SET STATEMENT lock_wait_timeout = 0 FOR {statement}")).await {
-            Ok(_) => return Ok(()),
-            Err(e) if e.code() == Some("42000") => return db.exec(statement).await.map(drop),
-            Err(e) if e.kind() == ErrorKind::LockTimeout && tries < 3000 => {
-                tries += 1;
-                tokio::time::sleep(std::time::Duration::from_millis(if tries < 100 { 5 } else { 20 })).await;
-            }
-            Err(e) => return Err(e),
-        }
-    }
+async fn ddl(db: &mut Db, swap: &Swap, statement: &str) -> Result<(), Error> {
+    let nowait = format!("SET STATEMENT lock_wait_timeout = 0 FOR {statement}");
+    in_nowait_tries(db, swap, &nowait, statement).await
 }
 
 /// `ALTER TABLE table spec`, waiting for no metadata lock (MariaDB's `NOWAIT`) and tried
@@ -733,17 +723,47 @@ async fn ddl(db: &mut Db, statement: &str) -> Result<(), Error> {
 /// transactions that hold the second and want the first (MariaDB then rolls the application's
 /// back). Where the server has no `NOWAIT` there (MySQL), the statement waits as the session
 /// allows.
-async fn alter(db: &mut Db, table: &Name, spec: &str) -> Result<(), Error> {
+async fn alter(db: &mut Db, swap: &Swap, table: &Name, spec: &str) -> Result<(), Error> {
+    let nowait = format!("ALTER TABLE {} NOWAIT {spec}", table.quoted(B));
+    in_nowait_tries(db, swap, &nowait, &format!("ALTER TABLE {} {spec}", table.quoted(B))).await
+}
+
+/// Runs `nowait` (a statement that waits for no metadata lock) until it goes through, a few
+/// milliseconds apart, for as long as `--lock-timeout` allows in all (a second at least);
+/// `plain` instead where the server has no such form (MySQL: the session's lock wait applies).
+/// Past that wait the run stops, naming the oldest open transactions (who may hold the lock:
+/// the server shows a metadata lock's holder only with a plugin); it never queued, so the
+/// application's statements went on meanwhile.
+async fn in_nowait_tries(db: &mut Db, swap: &Swap, nowait: &str, plain: &str) -> Result<(), Error> {
+    let started = Instant::now();
+    let wait = std::time::Duration::from_millis(swap.lock_wait_ms.max(1000));
     let mut tries = 0u32;
     loop {
-        match db.exec(&format!("ALTER TABLE {} NOWAIT {spec}", table.quoted(B))).await {
+        match db.exec(nowait).await {
             Ok(_) => return Ok(()),
-            Err(e) if e.code() == Some("42000") => {
-                return db.exec(&format!("ALTER TABLE {} {spec}", table.quoted(B))).await.map(drop);
-            }
-            Err(e) if e.kind() == ErrorKind::LockTimeout && tries < 3000 => {
+            Err(e) if e.code() == Some("42000") => return db.exec(plain).await.map(drop),
+            Err(e) if e.kind() == ErrorKind::LockTimeout && started.elapsed() < wait => {
                 tries += 1;
                 tokio::time::sleep(std::time::Duration::from_millis(if tries < 100 { 5 } else { 20 })).await;
+            }
+            Err(e) if e.kind() == ErrorKind::LockTimeout => {
+                let holders = match db.catalog()?.oldest_transactions() {
+                    Some(q) => db.query(q).await.ok().flatten(),
+                    None => None,
+                };
+                return Err(Error::new(
+                    ErrorKind::LockTimeout,
+                    format!(
+                        "another session held a table's metadata lock for {:.1} s (--lock-timeout; {} tries that never \
+                         queued, so the application's statements went on): {}",
+                        started.elapsed().as_secs_f64(),
+                        tries + 1,
+                        holders.map_or_else(
+                            || "no open transaction was seen (a DDL statement, or a lock held outside one)".to_string(),
+                            |h| format!("the oldest open transactions: {h}")
+                        )
+                    ),
+                ));
             }
             Err(e) => return Err(e),
         }
@@ -1142,8 +1162,13 @@ async fn copies_keys(db: &mut Db, swap: &Swap, plan: &Plan) -> Result<(), Error>
         if present.iter().any(|p| p.table == fk.table && p.name == temporary) {
             continue;
         }
-        alter(db, &t.new, &format!("ADD {}, ALGORITHM=INPLACE", fk_clause(swap, &fk.line, &fk.name, &temporary, true)))
-            .await?;
+        alter(
+            db,
+            swap,
+            &t.new,
+            &format!("ADD {}, ALGORITHM=INPLACE", fk_clause(swap, &fk.line, &fk.name, &temporary, true)),
+        )
+        .await?;
     }
     db.exec("SET SESSION foreign_key_checks = 1").await?;
     // With the keys there, a parent's delete written through cascades in the copies too: the
@@ -1282,7 +1307,7 @@ async fn swap_tables(
         if let Some(Some(n)) = next.first().and_then(|r| r.first()).map(|v| v.as_deref().map(str::to_string))
             && n.chars().all(|c| c.is_ascii_digit())
         {
-            alter(db, &t.new, &format!("AUTO_INCREMENT = {n}")).await?;
+            alter(db, swap, &t.new, &format!("AUTO_INCREMENT = {n}")).await?;
         }
     }
     let pairs = |first_wait: &str| -> String {
@@ -1367,12 +1392,13 @@ async fn after_swap(
     let cat = db.catalog()?;
     for t in &swap.tables {
         for s in drop_triggers(t) {
-            ddl(db, &s).await?;
+            ddl(db, swap, &s).await?;
         }
     }
     db.exec("SET SESSION foreign_key_checks = 0").await?;
     for fk in foreign_keys(db, swap, |t| t.old.clone()).await? {
-        alter(db, &swap.tables[fk.table].old, &format!("DROP FOREIGN KEY {}, ALGORITHM=INPLACE", q(&fk.name))).await?;
+        alter(db, swap, &swap.tables[fk.table].old, &format!("DROP FOREIGN KEY {}, ALGORITHM=INPLACE", q(&fk.name)))
+            .await?;
     }
     let original: Vec<(usize, String)> = plan
         .definitions
@@ -1401,14 +1427,14 @@ async fn after_swap(
                 parts.push(format!("RENAME INDEX {} TO {}", q(&temporary), q(&name)));
             }
             parts.push(format!("ADD {}", line.trim_end_matches(',')));
-            alter(db, &t.name, &parts.join(", ")).await?;
+            alter(db, swap, &t.name, &parts.join(", ")).await?;
         }
         // MariaDB also renames an index it made for an unnamed foreign key (`KEY parent_id`)
         // after a named constraint added over it: each index gets back the name it had.
         let now = db.query(cat.definition(&t.name)).await?;
         let renames = index_renames(def, &now);
         if !renames.is_empty() {
-            alter(db, &t.name, &renames.join(", ")).await?;
+            alter(db, swap, &t.name, &renames.join(", ")).await?;
         }
     }
     db.exec("SET SESSION foreign_key_checks = 1").await?;
@@ -1527,18 +1553,18 @@ async fn after_swap(
 /// per stopped run in a break-test). Without them no trigger's write to a copy can fail.
 pub(super) async fn clean(db: &mut Db, swap: &Swap) -> Result<(), Error> {
     let _ = db.exec("ROLLBACK").await;
-    let mut present = Swap { tables: Vec::new(), map: swap.map.clone() };
+    let mut present = Swap { tables: Vec::new(), map: swap.map.clone(), lock_wait_ms: swap.lock_wait_ms };
     for t in &swap.tables {
         if exists(db, &t.new).await? {
             present.tables.push(t.clone());
         }
     }
     for fk in foreign_keys(db, &present, |t| t.new.clone()).await? {
-        alter(db, &present.tables[fk.table].new, &format!("DROP FOREIGN KEY {}", q(&fk.name))).await?;
+        alter(db, swap, &present.tables[fk.table].new, &format!("DROP FOREIGN KEY {}", q(&fk.name))).await?;
     }
     for (i, t) in swap.tables.iter().enumerate() {
         for s in drop_triggers(t) {
-            ddl(db, &s).await?;
+            ddl(db, swap, &s).await?;
         }
         stop_after("CLEAN_TRIGGERS", i64::try_from(i).unwrap_or(i64::MAX) + 1);
     }
@@ -1633,7 +1659,7 @@ pub(super) async fn run(
             }
             for t in &swap.tables {
                 for s in log_triggers(t) {
-                    ddl(db, &s).await?;
+                    ddl(db, &swap, &s).await?;
                 }
             }
             journal.set_cursor(db, None, usize::try_from(phase::MADE).unwrap_or(0)).await?;
@@ -1663,7 +1689,7 @@ pub(super) async fn run(
             // the logs hold then is all that is left.
             for t in &swap.tables {
                 for s in through_triggers(&swap, plan, t) {
-                    ddl(db, &s).await?;
+                    ddl(db, &swap, &s).await?;
                 }
             }
             stop_after("THROUGH", 1);

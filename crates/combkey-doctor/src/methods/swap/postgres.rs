@@ -32,6 +32,9 @@ fn regclass(n: &Name) -> String {
     string_literal(&n.quoted(B))
 }
 
+/// The name of the trigger that logs a `TRUNCATE` of a table during the run.
+const TRUNCATE_TRIGGER: &str = "combkey_doctor_truncate";
+
 /// The capture trigger's name, and its function's on `t`.
 fn trigger_name(t: &SwapTable) -> (String, Name) {
     ("combkey_doctor_capture".to_string(), super::shared::derived(B, &t.name, "_", "_capture"))
@@ -187,13 +190,15 @@ async fn make(db: &mut Db, swap: &Swap, plan: &Plan) -> Result<Vec<String>, Erro
         let new_values: Vec<String> = t.pk.iter().map(|c| format!("NEW.{}", q(c))).collect();
         out.push(format!(
             "CREATE FUNCTION {f}() RETURNS trigger LANGUAGE plpgsql AS $combkey$ BEGIN \
+             IF TG_OP = 'TRUNCATE' THEN INSERT INTO {log} ({cols}) VALUES ({nulls}); RETURN NULL; END IF; \
              IF TG_OP <> 'INSERT' THEN INSERT INTO {log} ({cols}) VALUES ({}); END IF; \
              IF TG_OP <> 'DELETE' THEN INSERT INTO {log} ({cols}) VALUES ({}); END IF; \
              RETURN NULL; END $combkey$",
             old_values.join(", "),
             new_values.join(", "),
             f = function.quoted(B),
-            log = t.log.quoted(B)
+            log = t.log.quoted(B),
+            nulls = vec!["NULL"; t.pk.len()].join(", ")
         ));
         out.push(format!(
             "CREATE TRIGGER {} AFTER INSERT OR UPDATE OR DELETE ON {} FOR EACH ROW EXECUTE FUNCTION {}()",
@@ -201,6 +206,11 @@ async fn make(db: &mut Db, swap: &Swap, plan: &Plan) -> Result<Vec<String>, Erro
             t.name.quoted(B),
             function.quoted(B)
         ));
+        // Fired in every session, as pg_repack's: a session with `session_replication_role =
+        // replica` (a logical replication subscriber applying changes, pglogical, a tool that
+        // sets it) fires only ALWAYS triggers, and its changes would never reach the copy (a
+        // break-test lost 300 updates so, verified and swapped).
+        out.push(format!("ALTER TABLE {} ENABLE ALWAYS TRIGGER {}", t.name.quoted(B), q(&trigger)));
     }
     if plan.sets_default
         && let Some(step) = plan.steps.iter().find(|s| s.kind == crate::plan::StepKind::SetDefault)
@@ -694,6 +704,24 @@ async fn apply_batch(
     }
     let these = format!("ANY ('{{{}}}'::bigint[])", seqs.join(","));
     let pk: Vec<String> = t.pk.iter().map(|c| q(c)).collect();
+    // A row of no key: the table was truncated (its statement trigger's row).
+    let truncated = db
+        .count(&format!(
+            "SELECT count(*) FROM {} WHERE combkey_seq = {these} AND {} IS NULL",
+            t.log.quoted(B),
+            pk.first().cloned().unwrap_or_default()
+        ))
+        .await?;
+    if truncated > 0 {
+        return Err(Error::new(
+            ErrorKind::Verification,
+            format!(
+                "{} was truncated during the run (TRUNCATE changes no row one by one, so the copy still holds its rows): \
+                 nothing was swapped; run again to copy it as it is now",
+                t.name
+            ),
+        ));
+    }
     let logged = format!("SELECT {} FROM {} WHERE combkey_seq = {these}", pk.join(", "), t.log.quoted(B));
     let filter = format!("({}) IN ({logged})", pk.iter().map(|c| format!("t.{c}")).collect::<Vec<_>>().join(", "));
     map_missing(db, swap, plan, t, &filter).await?;
@@ -798,7 +826,8 @@ fn row_hash(list: &str) -> String {
     format!("hashtextextended(ROW({list})::text, 0)")
 }
 
-/// Rows compared with their copies, per table (the run's outcome's `verified`).
+/// Rows compared with their copies, per table (the run's outcome's `verified`, or its
+/// `rechecked`).
 type Verified = Vec<(String, u64)>;
 
 /// Counts `n` rows of `t` compared with their copies.
@@ -1108,8 +1137,8 @@ async fn swap_once(
     for t in &swap.tables {
         let Some((_, before)) = plan.definitions.iter().find(|(n, _)| Name::from(n) == t.name) else { continue };
         let now = db.query(cat.definition(&t.name)).await?;
-        let ours = "CREATE TRIGGER combkey_doctor_capture ";
-        let now: String = now.lines().filter(|l| !l.starts_with(ours)).collect::<Vec<_>>().join("\n");
+        let ours = ["CREATE TRIGGER combkey_doctor_capture ", "CREATE TRIGGER combkey_doctor_truncate "];
+        let now: String = now.lines().filter(|l| !ours.iter().any(|o| l.starts_with(o))).collect::<Vec<_>>().join("\n");
         if comparable(before, &[], B) != comparable(&now, &[], B) {
             let _ = db.exec("ROLLBACK").await;
             return Err(Error::new(
@@ -1133,6 +1162,7 @@ async fn swap_once(
     for t in &swap.tables {
         let (trigger, function) = trigger_name(t);
         statements.push(format!("DROP TRIGGER {} ON {}", q(&trigger), t.name.quoted(B)));
+        statements.push(format!("DROP TRIGGER IF EXISTS {TRUNCATE_TRIGGER} ON {}", t.name.quoted(B)));
         statements.push(format!("DROP FUNCTION {}()", function.quoted(B)));
         // Its foreign keys go from the table that is kept (an archive constrains nothing) and
         // come to the copy, not yet validated (that would read the table under this lock): the
@@ -1482,6 +1512,7 @@ pub(super) async fn clean(db: &mut Db, swap: &Swap, lock_timeout_ms: u64) -> Res
             let (trigger, function) = trigger_name(t);
             if present.iter().any(|p| p.name == t.name) {
                 db.exec(&format!("DROP TRIGGER IF EXISTS {} ON {}", q(&trigger), t.name.quoted(B))).await?;
+                db.exec(&format!("DROP TRIGGER IF EXISTS {TRUNCATE_TRIGGER} ON {}", t.name.quoted(B))).await?;
             }
             db.exec(&format!("DROP FUNCTION IF EXISTS {}()", function.quoted(B))).await?;
         }
@@ -1594,7 +1625,7 @@ pub(super) async fn run(
                     }
                     db.exec("BEGIN").await?;
                     probe_joins(db).await?;
-                    match apply(db, &swap, plan, Some(APPLY_BATCH), &mut tally.out.verified).await {
+                    match apply(db, &swap, plan, Some(APPLY_BATCH), &mut tally.out.rechecked).await {
                         Ok(_) => {}
                         Err(e) => {
                             let _ = db.exec("ROLLBACK").await;
@@ -1648,7 +1679,7 @@ pub(super) async fn run(
                     tokio::time::sleep(Duration::from_millis(200)).await;
                     continue;
                 }
-                match swap_once(db, &swap, plan, &journal, &mut tally.out.verified).await? {
+                match swap_once(db, &swap, plan, &journal, &mut tally.out.rechecked).await? {
                     Some(validate) => {
                         stop_after("PHASE", phase::SWAPPED);
                         break Ok(validate);
@@ -1735,7 +1766,11 @@ mod tests {
             pk: vec!["n".into()],
             keys: vec!["p1".into(), "p2".into()],
         };
-        let swap = Swap { tables: vec![t.clone()], map: Name { schema: Some("public".into()), name: "_p_map".into() } };
+        let swap = Swap {
+            tables: vec![t.clone()],
+            map: Name { schema: Some("public".into()), name: "_p_map".into() },
+            lock_wait_ms: 5000,
+        };
         let (exprs, names, joins) = copy_parts(&swap, &t);
         assert_eq!(names, "\"n\", \"p1\", \"p2\"", "a generated column is computed again");
         assert_eq!(exprs, "t.\"n\", m0.new, m1.new");

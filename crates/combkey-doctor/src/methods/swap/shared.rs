@@ -48,6 +48,8 @@ impl SwapTable {
 pub(crate) struct Swap {
     pub(crate) tables: Vec<SwapTable>,
     pub(crate) map: Name,
+    /// How long a statement may wait for another session's lock in all (`--lock-timeout`).
+    pub(crate) lock_wait_ms: u64,
 }
 
 /// A name made from `base` and `suffix` (`_orders_new`), cut to the database's longest
@@ -93,7 +95,7 @@ impl Swap {
             });
         }
         let map = derived(backend, &tables[0].name, "_", "_map");
-        Ok(Swap { tables, map })
+        Ok(Swap { tables, map, lock_wait_ms: plan.options.lock_timeout_ms })
     }
 
     /// Every object the run makes, for a check that none is there before it starts.
