@@ -941,12 +941,7 @@ async fn verify(db: &mut Db, swap: &Swap, plan: &Plan, verified: &mut Vec<(Strin
     // swap would fail on the primary key. Named, before the swap.
     let pairs = written_since_become_one(db, swap, plan).await?;
     if !pairs.is_empty() {
-        return Err(Error::refused(format!(
-            "two keys of the table would become one key: {} (the audit found no such pair, so one of each was written \
-             since, by the application: a key that is the new form of another, or a key of the same id). Nothing was \
-             swapped; change or remove one key of each pair, then run again",
-            pairs.join("; ")
-        )));
+        return Err(super::shared::become_one(&pairs.join("; ")));
     }
     db.exec("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ").await?;
     db.exec("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY").await?;

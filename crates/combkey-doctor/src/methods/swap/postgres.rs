@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use combkey::Backend;
 
-use super::shared::{Pace, Pacing, Swap, SwapTable, Tally, hold, phase, stop_after, unchanged};
+use super::shared::{Pace, Pacing, Swap, SwapTable, Tally, become_one, hold, phase, stop_after, unchanged};
 use crate::catalog::{Name, Stored, string_literal};
 use crate::db::Db;
 use crate::error::{Error, ErrorKind};
@@ -443,15 +443,6 @@ async fn map_key(db: &mut Db, swap: &Swap) -> Result<(), Error> {
 /// constraint after the swap).
 fn map_new_index(swap: &Swap) -> Name {
     super::shared::derived(B, &swap.map, "", "_new")
-}
-
-/// The error for keys that would become one found during the run (`pairs` names them).
-fn become_one(pairs: &str) -> Error {
-    Error::refused(format!(
-        "two keys of the table would become one key: {pairs} (the audit found no such pair, so one of each was written \
-         since, by the application: a key that is the new form of another, or a key of the same id). Nothing was \
-         swapped; change or remove one key of each pair, then run again"
-    ))
 }
 
 /// Key values as a PostgreSQL array literal of their text, as an SQL string.

@@ -218,3 +218,12 @@ pub(crate) fn unchanged(e: Error, cleaned: Result<(), Error>) -> Error {
         )),
     }
 }
+
+/// The error for keys that would become one found during the run (`pairs` names them).
+pub(crate) fn become_one(pairs: &str) -> Error {
+    Error::refused(format!(
+        "two keys of the table would become one key: {pairs} (the audit found no such pair, so one of each was written \
+         since, by the application: a key that is the new form of another, or a key of the same id). Nothing was \
+         swapped; change or remove one key of each pair, then run again"
+    ))
+}
