@@ -478,6 +478,43 @@ mod postgres {
         exec(&mut c, &format!("DROP TABLE {t}_items, {t}; DROP FUNCTION {t}_touch(); DROP ROLE {t}_reader")).await;
     }
 
+    /// A `TRUNCATE` during the run, after the copy: no row trigger fires for it, so the copy
+    /// still held every row and the swap would have brought them back. Its statement trigger
+    /// logs it; the run stops before its swap, naming the table, with the rows as the
+    /// application left them (none) and nothing of the run left.
+    #[tokio::test]
+    async fn a_table_truncated_during_the_run_is_not_swapped_back_full() {
+        let url = combkey_testutil::pg_url();
+        let t = "swap_pg_truncated";
+        let mut c = connect().await;
+        seed(&mut c, t, 300, 53).await;
+        let dir = std::env::temp_dir().join(format!("combkey-swap-truncated-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let run = args(&url, t, &["--apply", "--online", "--method", "copy-swap", "--triggers", "fire", "--drop-old"]);
+        let env = vec![("COMBKEY_DOCTOR_HOLD_BEFORE_SWAP".to_string(), dir.display().to_string())];
+        let doctor = tokio::spawn(run_doctor(run, env));
+        let waited = std::time::Instant::now();
+        while !dir.join("held").exists() {
+            assert!(waited.elapsed().as_secs() < 120 && !doctor.is_finished(), "the run never reached its swap");
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        assert!(count(&mut c, &format!("SELECT count(*) FROM {t}_items")).await > 0, "the children to truncate");
+        exec(&mut c, &format!("TRUNCATE {t}_items")).await;
+        let written = contents(&mut c, t).await;
+        std::fs::write(dir.join("go"), "").unwrap();
+        let out = doctor.await.unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains(&format!("{t}_items was truncated during the run")), "{err}");
+        assert!(err.contains("nothing changed"), "{err}");
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+        assert_eq!(count(&mut c, &format!("SELECT count(*) FROM {t}_items")).await, 0, "no child came back");
+        assert_eq!(contents(&mut c, t).await, written, "every row as the application left it");
+        exec(&mut c, &format!("DROP TABLE {t}_items, {t}; DROP FUNCTION {t}_touch(); DROP ROLE {t}_reader")).await;
+    }
+
     /// A copy that is not the table is never swapped in: a copied row changed (or one gone)
     /// after the copy, before its check, or a row the application changed meanwhile changed
     /// again in the copy once its change was applied (through the test build's statement
@@ -708,14 +745,14 @@ mod postgres {
         assert!(out.status.success(), "pg_dump: {}", String::from_utf8_lossy(&out.stderr));
         // Its header names the server's and pg_dump's versions, and PostgreSQL 17 prints a
         // \restrict line with a random key: neither is the tables'.
-        // A held run's capture triggers are its own, not the tables'.
+        // A held run's capture (and TRUNCATE) triggers are its own, not the tables'.
         let text: String = String::from_utf8_lossy(&out.stdout)
             .lines()
             .filter(|l| !l.starts_with("-- Dumped") && !l.starts_with("\\restrict") && !l.starts_with("\\unrestrict"))
             .collect::<Vec<_>>()
             .join("\n");
         text.split("\n--\n-- Name: ")
-            .filter(|part| !part.contains("combkey_doctor_capture"))
+            .filter(|part| !part.contains("combkey_doctor_capture") && !part.contains("combkey_doctor_truncate"))
             .collect::<Vec<_>>()
             .join("\n-- Name: ")
     }
@@ -756,6 +793,9 @@ mod postgres {
                  ALTER TABLE {t} CLUSTER ON {t}_seq_key;
                  ALTER TABLE {t} SET (fillfactor = 90, autovacuum_vacuum_scale_factor = 0.05, toast.autovacuum_enabled = false);
                  COMMENT ON COLUMN {t}.note IS 'a note';
+                 ALTER TABLE {t} ENABLE ALWAYS TRIGGER {t}_touch;
+                 CREATE TRIGGER {t}_touch_replica BEFORE UPDATE OF note ON {t} FOR EACH ROW EXECUTE FUNCTION {t}_touch();
+                 ALTER TABLE {t} ENABLE REPLICA TRIGGER {t}_touch_replica;
                  ALTER TABLE {t}_items ALTER COLUMN what SET STATISTICS 42;"
             ),
         )
@@ -1962,11 +2002,25 @@ mod mariadb {
             assert!(leftovers(&mut c, t).await.is_empty(), "{sql}: {:?}", leftovers(&mut c, t).await);
             assert_eq!(read(&mut c).await, before, "{sql}: nothing changed");
         }
+        // A TRUNCATE after the copy fires no trigger (MariaDB runs it as DDL): the copy still
+        // holds the rows, and the swap would bring them back.
+        let sql = format!("TRUNCATE {t}_notes");
+        let out = combkey_env(&run, &[("COMBKEY_DOCTOR_SQL_BEFORE_VERIFY", &sql)]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{sql}: {err}");
+        assert!(
+            err.contains(&format!(
+                "the copy of test.{t}_notes is not the table: 0 rows in one snapshot of both, 43 in the copy"
+            )) && err.contains("nothing changed"),
+            "{sql}: {err}"
+        );
+        assert!(leftovers(&mut c, t).await.is_empty(), "{sql}: {:?}", leftovers(&mut c, t).await);
+        assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t}_notes")).await, 0, "no row came back");
         let out = combkey_env(&[&run[..], &["--json"]].concat(), &[]);
         let done = json(&out);
         assert_eq!(
             done["online"]["verified_rows"],
-            serde_json::json!({ format!("test.{t}"): 300, format!("test.{t}_items"): 150, format!("test.{t}_notes"): 43 }),
+            serde_json::json!({ format!("test.{t}"): 300, format!("test.{t}_items"): 150, format!("test.{t}_notes"): 0 }),
             "{done}"
         );
         assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);

@@ -454,7 +454,11 @@ impl Doctor {
             // foreign keys not validated yet.
             let now: String = now
                 .lines()
-                .filter(|l| !l.starts_with("CREATE TRIGGER combkey_doctor_capture "))
+                .filter(|l| {
+                    !["CREATE TRIGGER combkey_doctor_capture ", "CREATE TRIGGER combkey_doctor_truncate "]
+                        .iter()
+                        .any(|o| l.starts_with(o))
+                })
                 .map(|l| if before.contains(l) { l } else { l.strip_suffix(" NOT VALID").unwrap_or(l) })
                 .collect::<Vec<_>>()
                 .join("\n");

@@ -211,6 +211,15 @@ async fn make(db: &mut Db, swap: &Swap, plan: &Plan) -> Result<Vec<String>, Erro
         // sets it) fires only ALWAYS triggers, and its changes would never reach the copy (a
         // break-test lost 300 updates so, verified and swapped).
         out.push(format!("ALTER TABLE {} ENABLE ALWAYS TRIGGER {}", t.name.quoted(B), q(&trigger)));
+        // A `TRUNCATE` changes no row one by one (no row trigger fires), so the copy would
+        // still hold every row and the swap would bring them back: a statement trigger logs a
+        // row of no key, and the run stops before its swap (apply_batch).
+        out.push(format!(
+            "CREATE TRIGGER {TRUNCATE_TRIGGER} AFTER TRUNCATE ON {} FOR EACH STATEMENT EXECUTE FUNCTION {}()",
+            t.name.quoted(B),
+            function.quoted(B)
+        ));
+        out.push(format!("ALTER TABLE {} ENABLE ALWAYS TRIGGER {TRUNCATE_TRIGGER}", t.name.quoted(B)));
     }
     if plan.sets_default
         && let Some(step) = plan.steps.iter().find(|s| s.kind == crate::plan::StepKind::SetDefault)
@@ -1270,9 +1279,10 @@ async fn swap_once(
             .rows(
                 &format!(
                     "SELECT pg_get_triggerdef(oid), tgname::text, tgenabled::text FROM pg_trigger WHERE tgrelid = {}::regclass \
-                     AND NOT tgisinternal AND tgname <> {} ORDER BY tgname",
+                     AND NOT tgisinternal AND tgname NOT IN ({}, {}) ORDER BY tgname",
                     regclass(&t.name),
-                    string_literal(&trigger)
+                    string_literal(&trigger),
+                    string_literal(TRUNCATE_TRIGGER)
                 ),
                 &[],
             )
@@ -1280,8 +1290,16 @@ async fn swap_once(
         for r in triggers {
             let v = |i: usize| r.get(i).cloned().flatten().unwrap_or_default();
             after.push(v(0));
-            if v(2) == "D" {
-                after.push(format!("ALTER TABLE {} DISABLE TRIGGER {}", t.name.quoted(B), q(&v(1))));
+            // As it fired: never, in every session, or only where session_replication_role
+            // is replica (a trigger is made as it fires by default: origin and local).
+            let enable = match v(2).as_str() {
+                "D" => "DISABLE",
+                "A" => "ENABLE ALWAYS",
+                "R" => "ENABLE REPLICA",
+                _ => "",
+            };
+            if !enable.is_empty() {
+                after.push(format!("ALTER TABLE {} {enable} TRIGGER {}", t.name.quoted(B), q(&v(1))));
             }
         }
         let identity = db
