@@ -365,6 +365,15 @@ impl Progress for Reporter {
         }
     }
 
+    fn lock_waits(&mut self, why: &str, so_far: Duration) {
+        // Always said, whatever --progress, as a wait before a batch.
+        let line = format!("combkey doctor: waiting for a lock ({:.0} s so far): {why}", so_far.as_secs_f64());
+        match &self.bar {
+            Some(bar) => bar.println(line),
+            None => say!("{line}"),
+        }
+    }
+
     fn waiting(&mut self, why: &str, so_far: Duration) {
         // Always said, whatever --progress: a run that waits must say why.
         let line =

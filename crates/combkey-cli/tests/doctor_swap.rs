@@ -933,6 +933,65 @@ mod postgres {
         exec(&mut c, &format!("DROP TABLE IF EXISTS {t}_items, {t} CASCADE; DROP ROLE IF EXISTS {t}_reader")).await;
     }
 
+    /// A long transaction that writes to the table when the run begins: the run's first lock
+    /// (for its triggers) waits for it without asking for the lock (each attempt made the
+    /// application's writes queue behind it, up to half a second a time), says for whom, and
+    /// goes on once it ends.
+    #[tokio::test]
+    async fn a_long_writer_when_the_run_begins_never_puts_the_writers_behind_its_first_lock() {
+        let url = combkey_testutil::pg_url();
+        let t = "swap_pg_long_writer";
+        let mut c = connect().await;
+        seed(&mut c, t, 500, 57).await;
+        let mut holder = connect().await;
+        exec(&mut holder, &format!("BEGIN; UPDATE {t} SET note = 'held' WHERE seq = 1")).await;
+        let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&mut holder).await.unwrap();
+        // Long: open for more than a second (the run's measure of a long holder).
+        let long = format!(
+            "SELECT count(*) FROM pg_stat_activity WHERE pid = {pid} AND xact_start < clock_timestamp() - interval '1100 ms'"
+        );
+        while count(&mut c, &long).await == 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        let run = args(
+            &url,
+            t,
+            &[
+                "--apply",
+                "--online",
+                "--method",
+                "copy-swap",
+                "--triggers",
+                "fire",
+                "--drop-old",
+                "--lock-timeout",
+                "300s",
+            ],
+        );
+        let run: Vec<&str> = run.iter().map(String::as_str).collect();
+        let mut doctor =
+            combkey_testutil::Running::start(Command::new(env!("CARGO_BIN_EXE_combkey")).args(ready(&run)));
+        doctor.wait_for_line(&["waiting for a lock", &format!("session {pid} ")], std::time::Duration::from_secs(300));
+        exec(&mut c, "SET lock_timeout = '50ms'").await;
+        for i in 2..=21 {
+            let queued = format!(
+                "SELECT count(*) FROM pg_locks WHERE NOT granted AND relation IN ('{t}'::regclass, '{t}_items'::regclass)"
+            );
+            assert_eq!(count(&mut c, &queued).await, 0, "a lock request waits on the tables");
+            exec(&mut c, &format!("UPDATE {t} SET note = 'written meanwhile' WHERE seq = {i}")).await;
+        }
+        exec(&mut c, "RESET lock_timeout").await;
+        exec(&mut holder, "COMMIT").await;
+        let (done, said) = doctor.finish(std::time::Duration::from_secs(300));
+        assert!(done, "{said}");
+        let audit = json(&combkey_env(&["doctor", "--url", &url, "--table", t, "--json"], &[]));
+        assert_eq!(layouts_of(&audit), [("v7".to_string(), 500)], "every key converted: {audit}");
+        assert_eq!(count(&mut c, &format!("SELECT count(*) FROM {t} WHERE note = 'written meanwhile'")).await, 20);
+        assert_eq!(count(&mut c, &format!("SELECT count(*) FROM {t} WHERE note = 'held'")).await, 1);
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+        exec(&mut c, &format!("DROP TABLE {t}_items, {t}; DROP FUNCTION {t}_touch(); DROP ROLE {t}_reader")).await;
+    }
+
     fn layouts_of(r: &Value) -> Vec<(String, u64)> {
         r["layouts"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.as_u64().unwrap())).collect()
     }

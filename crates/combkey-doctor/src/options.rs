@@ -663,6 +663,13 @@ pub trait Progress {
     fn swap_waits(&mut self, why: &str, so_far: std::time::Duration) {
         self.waiting(why, so_far);
     }
+    /// A lock the run needs (copy and swap's first step, the removal of a stopped run) waits,
+    /// without asking for it, for the long transactions that hold its tables, and for whom
+    /// (said again when that changes); how long it has waited so far. By default said as
+    /// [`waiting`](Progress::waiting) says.
+    fn lock_waits(&mut self, why: &str, so_far: std::time::Duration) {
+        self.waiting(why, so_far);
+    }
 }
 
 /// Progress that says nothing.

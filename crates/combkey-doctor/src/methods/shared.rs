@@ -575,6 +575,68 @@ pub(crate) async fn lock_in_attempts(
     Ok(())
 }
 
+/// [`lock_in_attempts`] for a lock a long transaction may hold up (the copy and swap's first
+/// step, the removal of a stopped run): where an attempt timed out while a long transaction
+/// ([`LONG_HOLD_MS`]) holds one of `tables`, another would only head the lock queue behind it
+/// again, each write of the application waiting behind the attempt (up to half a second each,
+/// about 4 s in all in a break-test). So no attempt is made while one holds them: the holders
+/// are read again every 200 ms, said through `progress` (`lock_waits`) when they change, and the attempts go
+/// on once they are gone, all within `total_ms`; then a lock timeout naming them.
+pub(crate) async fn lock_waiting_out_holders(
+    db: &mut Db,
+    sql: &[String],
+    total_ms: u64,
+    tables: &[Name],
+    progress: &mut dyn crate::options::Progress,
+) -> Result<(), Error> {
+    let started = std::time::Instant::now();
+    let left = |started: std::time::Instant| {
+        total_ms.saturating_sub(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX))
+    };
+    let mut said = String::new();
+    loop {
+        match lock_in_attempts(db, sql, left(started).max(1), tables).await {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == ErrorKind::LockTimeout && left(started) > 0 => {
+                let cat = db.catalog()?;
+                let Some(q) = cat.lock_holders(tables, LONG_HOLD_MS) else { return Err(e) };
+                let Some(mut h) = db.query(q).await? else { return Err(e) };
+                loop {
+                    if left(started) == 0 {
+                        return Err(Error::new(
+                            ErrorKind::LockTimeout,
+                            format!(
+                                "waited {:.0} s (--lock-timeout) for {h}, in an open transaction; it never queued for \
+                                 the lock meanwhile, so the application's writes went on",
+                                started.elapsed().as_secs_f64()
+                            ),
+                        ));
+                    }
+                    let who = h.split(" (").next().unwrap_or_default().to_string();
+                    if who != said {
+                        progress.lock_waits(
+                            &format!(
+                                "{h} holds the tables; the run does not ask for the lock meanwhile, so the \
+                                 application's writes go on (at most --lock-timeout {:.0} s)",
+                                Duration::from_millis(total_ms).as_secs_f64()
+                            ),
+                            started.elapsed(),
+                        );
+                        said = who;
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                    let Some(q) = cat.lock_holders(tables, LONG_HOLD_MS) else { break };
+                    match db.query(q).await? {
+                        Some(now) => h = now,
+                        None => break,
+                    }
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// A transaction open longer than this that holds a table is a long holder (a report, a
 /// session left idle in its transaction), not one of the application's short writes: a lock
 /// request for the swap is not made while one holds the tables.

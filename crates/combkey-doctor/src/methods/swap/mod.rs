@@ -97,7 +97,7 @@ pub(crate) async fn abandon(db: &mut Db, plan: &Plan) -> Result<bool, Error> {
             journal.abandoning(db).await?;
             mysql::clean(db, &swap).await?
         }
-        _ => postgres::clean(db, &swap, plan.options.lock_timeout_ms).await?,
+        _ => postgres::clean(db, &swap, plan.options.lock_timeout_ms, &mut crate::options::Quiet).await?,
     }
     journal.forget(db).await?;
     Ok(true)

@@ -17,7 +17,9 @@ use crate::catalog::{Name, Stored, string_literal};
 use crate::db::Db;
 use crate::error::{Error, ErrorKind};
 use crate::keys::Source;
-use crate::methods::shared::{Journal, LONG_HOLD_MS, OnlineOutcome, comparable, lock_in_attempts};
+use crate::methods::shared::{
+    Journal, LONG_HOLD_MS, OnlineOutcome, comparable, lock_in_attempts, lock_waiting_out_holders,
+};
 use crate::options::{Online, Progress};
 use crate::plan::Plan;
 
@@ -1503,7 +1505,12 @@ async fn map_becomes_key_map(db: &mut Db, swap: &Swap, map: &Name) -> Result<Opt
 
 /// Removes what a run made before its swap: the triggers (in attempts: dropping one locks its
 /// table), their functions, the copies, the logs and the mapping table. Safe to run again.
-pub(super) async fn clean(db: &mut Db, swap: &Swap, lock_timeout_ms: u64) -> Result<(), Error> {
+pub(super) async fn clean(
+    db: &mut Db,
+    swap: &Swap,
+    lock_timeout_ms: u64,
+    progress: &mut dyn crate::options::Progress,
+) -> Result<(), Error> {
     let _ = db.exec("ROLLBACK").await;
     db.exec("BEGIN").await?;
     let result: Result<(), Error> = async {
@@ -1515,7 +1522,9 @@ pub(super) async fn clean(db: &mut Db, swap: &Swap, lock_timeout_ms: u64) -> Res
         }
         if !present.is_empty() {
             let names: Vec<String> = present.iter().map(|t| t.name.quoted(B)).collect();
-            lock_in_attempts(db, &[format!("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE", names.join(", "))], lock_timeout_ms, &[]).await?;
+            let tables: Vec<Name> = present.iter().map(|t| t.name.clone()).collect();
+            let lock = format!("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE", names.join(", "));
+            lock_waiting_out_holders(db, &[lock], lock_timeout_ms, &tables, progress).await?;
         }
         for t in &swap.tables {
             let (trigger, function) = trigger_name(t);
@@ -1596,8 +1605,9 @@ pub(super) async fn run(
             progress.step(1, 5, "make the copies, the mapping table and the triggers that log changes");
             db.exec("BEGIN").await?;
             let names: Vec<String> = swap.tables.iter().map(|t| t.name.quoted(B)).collect();
-            lock_in_attempts(db, &[format!("LOCK TABLE {} IN SHARE ROW EXCLUSIVE MODE", names.join(", "))], plan.options.lock_timeout_ms, &[])
-                .await?;
+            let tables: Vec<Name> = swap.tables.iter().map(|t| t.name.clone()).collect();
+            let lock = format!("LOCK TABLE {} IN SHARE ROW EXCLUSIVE MODE", names.join(", "));
+            lock_waiting_out_holders(db, &[lock], plan.options.lock_timeout_ms, &tables, &mut *progress).await?;
             for s in make(db, &swap, plan).await? {
                 db.exec(&s).await?;
             }
@@ -1720,7 +1730,7 @@ pub(super) async fn run(
         Err(e) if held_out => return Err(e.context("combkey doctor --online (copy and swap)")),
         Err(e) => {
             // Not swapped: the application never saw the copies. They go, with the triggers.
-            let cleaned = clean(db, &swap, plan.options.lock_timeout_ms).await;
+            let cleaned = clean(db, &swap, plan.options.lock_timeout_ms, &mut *progress).await;
             if cleaned.is_ok() {
                 let _ = journal.forget(db).await;
             }
