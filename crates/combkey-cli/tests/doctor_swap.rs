@@ -102,6 +102,48 @@ async fn run_doctor(args: Vec<String>, env: Vec<(String, String)>) -> Output {
     .unwrap()
 }
 
+/// A run of doctor held at one of the test build's hold points (`COMBKEY_DOCTOR_HOLD_<point>`,
+/// a folder it says `held` in and waits for `go` in), started with `env` besides and waited
+/// for until it holds (a run that ends first fails the test).
+struct Held {
+    dir: std::path::PathBuf,
+    doctor: tokio::task::JoinHandle<Output>,
+}
+
+impl Held {
+    async fn start(point: &str, name: &str, run: Vec<String>, mut env: Vec<(String, String)>) -> Held {
+        let dir = std::env::temp_dir().join(format!("combkey-swap-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        env.push((format!("COMBKEY_DOCTOR_HOLD_{point}"), dir.display().to_string()));
+        let doctor = tokio::spawn(run_doctor(run, env));
+        let waited = std::time::Instant::now();
+        while !dir.join("held").exists() {
+            assert!(waited.elapsed().as_secs() < 120 && !doctor.is_finished(), "the run never reached {point}");
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        Held { dir, doctor }
+    }
+
+    /// Lets the run go on.
+    fn release(&self) {
+        std::fs::write(self.dir.join("go"), "").unwrap();
+    }
+
+    /// The run's end.
+    async fn end(self) -> Output {
+        let out = self.doctor.await.unwrap();
+        let _ = std::fs::remove_dir_all(&self.dir);
+        out
+    }
+
+    /// Lets the run go on, and its end.
+    async fn go(self) -> Output {
+        self.release();
+        self.end().await
+    }
+}
+
 fn args(url: &str, table: &str, extra: &[&str]) -> Vec<String> {
     let mut a: Vec<String> = ["doctor", "--url", url, "--table", table].iter().map(|s| (*s).to_string()).collect();
     a.extend(extra.iter().map(|s| (*s).to_string()));
@@ -403,26 +445,15 @@ mod postgres {
         let t = "swap_pg_replica_role";
         let mut c = connect().await;
         seed(&mut c, t, 200, 47).await;
-        let dir = std::env::temp_dir().join(format!("combkey-swap-replica-role-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
         let run = args(&url, t, &["--apply", "--online", "--method", "copy-swap", "--triggers", "fire", "--drop-old"]);
-        let env = vec![("COMBKEY_DOCTOR_HOLD_BEFORE_SWAP".to_string(), dir.display().to_string())];
-        let doctor = tokio::spawn(run_doctor(run, env));
-        let waited = std::time::Instant::now();
-        while !dir.join("held").exists() {
-            assert!(waited.elapsed().as_secs() < 120 && !doctor.is_finished(), "the run never reached its swap");
-            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-        }
+        let held = Held::start("BEFORE_SWAP", "replica-role", run, Vec::new()).await;
         let mut subscriber = connect().await;
         exec(&mut subscriber, "SET session_replication_role = replica").await;
         exec(&mut subscriber, &format!("UPDATE {t} SET note = 'applied by a subscriber' WHERE seq % 10 = 0")).await;
         exec(&mut subscriber, &format!("DELETE FROM {t}_items WHERE parent IN (SELECT id FROM {t} WHERE seq = 3)"))
             .await;
         exec(&mut subscriber, &format!("DELETE FROM {t} WHERE seq = 3")).await;
-        std::fs::write(dir.join("go"), "").unwrap();
-        let out = doctor.await.unwrap();
-        let _ = std::fs::remove_dir_all(&dir);
+        let out = held.go().await;
         ok(&out);
         let changed: i64 = sqlx::query_scalar(AssertSqlSafe(format!(
             "SELECT count(*) FROM {t} WHERE note = 'applied by a subscriber'"
@@ -453,22 +484,11 @@ mod postgres {
             .unwrap();
         let k: Comb = k.parse().unwrap();
         let becomes = KeyMigration::new(Layout::RtCombSql, Layout::V7).unwrap().convert(&k).unwrap();
-        let dir = std::env::temp_dir().join(format!("combkey-swap-written-twin-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
         let run = args(&url, t, &["--apply", "--online", "--method", "copy-swap", "--triggers", "fire", "--drop-old"]);
-        let env = vec![("COMBKEY_DOCTOR_HOLD_BEFORE_SWAP".to_string(), dir.display().to_string())];
-        let doctor = tokio::spawn(run_doctor(run, env));
-        let waited = std::time::Instant::now();
-        while !dir.join("held").exists() {
-            assert!(waited.elapsed().as_secs() < 120 && !doctor.is_finished(), "the run never reached its swap");
-            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-        }
+        let held = Held::start("BEFORE_SWAP", "written-twin", run, Vec::new()).await;
         exec(&mut c, &format!("INSERT INTO {t} (id, note) VALUES ('{becomes}', 'the application')")).await;
         let written = contents(&mut c, t).await;
-        std::fs::write(dir.join("go"), "").unwrap();
-        let out = doctor.await.unwrap();
-        let _ = std::fs::remove_dir_all(&dir);
+        let out = held.go().await;
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(1), "{err}");
         assert!(err.contains(&format!("{k} and {becomes} would both become {becomes}")), "{err}");
@@ -488,23 +508,12 @@ mod postgres {
         let t = "swap_pg_truncated";
         let mut c = connect().await;
         seed(&mut c, t, 300, 53).await;
-        let dir = std::env::temp_dir().join(format!("combkey-swap-truncated-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
         let run = args(&url, t, &["--apply", "--online", "--method", "copy-swap", "--triggers", "fire", "--drop-old"]);
-        let env = vec![("COMBKEY_DOCTOR_HOLD_BEFORE_SWAP".to_string(), dir.display().to_string())];
-        let doctor = tokio::spawn(run_doctor(run, env));
-        let waited = std::time::Instant::now();
-        while !dir.join("held").exists() {
-            assert!(waited.elapsed().as_secs() < 120 && !doctor.is_finished(), "the run never reached its swap");
-            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-        }
+        let held = Held::start("BEFORE_SWAP", "truncated", run, Vec::new()).await;
         assert!(count(&mut c, &format!("SELECT count(*) FROM {t}_items")).await > 0, "the children to truncate");
         exec(&mut c, &format!("TRUNCATE {t}_items")).await;
         let written = contents(&mut c, t).await;
-        std::fs::write(dir.join("go"), "").unwrap();
-        let out = doctor.await.unwrap();
-        let _ = std::fs::remove_dir_all(&dir);
+        let out = held.go().await;
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(1), "{err}");
         assert!(err.contains(&format!("{t}_items was truncated during the run")), "{err}");
@@ -552,27 +561,14 @@ mod postgres {
         }
 
         // A change made during the run, applied, then its copy changed: held before the swap.
-        let dir = std::env::temp_dir().join(format!("combkey-swap-verify-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let env = vec![
-            ("COMBKEY_DOCTOR_HOLD_BEFORE_SWAP".to_string(), dir.display().to_string()),
-            (
-                "COMBKEY_DOCTOR_SQL_AFTER_APPLY".to_string(),
-                "UPDATE {copy} SET note = 'lost' WHERE note = 'changed'".to_string(),
-            ),
-        ];
-        let doctor = tokio::spawn(run_doctor(run.iter().map(|s| (*s).to_string()).collect(), env));
-        let waited = std::time::Instant::now();
-        while !dir.join("held").exists() {
-            assert!(waited.elapsed().as_secs() < 120 && !doctor.is_finished(), "the run never reached its swap");
-            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-        }
+        let env = vec![(
+            "COMBKEY_DOCTOR_SQL_AFTER_APPLY".to_string(),
+            "UPDATE {copy} SET note = 'lost' WHERE note = 'changed'".to_string(),
+        )];
+        let held = Held::start("BEFORE_SWAP", "verify", run.iter().map(|s| (*s).to_string()).collect(), env).await;
         exec(&mut c, &format!("UPDATE {t} SET note = 'changed' WHERE seq = 9")).await;
         let changed = contents(&mut c, t).await;
-        std::fs::write(dir.join("go"), "").unwrap();
-        let out = doctor.await.unwrap();
-        let _ = std::fs::remove_dir_all(&dir);
+        let out = held.go().await;
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(1), "{err}");
         assert!(
@@ -801,28 +797,13 @@ mod postgres {
         )
         .await;
         let tables = [t, &format!("{t}_items")];
-        let dir = std::env::temp_dir().join(format!("combkey-swap-dump-{}", std::process::id()));
-        let hold = |dir: &std::path::Path| {
-            let _ = std::fs::remove_dir_all(dir);
-            std::fs::create_dir_all(dir).unwrap();
-            vec![("COMBKEY_DOCTOR_HOLD_BEFORE_SWAP".to_string(), dir.display().to_string())]
-        };
         let run = args(&url, t, &["--apply", "--online", "--method", "copy-swap", "--triggers", "fire", "--drop-old"]);
-        let held = async |dir: &std::path::Path, doctor: &tokio::task::JoinHandle<Output>| {
-            let waited = std::time::Instant::now();
-            while !dir.join("held").exists() {
-                assert!(waited.elapsed().as_secs() < 120 && !doctor.is_finished(), "the run never reached its swap");
-                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-            }
-        };
 
         // Extended statistics made during the copy: the swap stops, nothing changed.
-        let doctor = tokio::spawn(run_doctor(run.clone(), hold(&dir)));
-        held(&dir, &doctor).await;
+        let held = Held::start("BEFORE_SWAP", "dump", run.clone(), Vec::new()).await;
         exec(&mut c, &format!("CREATE STATISTICS {t}_late ON n, seq FROM {t}")).await;
         let before = (schema_dump(&url, &tables), statistics(&mut c, &tables).await);
-        std::fs::write(dir.join("go"), "").unwrap();
-        let out = doctor.await.unwrap();
+        let out = held.go().await;
         assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
         assert!(stderr(&out).contains(&format!("{t}_late")), "{}", stderr(&out));
         assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
@@ -830,8 +811,7 @@ mod postgres {
         exec(&mut c, &format!("DROP STATISTICS {t}_late")).await;
 
         // Changes during the copy are carried over.
-        let doctor = tokio::spawn(run_doctor(run.clone(), hold(&dir)));
-        held(&dir, &doctor).await;
+        let held = Held::start("BEFORE_SWAP", "dump", run.clone(), Vec::new()).await;
         exec(
             &mut c,
             &format!(
@@ -848,9 +828,7 @@ mod postgres {
         let before = schema_dump(&url, &tables);
         let stats_before = statistics(&mut c, &tables).await;
         assert!(stats_before.contains(&format!("public.{t}_n_note ON {t} target 300")), "{stats_before}");
-        std::fs::write(dir.join("go"), "").unwrap();
-        let out = doctor.await.unwrap();
-        let _ = std::fs::remove_dir_all(&dir);
+        let out = held.go().await;
         ok(&out);
         let audit = json(&combkey_env(&["doctor", "--url", &url, "--table", t, "--json"], &[]));
         assert_eq!(layouts_of(&audit), [("v7".to_string(), 500)], "every key converted: {audit}");
@@ -2101,22 +2079,13 @@ mod mariadb {
         assert!(!stopped.status.success(), "it stopped: {}", stderr(&stopped));
         // A change of row 1 (no children) logged before the triggers turned to writing through.
         exec(&mut c, &format!("INSERT INTO _{t}_log (id) SELECT id FROM {t} WHERE seq = 1")).await;
-        let dir = std::env::temp_dir().join(format!("combkey-swap-race-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let hold = vec![("COMBKEY_DOCTOR_HOLD_THROUGH_APPLY".to_string(), dir.display().to_string())];
-        let doctor = tokio::spawn(run_doctor(run, hold));
-        let waited = std::time::Instant::now();
-        while !dir.join("held").exists() {
-            assert!(waited.elapsed().as_secs() < 120, "the run never reached the log's last rows");
-            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-        }
+        let held = Held::start("THROUGH_APPLY", "race", run, Vec::new()).await;
         // The application deletes row 1 (its trigger deletes the copy's row) and has not
         // committed when the run copies the logged row again.
         let mut app = connect().await;
         exec(&mut app, "START TRANSACTION").await;
         exec(&mut app, &format!("DELETE FROM {t} WHERE seq = 1")).await;
-        std::fs::write(dir.join("go"), "").unwrap();
+        held.release();
         let waited = std::time::Instant::now();
         // The run's copy of the logged row is under way and held up (by the application's lock;
         // MariaDB's lock tables do not show a wait of a read the optimizer makes).
@@ -2129,8 +2098,7 @@ mod mariadb {
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         }
         exec(&mut app, "COMMIT").await;
-        let out = doctor.await.unwrap();
-        let _ = std::fs::remove_dir_all(&dir);
+        let out = held.end().await;
         ok(&out);
         assert_eq!(
             count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE seq = 1")).await,
@@ -2281,20 +2249,9 @@ mod mariadb {
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         }
         // Held once the copies have their foreign keys, just before the rename.
-        let dir = std::env::temp_dir().join(format!("combkey-swap-ddl-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let hold = vec![("COMBKEY_DOCTOR_HOLD_BEFORE_SWAP".to_string(), dir.display().to_string())];
-        let doctor = tokio::spawn(run_doctor(run.clone(), hold));
-        let waited = std::time::Instant::now();
-        while !dir.join("held").exists() {
-            assert!(waited.elapsed().as_secs() < 120 && !doctor.is_finished(), "the run never reached its swap");
-            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-        }
+        let held = Held::start("BEFORE_SWAP", "ddl", run.clone(), Vec::new()).await;
         exec(&mut c, &format!("ALTER TABLE {t} ADD COLUMN extra INT NULL")).await;
-        std::fs::write(dir.join("go"), "").unwrap();
-        let out = doctor.await.unwrap();
-        let _ = std::fs::remove_dir_all(&dir);
+        let out = held.go().await;
         let seen = w.parents_in.load(Ordering::Relaxed);
         while w.parents_in.load(Ordering::Relaxed) < seen + 20 {
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
