@@ -880,22 +880,7 @@ mod postgres {
         let mut doctor =
             combkey_testutil::Running::start(Command::new(env!("CARGO_BIN_EXE_combkey")).args(ready(&run)));
         doctor.wait_for_line(&["waiting to swap", &format!("session {pid} ")], std::time::Duration::from_secs(300));
-        // While it waits: no lock request queued on the tables, and writes that would give up
-        // at once behind one go through.
-        exec(&mut c, "SET lock_timeout = '50ms'").await;
-        for i in 1..=20 {
-            let queued = format!(
-                "SELECT count(*) FROM pg_locks WHERE NOT granted AND relation IN ('{t}'::regclass, '{t}_items'::regclass)"
-            );
-            assert_eq!(count(&mut c, &queued).await, 0, "a lock request waits on the tables");
-            exec(&mut c, &format!("UPDATE {t} SET note = 'written while the report reads' WHERE seq = {i}")).await;
-            exec(
-                &mut c,
-                &format!("INSERT INTO {t}_items (parent, what) SELECT id, 'written' FROM {t} WHERE seq = {i}"),
-            )
-            .await;
-        }
-        exec(&mut c, "RESET lock_timeout").await;
+        writes_go_through(&mut c, t, 1..=20, "written while the report reads", true).await;
         exec(&mut report, "COMMIT").await;
         let (done, said) = doctor.finish(std::time::Duration::from_secs(300));
         assert!(done, "{said}");
@@ -950,15 +935,7 @@ mod postgres {
         let mut doctor =
             combkey_testutil::Running::start(Command::new(env!("CARGO_BIN_EXE_combkey")).args(ready(&run)));
         doctor.wait_for_line(&["waiting for a lock", &format!("session {pid} ")], std::time::Duration::from_secs(300));
-        exec(&mut c, "SET lock_timeout = '50ms'").await;
-        for i in 2..=21 {
-            let queued = format!(
-                "SELECT count(*) FROM pg_locks WHERE NOT granted AND relation IN ('{t}'::regclass, '{t}_items'::regclass)"
-            );
-            assert_eq!(count(&mut c, &queued).await, 0, "a lock request waits on the tables");
-            exec(&mut c, &format!("UPDATE {t} SET note = 'written meanwhile' WHERE seq = {i}")).await;
-        }
-        exec(&mut c, "RESET lock_timeout").await;
+        writes_go_through(&mut c, t, 2..=21, "written meanwhile", false).await;
         exec(&mut holder, "COMMIT").await;
         let (done, said) = doctor.finish(std::time::Duration::from_secs(300));
         assert!(done, "{said}");
@@ -968,6 +945,31 @@ mod postgres {
         assert_eq!(count(&mut c, &format!("SELECT count(*) FROM {t} WHERE note = 'held'")).await, 1);
         assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
         exec(&mut c, &format!("DROP TABLE {t}_items, {t}; DROP FUNCTION {t}_touch(); DROP ROLE {t}_reader")).await;
+    }
+
+    /// While a run waits for a lock: no lock request queued on the tables, and writes that
+    /// would give up at once behind one go through (rows `seq` get `note`; with `children`, a
+    /// child `written` each).
+    async fn writes_go_through(
+        c: &mut PgConnection,
+        t: &str,
+        seq: std::ops::RangeInclusive<i32>,
+        note: &str,
+        children: bool,
+    ) {
+        exec(c, "SET lock_timeout = '50ms'").await;
+        for i in seq {
+            let queued = format!(
+                "SELECT count(*) FROM pg_locks WHERE NOT granted AND relation IN ('{t}'::regclass, '{t}_items'::regclass)"
+            );
+            assert_eq!(count(c, &queued).await, 0, "a lock request waits on the tables");
+            exec(c, &format!("UPDATE {t} SET note = '{note}' WHERE seq = {i}")).await;
+            if children {
+                exec(c, &format!("INSERT INTO {t}_items (parent, what) SELECT id, 'written' FROM {t} WHERE seq = {i}"))
+                    .await;
+            }
+        }
+        exec(c, "RESET lock_timeout").await;
     }
 
     fn layouts_of(r: &Value) -> Vec<(String, u64)> {
