@@ -947,6 +947,46 @@ mod postgres {
         exec(&mut c, &format!("DROP TABLE {t}_items, {t}; DROP FUNCTION {t}_touch(); DROP ROLE {t}_reader")).await;
     }
 
+    /// Autovacuum at work on the table when the run asks for its lock: PostgreSQL cancels an
+    /// autovacuum worker that a lock request waits behind, but the run never waits in the
+    /// queue, so it waited for the vacuum to end (on a large table, longer than any lock
+    /// timeout) and stopped. It cancels the worker itself, says so, and goes on.
+    #[tokio::test]
+    async fn autovacuum_on_the_table_gives_way_to_the_run() {
+        let url = combkey_testutil::pg_url();
+        let t = "swap_pg_autovacuum";
+        let mut c = connect().await;
+        seed(&mut c, t, 1000, 59).await;
+        // A vacuum that takes minutes (100 ms asleep after each page), due at once.
+        exec(
+            &mut c,
+            &format!(
+                "ALTER TABLE {t} SET (autovacuum_vacuum_threshold = 0, autovacuum_vacuum_scale_factor = 0, \
+                 autovacuum_vacuum_cost_delay = 100, autovacuum_vacuum_cost_limit = 1, autovacuum_analyze_threshold = 1000000000); \
+                 UPDATE {t} SET note = repeat('x', 1800)"
+            ),
+        )
+        .await;
+        let working = format!(
+            "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker' AND query LIKE 'autovacuum: VACUUM%{t}'"
+        );
+        // The launcher visits the database once a minute (autovacuum_naptime).
+        let waited = std::time::Instant::now();
+        while count(&mut c, &working).await == 0 {
+            assert!(waited.elapsed().as_secs() < 180, "autovacuum never started on {t}");
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        let run = args(&url, t, &["--apply", "--online", "--method", "copy-swap", "--triggers", "fire", "--drop-old"]);
+        let out = run_doctor(run, Vec::new()).await;
+        let said = ok(&out);
+        let err = stderr(&out);
+        assert!(err.contains(&format!("cancelled autovacuum: VACUUM public.{t}")), "{said}\n{err}");
+        let audit = json(&combkey_env(&["doctor", "--url", &url, "--table", t, "--json"], &[]));
+        assert_eq!(layouts_of(&audit), [("v7".to_string(), 1000)], "every key converted: {audit}");
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+        exec(&mut c, &format!("DROP TABLE {t}_items, {t}; DROP FUNCTION {t}_touch(); DROP ROLE {t}_reader")).await;
+    }
+
     /// While a run waits for a lock: no lock request queued on the tables, and writes that
     /// would give up at once behind one go through (rows `seq` get `note`; with `children`, a
     /// child `written` each).

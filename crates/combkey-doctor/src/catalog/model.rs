@@ -669,6 +669,15 @@ pub(crate) trait Catalog: Sync {
         let _ = (tables, older_than_ms);
         None
     }
+    /// Cancels the autovacuum workers that hold a lock on any of `tables` (or on what a swap's
+    /// statements lock besides), as PostgreSQL does for a lock request that waits behind one for
+    /// `deadlock_timeout` (the run never waits in the lock queue, so PostgreSQL never does it
+    /// for the run): what they were doing, as a message names it (`None`: none cancelled). Never
+    /// one that prevents wraparound, and only where the session may (a superuser).
+    fn yield_autovacuum(&self, tables: &[Name]) -> Option<Query<Option<String>>> {
+        let _ = tables;
+        None
+    }
     /// The statement that drops index `name` of `table` without blocking its writers.
     fn drop_own_index(&self, _table: &Name, _name: &str) -> Option<String> {
         None

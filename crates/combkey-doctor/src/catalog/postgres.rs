@@ -908,23 +908,39 @@ impl Catalog for Postgres {
         })
     }
 
+    fn yield_autovacuum(&self, tables: &[Name]) -> Option<Query<Option<String>>> {
+        if tables.is_empty() {
+            return None;
+        }
+        // Superusers only (PostgreSQL lets no one else signal an autovacuum worker before 18),
+        // and never one that prevents wraparound (PostgreSQL does not cancel those either).
+        // The text an autovacuum worker shows is its own ("autovacuum: VACUUM public.t"), never
+        // the application's.
+        Some(Query {
+            sql: format!(
+                "WITH {} SELECT string_agg(DISTINCT a.query, '; ') FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid \
+                 WHERE l.locktype = 'relation' AND l.granted \
+                 AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+                 AND l.relation IN (SELECT r FROM touched) AND a.backend_type = 'autovacuum worker' \
+                 AND a.query LIKE 'autovacuum:%' AND a.query NOT LIKE '%(to prevent wraparound)%' \
+                 AND CASE WHEN (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) \
+                 THEN pg_cancel_backend(a.pid) ELSE false END",
+                touched(tables)
+            ),
+            params: Vec::new(),
+            parse: first_text,
+        })
+    }
+
     fn lock_holders(&self, tables: &[Name], older_than_ms: u64) -> Option<Query<Option<String>>> {
         if tables.is_empty() {
             return None;
         }
-        // The tables, and what a swap's statements on them lock too: the tables their foreign
-        // keys reference, and their sequences. Granted locks only (a session that waits holds
-        // nothing yet); no query text (it may hold a literal password), only who, from where,
-        // for how long, and on what.
-        let oids: Vec<String> =
-            tables.iter().map(|t| format!("to_regclass({})", string_literal(&t.quoted(Backend::Postgres)))).collect();
-        let oids = oids.join(", ");
+        // Granted locks only (a session that waits holds nothing yet); no query text (it may
+        // hold a literal password), only who, from where, for how long, and on what.
         Some(Query {
             sql: format!(
-                "WITH t AS (SELECT r FROM unnest(ARRAY[{oids}]::oid[]) r WHERE r IS NOT NULL), \
-                 touched AS (SELECT r FROM t UNION SELECT confrelid FROM pg_constraint WHERE contype = 'f' AND conrelid \
-                 IN (SELECT r FROM t) UNION SELECT d.objid FROM pg_depend d JOIN pg_class s ON s.oid = d.objid AND \
-                 s.relkind = 'S' WHERE d.classid = 'pg_class'::regclass AND d.refobjid IN (SELECT r FROM t)) \
+                "WITH {} \
                  SELECT string_agg(who, '; ' ORDER BY since) FROM (\
                  SELECT min(coalesce(a.xact_start, p.prepared)) AS since, \
                  CASE WHEN min(a.pid) IS NULL THEN 'the prepared transaction ' || coalesce(quote_literal(min(p.gid)), '?') \
@@ -943,7 +959,8 @@ impl Catalog for Postgres {
                  AND l.relation IN (SELECT r FROM touched) \
                  AND l.pid IS DISTINCT FROM pg_backend_pid() \
                  AND coalesce(a.xact_start, p.prepared, '-infinity') < clock_timestamp() - interval '{older_than_ms} milliseconds' \
-                 GROUP BY l.virtualtransaction) h"
+                 GROUP BY l.virtualtransaction) h",
+                touched(tables)
             ),
             params: Vec::new(),
             parse: first_text,
@@ -1019,6 +1036,21 @@ fn rewrite(targets: &[Rewrite], only: bool, values: Option<&str>) -> String {
     }
     let counts: Vec<String> = (0..targets.len()).map(|i| format!("(SELECT count(*) FROM u{i})")).collect();
     format!("WITH {} SELECT {}", parts.join(", "), counts.join(" + "))
+}
+
+/// The common table expressions `t` (`tables`' oids) and `touched`: the tables, and what a
+/// swap's statements on them lock too (the tables their foreign keys reference, and their
+/// sequences).
+fn touched(tables: &[Name]) -> String {
+    let oids: Vec<String> =
+        tables.iter().map(|t| format!("to_regclass({})", string_literal(&t.quoted(Backend::Postgres)))).collect();
+    format!(
+        "t AS (SELECT r FROM unnest(ARRAY[{}]::oid[]) r WHERE r IS NOT NULL), \
+         touched AS (SELECT r FROM t UNION SELECT confrelid FROM pg_constraint WHERE contype = 'f' AND conrelid \
+         IN (SELECT r FROM t) UNION SELECT d.objid FROM pg_depend d JOIN pg_class s ON s.oid = d.objid AND \
+         s.relkind = 'S' WHERE d.classid = 'pg_class'::regclass AND d.refobjid IN (SELECT r FROM t))",
+        oids.join(", ")
+    )
 }
 
 #[cfg(test)]

@@ -599,6 +599,9 @@ pub(crate) async fn lock_waiting_out_holders(
             Ok(()) => return Ok(()),
             Err(e) if e.kind() == ErrorKind::LockTimeout && left(started) > 0 => {
                 let cat = db.catalog()?;
+                if yield_autovacuum(db, tables, &mut *progress).await? {
+                    continue;
+                }
                 let Some(q) = cat.lock_holders(tables, LONG_HOLD_MS) else { return Err(e) };
                 let Some(mut h) = db.query(q).await? else { return Err(e) };
                 loop {
@@ -625,6 +628,9 @@ pub(crate) async fn lock_waiting_out_holders(
                         said = who;
                     }
                     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                    if yield_autovacuum(db, tables, &mut *progress).await? {
+                        break;
+                    }
                     let Some(q) = cat.lock_holders(tables, LONG_HOLD_MS) else { break };
                     match db.query(q).await? {
                         Some(now) => h = now,
@@ -634,6 +640,31 @@ pub(crate) async fn lock_waiting_out_holders(
             }
             Err(e) => return Err(e),
         }
+    }
+}
+
+/// Cancels the autovacuum workers that hold `tables` (where the session may, and never one
+/// that prevents wraparound: `Catalog::yield_autovacuum`), as PostgreSQL does for a lock
+/// request that waits behind one, and says so through `progress`: whether it cancelled one.
+/// Autovacuum starts on the table again later.
+pub(crate) async fn yield_autovacuum(
+    db: &mut Db,
+    tables: &[Name],
+    progress: &mut dyn crate::options::Progress,
+) -> Result<bool, Error> {
+    let Some(q) = db.catalog()?.yield_autovacuum(tables) else { return Ok(false) };
+    match db.query(q).await? {
+        Some(what) => {
+            progress.lock_waits(
+                &format!(
+                    "cancelled {what}, which held the tables (as PostgreSQL does for a lock that waits behind \
+                     autovacuum; it starts on the table again later)"
+                ),
+                Duration::ZERO,
+            );
+            Ok(true)
+        }
+        None => Ok(false),
     }
 }
 

@@ -1657,6 +1657,9 @@ pub(super) async fn run(
                 // A report's open transaction (or any long one) that holds a table: a lock request
                 // now would wait behind it, and every write of the application behind the
                 // request. The swap waits without one, and says for whom.
+                if crate::methods::shared::yield_autovacuum(db, &held, &mut *progress).await? {
+                    continue;
+                }
                 let holders = match db.catalog()?.lock_holders(&held, LONG_HOLD_MS) {
                     Some(q) => db.query(q).await?,
                     None => None,
