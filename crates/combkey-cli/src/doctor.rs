@@ -141,6 +141,12 @@ pub(crate) struct DoctorArgs {
     /// this the run stops with nothing swapped.
     #[arg(long, requires = "online", value_parser = parse_swap_wait, default_value = "5m")]
     swap_wait: Duration,
+    /// With --online, PostgreSQL: once the swap has waited this long (e.g. 30s) for sessions
+    /// that hold its tables in a long transaction, cancel their statements; once it has waited
+    /// twice as long, end those sessions (pg_terminate_backend), naming each, as pg_repack's
+    /// --wait-timeout does. Off by default: the swap waits up to --swap-wait and stops.
+    #[arg(long, requires = "online", value_parser = parse_swap_wait)]
+    kill_blockers_after: Option<Duration>,
     /// With --online: keys read per batch of the in-place method (1 to 1,000,000).
     #[arg(long, default_value_t = 1000, requires = "online", value_parser = parse_batch_size)]
     batch_size: usize,
@@ -784,6 +790,7 @@ fn online_choice(args: &DoctorArgs) -> Online {
         })
         .with_drop_old(args.drop_old)
         .with_swap_wait(args.swap_wait)
+        .with_kill_blockers_after(args.kill_blockers_after)
         .with_app_ready_for_new_type(args.app_ready_for_new_type)
 }
 

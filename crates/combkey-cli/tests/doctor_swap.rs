@@ -987,6 +987,51 @@ mod postgres {
         exec(&mut c, &format!("DROP TABLE {t}_items, {t}; DROP FUNCTION {t}_touch(); DROP ROLE {t}_reader")).await;
     }
 
+    /// --kill-blockers-after: a report left idle in its transaction on the table is waited
+    /// for that long, its statement cancelled (which does not end an idle transaction), then,
+    /// at twice the wait, its session ended, each said; the swap follows.
+    #[tokio::test]
+    async fn kill_blockers_after_ends_a_report_that_holds_the_table() {
+        let url = combkey_testutil::pg_url();
+        let t = "swap_pg_kill_blockers";
+        let mut c = connect().await;
+        seed(&mut c, t, 300, 61).await;
+        let mut report = connect().await;
+        exec(&mut report, &format!("BEGIN; SELECT count(*) FROM {t}")).await;
+        let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&mut report).await.unwrap();
+        let run = args(
+            &url,
+            t,
+            &[
+                "--apply",
+                "--online",
+                "--method",
+                "copy-swap",
+                "--triggers",
+                "fire",
+                "--drop-old",
+                "--kill-blockers-after",
+                "1s",
+            ],
+        );
+        let out = run_doctor(run, Vec::new()).await;
+        let said = ok(&out);
+        let err = stderr(&out);
+        assert!(err.contains(&format!("cancelled the statements of session {pid} (")), "{said}\n{err}");
+        assert!(err.contains(&format!("ended session {pid} (")), "{said}\n{err}");
+        assert!(err.contains("past --kill-blockers-after 1 s"), "{err}");
+        assert_eq!(
+            count(&mut c, &format!("SELECT count(*) FROM pg_stat_activity WHERE pid = {pid}")).await,
+            0,
+            "ended"
+        );
+        assert!(sqlx::query("SELECT 1").execute(&mut report).await.is_err(), "the report's session is gone");
+        let audit = json(&combkey_env(&["doctor", "--url", &url, "--table", t, "--json"], &[]));
+        assert_eq!(layouts_of(&audit), [("v7".to_string(), 300)], "every key converted: {audit}");
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+        exec(&mut c, &format!("DROP TABLE {t}_items, {t}; DROP FUNCTION {t}_touch(); DROP ROLE {t}_reader")).await;
+    }
+
     /// While a run waits for a lock: no lock request queued on the tables, and writes that
     /// would give up at once behind one go through (rows `seq` get `note`; with `children`, a
     /// child `written` each).
@@ -2033,6 +2078,35 @@ mod mariadb {
         exec(&mut report, "COMMIT").await;
         assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
         assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE LENGTH(id) = 36")).await, 100, "not swapped");
+        exec(
+            &mut c,
+            &format!("SET foreign_key_checks = 0; DROP TABLE {t}_items, {t}_notes, {t}; SET foreign_key_checks = 1"),
+        )
+        .await;
+    }
+
+    /// --kill-blockers-after needs to know who holds the tables, which MariaDB does not show:
+    /// refused before anything changes.
+    #[tokio::test]
+    async fn kill_blockers_after_is_refused() {
+        let url = combkey_testutil::mysql_url();
+        let t = "swap_my_kill_blockers";
+        let mut c = connect().await;
+        seed(&mut c, t, 50).await;
+        let run = args(
+            &url,
+            t,
+            &["--apply", "--online", "--method", "copy-swap", "--set-default", "--kill-blockers-after", "1s"],
+        );
+        let out = run_doctor(run, Vec::new()).await;
+        let err = stderr(&out);
+        assert!(!out.status.success(), "{err}");
+        assert!(
+            err.contains("--kill-blockers-after is refused on MySQL/MariaDB") && err.contains("Nothing was changed"),
+            "{err}"
+        );
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+        assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE LENGTH(id) = 36")).await, 50, "not swapped");
         exec(
             &mut c,
             &format!("SET foreign_key_checks = 0; DROP TABLE {t}_items, {t}_notes, {t}; SET foreign_key_checks = 1"),

@@ -417,6 +417,12 @@ pub struct Online {
     /// queued request would hold up every write behind it), and says on which sessions it
     /// waits; past this the run stops, nothing swapped.
     pub swap_wait: Duration,
+    /// PostgreSQL: once a copy and swap's swap has waited this long for the sessions that hold
+    /// its tables in a long transaction, it cancels their statements, and once it has waited
+    /// twice as long, it ends those sessions (as pg_repack's `--wait-timeout`; `None`, the
+    /// default: it never does, and stops after [`swap_wait`](Self::swap_wait)). MariaDB does not
+    /// show who holds a table's metadata lock: the option is refused there.
+    pub kill_blockers_after: Option<Duration>,
     /// A pause after each batch that changed keys, to leave the server room.
     pub sleep: Duration,
     /// The application is ready for the key column's new type (it binds the stored form, such
@@ -535,6 +541,25 @@ impl Online {
         self
     }
 
+    /// PostgreSQL: after this long a copy and swap's swap cancels the statements of the
+    /// sessions that hold its tables in a long transaction, and after twice as long ends those
+    /// sessions, naming each (default `None`: never).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use combkey_doctor::Online;
+    ///
+    /// assert_eq!(Online::default().kill_blockers_after, None);
+    /// let online = Online::default().with_kill_blockers_after(Some(Duration::from_secs(30)));
+    /// assert_eq!(online.kill_blockers_after, Some(Duration::from_secs(30)));
+    /// ```
+    pub fn with_kill_blockers_after(mut self, after: Option<Duration>) -> Self {
+        self.kill_blockers_after = after;
+        self
+    }
+
     /// How the keys change (default [`Method::Auto`]: copy and swap where the table allows it).
     ///
     /// # Examples
@@ -612,6 +637,7 @@ impl Default for Online {
             replica_urls: Vec::new(),
             max_retries: 20,
             swap_wait: Duration::from_secs(300),
+            kill_blockers_after: None,
             sleep: Duration::ZERO,
             app_ready_for_new_type: false,
             only: None,

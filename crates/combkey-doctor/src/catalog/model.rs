@@ -678,6 +678,14 @@ pub(crate) trait Catalog: Sync {
         let _ = tables;
         None
     }
+    /// Cancels the statements of (or, with `end`, ends) the sessions that
+    /// [`lock_holders`](Catalog::lock_holders) names, as a message names them (`None`: none
+    /// signalled; prepared transactions cannot be). Fails where the session may not signal
+    /// them.
+    fn end_holders(&self, tables: &[Name], older_than_ms: u64, end: bool) -> Option<Query<Option<String>>> {
+        let _ = (tables, older_than_ms, end);
+        None
+    }
     /// The statement that drops index `name` of `table` without blocking its writers.
     fn drop_own_index(&self, _table: &Name, _name: &str) -> Option<String> {
         None

@@ -932,6 +932,30 @@ impl Catalog for Postgres {
         })
     }
 
+    fn end_holders(&self, tables: &[Name], older_than_ms: u64, end: bool) -> Option<Query<Option<String>>> {
+        if tables.is_empty() {
+            return None;
+        }
+        let signal = if end { "pg_terminate_backend" } else { "pg_cancel_backend" };
+        Some(Query {
+            sql: format!(
+                "WITH {} SELECT string_agg('session ' || pid::text || ' (' || coalesce(nullif(app, ''), '?') || ', user ' \
+                 || coalesce(usename, '?') || ')', '; ' ORDER BY pid) FROM (\
+                 SELECT DISTINCT a.pid, a.application_name AS app, a.usename::text AS usename FROM pg_locks l \
+                 JOIN pg_stat_activity a ON a.pid = l.pid \
+                 WHERE l.locktype = 'relation' AND l.granted \
+                 AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+                 AND l.relation IN (SELECT r FROM touched) AND l.pid <> pg_backend_pid() \
+                 AND a.backend_type = 'client backend' \
+                 AND a.xact_start < clock_timestamp() - interval '{older_than_ms} milliseconds') h \
+                 WHERE {signal}(pid)",
+                touched(tables)
+            ),
+            params: Vec::new(),
+            parse: first_text,
+        })
+    }
+
     fn lock_holders(&self, tables: &[Name], older_than_ms: u64) -> Option<Query<Option<String>>> {
         if tables.is_empty() {
             return None;

@@ -1579,6 +1579,14 @@ pub(super) async fn run(
     online: &Online,
     progress: &mut dyn Progress,
 ) -> Result<OnlineOutcome, Error> {
+    if online.kill_blockers_after.is_some() {
+        return Err(Error::refused(
+            "--kill-blockers-after is refused on MySQL/MariaDB: the server does not show which sessions hold a \
+             table's metadata lock (without the metadata_lock_info plugin), and ending the oldest transactions \
+             instead could end sessions that hold nothing. Leave it out: the swap waits --swap-wait for them, \
+             naming the oldest open transactions. Nothing was changed",
+        ));
+    }
     let cat = db.catalog()?;
     let journal = Journal::new(cat, plan);
     journal.ensure(db, plan.table.schema.as_deref()).await?;

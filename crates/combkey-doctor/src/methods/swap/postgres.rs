@@ -1634,7 +1634,7 @@ pub(super) async fn run(
             let held = locked_by_swap(&swap);
             // Since when the swap waits for long transactions that hold its tables, what it said
             // of them last, and when.
-            let mut waiting: Option<(Instant, String, Instant)> = None;
+            let mut waiting: Option<(Instant, String, Instant, bool)> = None;
             loop {
                 // Rounds until what is left can be applied under the swap's lock.
                 loop {
@@ -1666,7 +1666,7 @@ pub(super) async fn run(
                 };
                 if let Some(h) = holders {
                     let now = Instant::now();
-                    let (since, said, at) = waiting.get_or_insert_with(|| (now, String::new(), now));
+                    let (since, said, at, said_kill) = waiting.get_or_insert_with(|| (now, String::new(), now, false));
                     if since.elapsed() >= online.swap_wait {
                         held_out = true;
                         break Err(Error::new(
@@ -1683,6 +1683,35 @@ pub(super) async fn run(
                              transaction ends (or with a longer --swap-wait) and it goes on from the copy, or \
                              --abandon to remove what the run made",
                         ));
+                    }
+                    // --kill-blockers-after: their statements cancelled, then (at twice the
+                    // wait) their sessions ended, as pg_repack's --wait-timeout.
+                    if let Some(after) = online.kill_blockers_after
+                        && since.elapsed() >= after
+                    {
+                        let end = since.elapsed() >= after * 2;
+                        if let Some(q) = db.catalog()?.end_holders(&held, LONG_HOLD_MS, end) {
+                            let waited = since.elapsed();
+                            let what = if end { "ended" } else { "cancelled the statements of" };
+                            match db.query(q).await {
+                                Ok(Some(who)) => progress.swap_waits(
+                                    &format!(
+                                        "{what} {who}, which held the tables past --kill-blockers-after {:.0} s",
+                                        after.as_secs_f64()
+                                    ),
+                                    waited,
+                                ),
+                                Ok(None) => {}
+                                Err(e) if !*said_kill => {
+                                    *said_kill = true;
+                                    progress.swap_waits(
+                                        &format!("could not end the sessions that hold the tables ({e}); waiting for them"),
+                                        waited,
+                                    );
+                                }
+                                Err(_) => {}
+                            }
+                        }
                     }
                     // Said again when the sessions change (not their ages), and every 30 s.
                     let who = without_ages(&h);
@@ -1701,6 +1730,8 @@ pub(super) async fn run(
                     tokio::time::sleep(Duration::from_millis(200)).await;
                     continue;
                 }
+                // No long holder now: a later one is waited for (and ended) from its own start.
+                waiting = None;
                 match swap_once(db, &swap, plan, &journal, &mut tally.out.rechecked).await? {
                     Some(validate) => {
                         stop_after("PHASE", phase::SWAPPED);
