@@ -7,7 +7,10 @@
 //! re-keying), a mode (the audit, `--apply` offline, offline stopped after a random step then
 //! run again, `--online` in place or by copy and swap with an application writing and looking
 //! rows up by old and new key throughout, `--rekey-from`, or any run killed with `SIGKILL` at
-//! a random moment and then run again), and runs it against the real databases. What must
+//! a random moment and then run again), a fault during an online run (someone else's DDL at a
+//! random moment: a column added to the table or to a referencing table, an index made; or,
+//! copy and swap, a row of the copy changed before the check before the swap, through the
+//! test build's statement hook), and runs it against the real databases. What must
 //! hold is checked here, from a snapshot of every row before and after, never from doctor's
 //! own output:
 //!
@@ -19,6 +22,8 @@
 //!   definitions, through `combkey::layouts`; a re-key by the spec in docs/doctor.md), the same
 //!   id converted the same way in every row, every referencing row pointing at the same row
 //!   as before, and the next id combkey makes sorting after every converted key;
+//! - someone else's DDL is there after the run, or the run stopped saying the table changed;
+//!   a copy changed before its check is never swapped in;
 //! - a run that stops or is refused: every row exactly as it was, or (a journaled or online
 //!   run) a state that the same command run again finishes as above;
 //! - every row the application wrote during an online run is there with its key, and every
@@ -52,8 +57,11 @@ use sqlx::{AssertSqlSafe, Connection, MySqlConnection, PgConnection, Row, Sqlite
 /// whose node RT.Comb's layout reads as one instant, converted as RT.Comb keys; 9: on
 /// PostgreSQL, a `char(32)` text key, whose new keys were written as 36 characters before the
 /// column became `uuid`; 242: on SQLite, a text-declared key with `--key-map`, whose run again
-/// after one stopped past its commit refused the blob key map it had made as "no key map").
-const SEEDS: &[u64] = &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 49, 56, 242, 399];
+/// after one stopped past its commit refused the blob key map it had made as "no key map");
+/// and seeds of each fault: 14 and 125 a copy changed before its check (PostgreSQL, MariaDB),
+/// 45, 273 and 299 someone else's DDL (273 and 299 on MariaDB: the DBA's `ALTER` failed with
+/// 1205 during the run, and the run's own trigger gave up on the DDL's metadata lock).
+const SEEDS: &[u64] = &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 14, 45, 49, 56, 125, 242, 273, 299, 399];
 
 fn combkey(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_combkey"));
@@ -89,10 +97,15 @@ fn killed(args: &[&str], after: std::time::Duration) -> Output {
 /// goes on until the server notices, holding its locks): the run again must not meet them.
 async fn sessions_gone(db: &mut Db) {
     let sql = match db {
-        Db::Pg(_) => "SELECT count(*)::text FROM pg_stat_activity WHERE application_name = 'combkey doctor'",
+        // Of this database (another checkout's run, or a developer's, may use the server).
+        Db::Pg(_) => {
+            "SELECT count(*)::text FROM pg_stat_activity WHERE application_name = 'combkey doctor' \
+             AND datname = current_database()"
+        }
         Db::My(_) => {
             "SELECT CAST(count(*) AS CHAR) FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() \
-             AND USER = SUBSTRING_INDEX(CURRENT_USER(), '@', 1) AND COMMAND NOT IN ('Daemon', 'Binlog Dump')"
+             AND USER = SUBSTRING_INDEX(CURRENT_USER(), '@', 1) AND COMMAND NOT IN ('Daemon', 'Binlog Dump') \
+             AND DB = DATABASE()"
         }
         Db::Lite(_, _) => return,
     };
@@ -197,6 +210,53 @@ struct Case {
     set_default: bool,
     /// `--key-map km_<table>`: a key map asked for by name.
     key_map: bool,
+    /// A fault made during an online run.
+    fault: Option<Fault>,
+}
+
+/// A fault the harness makes during an online run (not a killed one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fault {
+    /// Someone else's DDL, this many milliseconds into the run: a column added to the table
+    /// (0), an index made on it (1), a column added to its first referencing table (2). It is
+    /// never lost: a run that ends done leaves it there, one that stops says the table changed.
+    Ddl(u8, u64),
+    /// Copy and swap: a row of the copy changed before the check before the swap (the test
+    /// build's statement hook): the copy is never swapped in.
+    Corrupt,
+}
+
+impl Fault {
+    /// The DDL, and what shows it is there (a count that is 1 when it is).
+    fn ddl(self, case: &Case) -> Option<(String, String)> {
+        let Fault::Ddl(kind, _) = self else { return None };
+        let t = case.table();
+        let kind = if kind == 2 && case.children.is_empty() { 0 } else { kind };
+        let column = |table: &str| match case.backend {
+            Backend::Pg => format!(
+                "SELECT count(*)::text FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = '{table}' \
+                 AND column_name = 'extra_f'"
+            ),
+            _ => format!(
+                "SELECT CAST(COUNT(*) AS CHAR) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '{table}' \
+                 AND COLUMN_NAME = 'extra_f'"
+            ),
+        };
+        Some(match kind {
+            0 => (format!("ALTER TABLE {t} ADD COLUMN extra_f integer"), column(&t)),
+            1 => (
+                format!("CREATE INDEX {t}_f ON {t} (payload)"),
+                match case.backend {
+                    Backend::Pg => format!("SELECT count(*)::text FROM pg_indexes WHERE indexname = '{t}_f'"),
+                    _ => format!(
+                        "SELECT CAST(COUNT(DISTINCT INDEX_NAME) AS CHAR) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() \
+                         AND TABLE_NAME = '{t}' AND INDEX_NAME = '{t}_f'"
+                    ),
+                },
+            ),
+            _ => (format!("ALTER TABLE {t}_c0 ADD COLUMN extra_f integer"), column(&format!("{t}_c0"))),
+        })
+    }
 }
 
 impl Case {
@@ -271,6 +331,17 @@ impl Case {
         if backend == Backend::Pg && shape == Shape::Plain && r.random_bool(0.15) {
             shape = Shape::Inherited([None, Some("only"), Some("include")][r.random_range(0..3)]);
         }
+        // Drawn after everything above, so a seed keeps its choices.
+        let copy_swap = mode == Mode::CopySwap;
+        let fault = if matches!(mode, Mode::CopySwap | Mode::OnlineInPlace) && r.random_bool(0.3) {
+            if copy_swap && r.random_bool(0.4) {
+                Some(Fault::Corrupt)
+            } else {
+                Some(Fault::Ddl(r.random_range(0..3), r.random_range(0..400)))
+            }
+        } else {
+            None
+        };
         Case {
             seed,
             backend,
@@ -285,6 +356,7 @@ impl Case {
             simple_text: text_key && simple_text,
             set_default,
             key_map,
+            fault,
         }
     }
 
@@ -887,9 +959,27 @@ async fn run(case: &Case, gens: &[Gen]) -> Result<bool, String> {
     if let Shape::Inherited(Some(choice)) = case.shape {
         args.extend(["--inherited", choice]);
     }
+    if case.fault == Some(Fault::Corrupt) {
+        env.push((
+            "COMBKEY_DOCTOR_SQL_BEFORE_VERIFY",
+            "UPDATE {copy} SET payload = 'corrupted' WHERE seq = (SELECT m FROM (SELECT MIN(seq) AS m FROM {copy}) x)"
+                .to_string(),
+        ));
+    }
     let online = case.online();
     let stop = Arc::new(AtomicBool::new(false));
     let w = online.then(|| tokio::spawn(writer(case.clone(), gens.clone(), Arc::clone(&stop))));
+    let ddl = match (case.fault, case.fault.and_then(|f| f.ddl(case))) {
+        (Some(Fault::Ddl(_, ms)), Some((sql, _))) => {
+            let backend = case.backend;
+            Some(tokio::spawn(async move {
+                tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                let mut db = Db::open(backend, "ddl").await;
+                db.exec(&sql).await
+            }))
+        }
+        _ => None,
+    };
     let env_ref: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let out = {
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
@@ -914,6 +1004,17 @@ async fn run(case: &Case, gens: &[Gen]) -> Result<bool, String> {
         Some(w) => w.await.unwrap(),
         None => Written::default(),
     };
+    // Someone else's DDL that was made is there after the run (one the run's locks made give up,
+    // as a DBA's statement may, is not).
+    if let Some(ddl) = ddl
+        && ddl.await.unwrap().is_ok()
+    {
+        let (_, there) = case.fault.and_then(|f| f.ddl(case)).unwrap_or_default();
+        let n = db.rows(&there).await;
+        if n.first().and_then(|r| r[0].clone()).as_deref() != Some("1") {
+            return Err(format!("someone else's DDL is gone after the run ({there})"));
+        }
+    }
     if let Some(miss) = written.missed.first() {
         return Err(format!("the application looked a row up by its old and new key and found none: {miss}"));
     }
@@ -1005,7 +1106,22 @@ async fn run(case: &Case, gens: &[Gen]) -> Result<bool, String> {
             }
             // Only what is listed is to be refused, saying so: a re-key of a key unique with
             // another column, and the shapes' own refusals.
-            let refusals = case.shape.refusals(case);
+            let mut refusals: Vec<&str> = case.shape.refusals(case).to_vec();
+            refusals.extend(match case.fault {
+                // The check before the swap.
+                Some(Fault::Corrupt) => &["is not the table", "differ from their copies"][..],
+                // Someone else's DDL: the table changed, or (MariaDB) its metadata lock held the
+                // run's own DDL past its lock timeout, or its index build read mid-change: the run
+                // stopped with nothing changed, saying why.
+                Some(Fault::Ddl(..)) => &[
+                    "changed by another session",
+                    "changed since the run began",
+                    "Lock wait timeout exceeded",
+                    "metadata lock",
+                    "referencing columns have no index",
+                ][..],
+                None => &[][..],
+            });
             let refused = refusals.iter().any(|r| said.contains(r));
             if (case.mode != Mode::Rekey || !case.composite) && !refused {
                 return Err(format!("a case doctor supports failed (refusals allowed: {refusals:?})\n{said}"));
