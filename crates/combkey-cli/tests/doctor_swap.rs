@@ -524,6 +524,60 @@ mod postgres {
         exec(&mut c, &format!("DROP TABLE {t}_items, {t}; DROP FUNCTION {t}_touch(); DROP ROLE {t}_reader")).await;
     }
 
+    /// What comes to depend on the table during the run (a view, a new table's foreign key, a
+    /// policy with row security, a publication) would stay with the old table after the swap:
+    /// the view reading frozen rows, the application's writes through the foreign key failing,
+    /// the policy gone from the live table, the subscriber cut off (a break-test saw each). The
+    /// swap reads them again under its lock and stops, naming each, with nothing changed.
+    #[tokio::test]
+    async fn what_comes_to_depend_on_the_table_during_the_run_stops_the_swap() {
+        let url = combkey_testutil::pg_url();
+        let t = "swap_pg_dependants";
+        let mut c = connect().await;
+        seed(&mut c, t, 200, 67).await;
+        exec(&mut c, &format!("DROP TABLE IF EXISTS {t}_refunds; DROP PUBLICATION IF EXISTS {t}_pub")).await;
+        let run = args(&url, t, &["--apply", "--online", "--method", "copy-swap", "--triggers", "fire", "--drop-old"]);
+        let held = Held::start("BEFORE_SWAP", "dependants", run, Vec::new()).await;
+        exec(
+            &mut c,
+            &format!(
+                "CREATE VIEW {t}_open AS SELECT id, note FROM {t} WHERE n >= 0;
+                 CREATE TABLE {t}_refunds (k bigserial PRIMARY KEY, parent uuid NOT NULL REFERENCES {t} (id));
+                 INSERT INTO {t}_refunds (parent) SELECT id FROM {t} WHERE seq <= 3;
+                 CREATE POLICY {t}_seen ON {t} USING (n >= 0);
+                 ALTER TABLE {t} ENABLE ROW LEVEL SECURITY;
+                 CREATE PUBLICATION {t}_pub FOR TABLE {t}_items;"
+            ),
+        )
+        .await;
+        let written = contents(&mut c, t).await;
+        let out = held.go().await;
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("changed by another session since the run began"), "{err}");
+        for what in [
+            format!("rule _RETURN on view {t}_open depends on it"),
+            format!("foreign key {t}_refunds_parent_fkey of {t}_refunds references it"),
+            "row-level security is on for it".to_string(),
+            format!("publication {t}_pub publishes it"),
+        ] {
+            assert!(err.contains(&what), "{what}: {err}");
+        }
+        assert!(err.contains("nothing changed"), "{err}");
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+        assert_eq!(contents(&mut c, t).await, written, "every row as it was");
+        // The application's writes through the new foreign key go on.
+        exec(&mut c, &format!("INSERT INTO {t}_refunds (parent) SELECT id FROM {t} WHERE seq = 4")).await;
+        exec(
+            &mut c,
+            &format!(
+                "DROP PUBLICATION {t}_pub; DROP VIEW {t}_open; DROP TABLE {t}_refunds, {t}_items, {t}; \
+                 DROP FUNCTION {t}_touch(); DROP ROLE {t}_reader"
+            ),
+        )
+        .await;
+    }
+
     /// A copy that is not the table is never swapped in: a copied row changed (or one gone)
     /// after the copy, before its check, or a row the application changed meanwhile changed
     /// again in the copy once its change was applied (through the test build's statement

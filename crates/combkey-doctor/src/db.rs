@@ -324,7 +324,7 @@ impl Db {
     /// An error of a statement, its kind told by the database's error code, the password
     /// stripped.
     fn error(&self, what: &str, e: &sqlx::Error) -> Error {
-        let mut message = self.url.scrub(&e.to_string());
+        let mut message = self.url.scrub(&server_message(e));
         let code = e.as_database_error().and_then(|d| d.code()).map(|c| c.into_owned()).unwrap_or_default();
         let lower = message.to_ascii_lowercase();
         // PostgreSQL 55P03 lock_not_available; MySQL 1205 lock wait timeout (HY000 with the
@@ -509,6 +509,25 @@ const CANCELED_RETRIES: u32 = 20;
 /// Told of the pooler check's second session when it cannot be opened or used.
 const POOLER_SECOND_SESSION: &str = "; the check opens a second session beside this one (doctor's --apply uses two at \
                                      once: a role or a pool that allows one session only cannot run it)";
+
+/// What the server said of an error: PostgreSQL's message with its detail and hint (sqlx's
+/// text ends with "at line N", the line of PostgreSQL's own source that raised it, and leaves
+/// out the detail that names, say, the objects that depend on a table), anything else as sqlx
+/// says it.
+fn server_message(e: &sqlx::Error) -> String {
+    #[cfg(feature = "postgres")]
+    if let Some(pg) = e.as_database_error().and_then(|d| d.try_downcast_ref::<sqlx::postgres::PgDatabaseError>()) {
+        let mut m = format!("error returned from database: {}", pg.message());
+        if let Some(detail) = pg.detail() {
+            m.push_str(&format!(" ({})", detail.trim_end_matches('.').replace('\n', "; ")));
+        }
+        if let Some(hint) = pg.hint() {
+            m.push_str(&format!(" (hint: {})", hint.trim_end_matches('.')));
+        }
+        return m;
+    }
+    e.to_string()
+}
 
 fn canceled(e: &sqlx::Error) -> bool {
     matches!(e, sqlx::Error::Database(d) if d.code().as_deref() == Some(QUERY_CANCELED))

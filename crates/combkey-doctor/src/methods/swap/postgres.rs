@@ -59,6 +59,17 @@ pub(super) async fn refusal(db: &mut Db, plan: &Plan) -> Result<Option<String>, 
         Err(e) if e.kind() == ErrorKind::Refused => return Ok(Some(e.to_string())),
         Err(e) => return Err(e),
     };
+    let why = dependants(db, &swap, version).await?;
+    if why.is_empty() { Ok(None) } else { Ok(Some(why.join("; "))) }
+}
+
+/// What about `swap`'s tables copy and swap cannot carry to the copies (each as "table: why"):
+/// their partitioning and inheritance, row security, publications, exclusion constraints,
+/// column privileges, the objects that depend on them (views, rules, policies), and foreign
+/// keys of other tables that reference them. Read before the run, and again under the swap's
+/// lock: one made during the run (a view, a new table's foreign key, a policy, a publication)
+/// would otherwise stay with the old table, the application's writes through it failing.
+async fn dependants(db: &mut Db, swap: &Swap, version: i64) -> Result<Vec<String>, Error> {
     let ours: Vec<String> = swap.tables.iter().map(|t| format!("{}::regclass", regclass(&t.name))).collect();
     let in_set = format!("ARRAY[{}]::regclass[]", ours.join(", "));
     let mut why = Vec::new();
@@ -99,7 +110,7 @@ pub(super) async fn refusal(db: &mut Db, plan: &Plan) -> Result<Option<String>, 
                x.stxrelid = ANY ({in_set}))) AND NOT (d.classid = 'pg_attrdef'::regclass AND EXISTS (SELECT 1 \
                FROM pg_attrdef a WHERE a.oid = d.objid AND a.adrelid = ANY ({in_set}))) \
              UNION ALL SELECT 'foreign key ' || conname || ' of ' || conrelid::regclass::text || ' references it by \
-               another column' FROM pg_constraint WHERE confrelid = {oid} AND contype = 'f' AND NOT (conrelid = ANY ({in_set}))"
+               another column, or from a table the run does not copy' FROM pg_constraint WHERE confrelid = {oid} AND contype = 'f' AND NOT (conrelid = ANY ({in_set}))"
         );
         for row in db.rows(&sql, &[]).await? {
             if let Some(Some(w)) = row.first() {
@@ -107,7 +118,7 @@ pub(super) async fn refusal(db: &mut Db, plan: &Plan) -> Result<Option<String>, 
             }
         }
     }
-    if why.is_empty() { Ok(None) } else { Ok(Some(why.join("; "))) }
+    Ok(why)
 }
 
 /// The statements that make the run's objects, in one transaction: the mapping table, each
@@ -1152,6 +1163,22 @@ async fn swap_once(
                 ),
             ));
         }
+    }
+    // What depends on them, as the run began with none (a view, a foreign key of a new table,
+    // a policy, a publication made since would stay with the old table: a view reading the
+    // frozen rows, the application's writes through the foreign key failing).
+    let version: i64 = db.count("SELECT current_setting('server_version_num')::int").await?;
+    let why = dependants(db, swap, version).await?;
+    if !why.is_empty() {
+        let _ = db.exec("ROLLBACK").await;
+        return Err(Error::new(
+            ErrorKind::Verification,
+            format!(
+                "the tables were changed by another session since the run began, so the copies are not the tables \
+                 any more (run again to see whether copy and swap can carry them): {}",
+                why.join("; ")
+            ),
+        ));
     }
     // Nothing writes to the tables now: the logs' last rows.
     probe_joins(db).await?;
