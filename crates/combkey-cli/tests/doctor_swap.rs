@@ -2106,6 +2106,58 @@ mod mariadb {
         .await;
     }
 
+    /// A new table's foreign key to the table, or a trigger on it, made during the run: a rename
+    /// takes the foreign key along to the old table (every write of the application through it
+    /// would fail), and the trigger stays there. Read again before the rename: nothing swapped,
+    /// each named, nothing changed.
+    #[tokio::test]
+    async fn what_comes_to_reference_the_table_during_the_run_stops_the_swap() {
+        let url = combkey_testutil::mysql_url();
+        let t = "swap_my_dependants";
+        let mut c = connect().await;
+        exec(&mut c, &format!("DROP TABLE IF EXISTS {t}_refunds")).await;
+        seed(&mut c, t, 100).await;
+        let run = args(&url, t, &["--apply", "--online", "--method", "copy-swap", "--drop-old", "--set-default"]);
+        let run: Vec<&str> = run.iter().map(String::as_str).collect();
+        let stopped = combkey_env(&run, &[("COMBKEY_DOCTOR_FAIL_AFTER_PHASE", "3")]);
+        assert!(stderr(&stopped).contains("stopping after phase 3"), "{}", stderr(&stopped));
+        let ty: String = sqlx::query_scalar(AssertSqlSafe(format!(
+            "SELECT CAST(COLUMN_TYPE AS CHAR) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() \
+             AND TABLE_NAME = '{t}' AND COLUMN_NAME = 'id'"
+        )))
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+        exec(
+            &mut c,
+            &format!(
+                "CREATE TABLE {t}_refunds (k INT AUTO_INCREMENT PRIMARY KEY, parent {ty} NOT NULL, \
+                 CONSTRAINT {t}_refunds_parent FOREIGN KEY (parent) REFERENCES {t} (id)) ENGINE=InnoDB;
+                 INSERT INTO {t}_refunds (parent) SELECT id FROM {t} WHERE seq <= 3;
+                 CREATE TRIGGER {t}_audit AFTER UPDATE ON {t} FOR EACH ROW SET @combkey_test_audit = 1"
+            ),
+        )
+        .await;
+        let out = combkey_env(&run, &[]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("changed by another session since the run began"), "{err}");
+        assert!(err.contains(&format!("foreign key {t}_refunds_parent of test.{t}_refunds references it")), "{err}");
+        assert!(err.contains(&format!("its trigger {t}_audit would stay with the old table")), "{err}");
+        assert!(err.contains("nothing changed"), "{err}");
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+        assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE LENGTH(id) = 36")).await, 100, "not swapped");
+        // The application's writes through the new foreign key go on.
+        exec(&mut c, &format!("INSERT INTO {t}_refunds (parent) SELECT id FROM {t} WHERE seq = 4")).await;
+        exec(
+            &mut c,
+            &format!(
+                "SET foreign_key_checks = 0; DROP TABLE {t}_refunds, {t}_items, {t}_notes, {t}; SET foreign_key_checks = 1"
+            ),
+        )
+        .await;
+    }
+
     /// A report's transaction holds the table while the run makes its triggers (their DDL needs
     /// the table's metadata lock): the run's statements never queue for it, and it stops after
     /// `--lock-timeout` (it tried for about a minute whatever the option said), naming the

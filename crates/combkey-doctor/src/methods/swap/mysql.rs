@@ -76,16 +76,13 @@ fn converted(expr: &str, swap: &Swap, plan: &Plan) -> String {
     )
 }
 
-/// Why the plan cannot run by copy and swap here.
-pub(super) async fn refusal(db: &mut Db, plan: &Plan) -> Result<Option<String>, Error> {
-    if let Some(why) = super::shared::plan_refusal(plan) {
-        return Ok(Some(why));
-    }
-    let swap = match Swap::of(db, plan).await {
-        Ok(s) => s,
-        Err(e) if e.kind() == ErrorKind::Refused => return Ok(Some(e.to_string())),
-        Err(e) => return Err(e),
-    };
+/// What about `swap`'s tables a rename would leave with the old tables (each as "table: why"):
+/// their own triggers, system versioning, partitioning, and the foreign keys of other tables
+/// that reference them (a foreign key follows the table it references through a rename). Read
+/// before the run, and again just before the swap's rename: one made during the run (a new
+/// table's foreign key, a trigger) would otherwise reference, or fire on, the old table, the
+/// application's writes through it failing.
+async fn outside(db: &mut Db, swap: &Swap) -> Result<Vec<String>, Error> {
     let cat = db.catalog()?;
     let mut why = Vec::new();
     let set: Vec<(String, String)> =
@@ -147,6 +144,20 @@ pub(super) async fn refusal(db: &mut Db, plan: &Plan) -> Result<Option<String>, 
             }
         }
     }
+    Ok(why)
+}
+
+/// Why the plan cannot run by copy and swap here.
+pub(super) async fn refusal(db: &mut Db, plan: &Plan) -> Result<Option<String>, Error> {
+    if let Some(why) = super::shared::plan_refusal(plan) {
+        return Ok(Some(why));
+    }
+    let swap = match Swap::of(db, plan).await {
+        Ok(s) => s,
+        Err(e) if e.kind() == ErrorKind::Refused => return Ok(Some(e.to_string())),
+        Err(e) => return Err(e),
+    };
+    let mut why = outside(db, &swap).await?;
     if statement_binlog(db).await? {
         why.push(
             "the server writes a statement-based binary log (binlog_format = STATEMENT): each replica would run the \
@@ -1288,6 +1299,19 @@ async fn swap_tables(
                 ),
             ));
         }
+    }
+    // What came to reference them or fire on them during the run (a new table's foreign key,
+    // a trigger) would stay with the old tables: nothing is swapped then.
+    let why = outside(db, swap).await?;
+    if !why.is_empty() {
+        return Err(Error::new(
+            ErrorKind::Verification,
+            format!(
+                "the tables were changed by another session since the run began, so the copies are not the tables any \
+                 more (run again to see whether copy and swap can carry them): {}",
+                why.join("; ")
+            ),
+        ));
     }
     // An AUTO_INCREMENT counter goes on from the table's (the copy's counter follows only the
     // values written to it; rows deleted at the end would otherwise have their numbers given
