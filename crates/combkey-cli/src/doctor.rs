@@ -248,6 +248,8 @@ impl DoctorArgs {
 struct Reporter {
     started: Instant,
     last_line: Option<Instant>,
+    /// When the applied changes were said last.
+    last_applied: Option<Instant>,
     last_tenth: usize,
     bar: Option<indicatif::ProgressBar>,
     lines: bool,
@@ -306,7 +308,7 @@ impl Reporter {
             bar
         });
         let lines = bar.is_none() && choice != ProgressChoice::None;
-        Reporter { started: Instant::now(), last_line: None, last_tenth: usize::MAX, bar, lines }
+        Reporter { started: Instant::now(), last_line: None, last_applied: None, last_tenth: usize::MAX, bar, lines }
     }
 
     fn line(&mut self, done: usize, total: usize, what: &str, converted: Option<usize>) {
@@ -365,6 +367,26 @@ impl Progress for Reporter {
     fn swap_waits(&mut self, why: &str, so_far: Duration) {
         // Always said, whatever --progress, as a wait before a batch.
         let line = format!("combkey doctor: waiting to swap ({:.0} s so far): {why}", so_far.as_secs_f64());
+        match &self.bar {
+            Some(bar) => bar.println(line),
+            None => say!("{line}"),
+        }
+    }
+
+    fn applied(&mut self, applied: usize, left: i64) {
+        // Said at most every 5 s (a round takes a fraction of a second), whatever --progress
+        // but none: a step that goes on while the application writes must say how far it is.
+        if self.bar.is_none() && !self.lines {
+            return;
+        }
+        if self.last_applied.is_some_and(|t| t.elapsed() < Duration::from_secs(5)) {
+            return;
+        }
+        self.last_applied = Some(Instant::now());
+        let line = format!(
+            "combkey doctor: {applied} changes made meanwhile applied, {left} in the logs still (the swap comes once \
+             a few thousand are left; the application writing faster than they are applied keeps it waiting)"
+        );
         match &self.bar {
             Some(bar) => bar.println(line),
             None => say!("{line}"),

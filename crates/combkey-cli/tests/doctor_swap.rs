@@ -524,6 +524,28 @@ mod postgres {
         exec(&mut c, &format!("DROP TABLE {t}_items, {t}; DROP FUNCTION {t}_touch(); DROP ROLE {t}_reader")).await;
     }
 
+    /// Changes the application made during the copy, more than the swap applies under its lock:
+    /// applied in rounds first, each said (a break-test's step 4 ran minutes saying nothing), and
+    /// every one of them in the swapped table.
+    #[tokio::test]
+    async fn the_rounds_before_the_swap_say_how_far_they_are() {
+        let url = combkey_testutil::pg_url();
+        let t = "swap_pg_rounds";
+        let mut c = connect().await;
+        seed(&mut c, t, 1500, 71).await;
+        let run = args(&url, t, &["--apply", "--online", "--method", "copy-swap", "--triggers", "fire", "--drop-old"]);
+        let held = Held::start("BEFORE_SWAP", "rounds", run, Vec::new()).await;
+        exec(&mut c, &format!("UPDATE {t} SET note = 'changed during the copy'")).await;
+        let out = held.go().await;
+        ok(&out);
+        let err = stderr(&out);
+        assert!(err.contains("changes made meanwhile applied, ") && err.contains(" in the logs still"), "{err}");
+        let changed = format!("SELECT count(*) FROM {t} WHERE note = 'changed during the copy'");
+        assert_eq!(count(&mut c, &changed).await, 1500, "every change there");
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+        exec(&mut c, &format!("DROP TABLE {t}_items, {t}; DROP FUNCTION {t}_touch(); DROP ROLE {t}_reader")).await;
+    }
+
     /// What comes to depend on the table during the run (a view, a new table's foreign key, a
     /// policy with row security, a publication) would stay with the old table after the swap:
     /// the view reading frozen rows, the application's writes through the foreign key failing,

@@ -696,6 +696,12 @@ pub trait Progress {
     fn lock_waits(&mut self, why: &str, so_far: std::time::Duration) {
         self.waiting(why, so_far);
     }
+    /// A copy and swap applies the changes the application made meanwhile, in rounds, before
+    /// its swap: how many it has applied so far, and how many its logs hold still (said after
+    /// each round; the swap comes once what is left is small).
+    fn applied(&mut self, applied: usize, left: i64) {
+        let _ = (applied, left);
+    }
 }
 
 /// Progress that says nothing.
