@@ -516,11 +516,21 @@ mod postgres {
         let out = held.go().await;
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(1), "{err}");
-        assert!(err.contains(&format!("{t}_items was truncated during the run")), "{err}");
+        assert!(err.contains(&format!("public.{t}_items was truncated during the run")), "{err}");
         assert!(err.contains("nothing changed"), "{err}");
         assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
         assert_eq!(count(&mut c, &format!("SELECT count(*) FROM {t}_items")).await, 0, "no child came back");
         assert_eq!(contents(&mut c, t).await, written, "every row as the application left it");
+        // Both tables (the parent's TRUNCATE cascading): both named.
+        let run = args(&url, t, &["--apply", "--online", "--method", "copy-swap", "--triggers", "fire", "--drop-old"]);
+        let held = Held::start("BEFORE_SWAP", "truncated-both", run, Vec::new()).await;
+        exec(&mut c, &format!("TRUNCATE {t} CASCADE")).await;
+        let out = held.go().await;
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains(&format!("public.{t}, public.{t}_items were truncated during the run")), "{err}");
+        assert_eq!(count(&mut c, &format!("SELECT count(*) FROM {t}")).await, 0, "no row came back");
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
         exec(&mut c, &format!("DROP TABLE {t}_items, {t}; DROP FUNCTION {t}_touch(); DROP ROLE {t}_reader")).await;
     }
 

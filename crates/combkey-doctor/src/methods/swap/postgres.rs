@@ -692,6 +692,25 @@ async fn apply(
     limit: Option<usize>,
     verified: &mut Verified,
 ) -> Result<usize, Error> {
+    // A row of no key in a log: its table was truncated (the statement trigger's row).
+    let mut truncated = Vec::new();
+    for t in &swap.tables {
+        let first = t.pk.first().map(|c| q(c)).unwrap_or_default();
+        if db.count(&format!("SELECT count(*) FROM {} WHERE {first} IS NULL", t.log.quoted(B))).await? > 0 {
+            truncated.push(t.name.to_string());
+        }
+    }
+    if !truncated.is_empty() {
+        return Err(Error::new(
+            ErrorKind::Verification,
+            format!(
+                "{} {} truncated during the run (TRUNCATE changes no row one by one, so the copy still holds its rows): \
+                 nothing was swapped; run again to copy it as it is now",
+                truncated.join(", "),
+                if truncated.len() == 1 { "was" } else { "were" }
+            ),
+        ));
+    }
     let mut applied = 0;
     for t in &swap.tables {
         loop {
@@ -726,24 +745,6 @@ async fn apply_batch(
     }
     let these = format!("ANY ('{{{}}}'::bigint[])", seqs.join(","));
     let pk: Vec<String> = t.pk.iter().map(|c| q(c)).collect();
-    // A row of no key: the table was truncated (its statement trigger's row).
-    let truncated = db
-        .count(&format!(
-            "SELECT count(*) FROM {} WHERE combkey_seq = {these} AND {} IS NULL",
-            t.log.quoted(B),
-            pk.first().cloned().unwrap_or_default()
-        ))
-        .await?;
-    if truncated > 0 {
-        return Err(Error::new(
-            ErrorKind::Verification,
-            format!(
-                "{} was truncated during the run (TRUNCATE changes no row one by one, so the copy still holds its rows): \
-                 nothing was swapped; run again to copy it as it is now",
-                t.name
-            ),
-        ));
-    }
     let logged = format!("SELECT {} FROM {} WHERE combkey_seq = {these}", pk.join(", "), t.log.quoted(B));
     let filter = format!("({}) IN ({logged})", pk.iter().map(|c| format!("t.{c}")).collect::<Vec<_>>().join(", "));
     map_missing(db, swap, plan, t, &filter).await?;
