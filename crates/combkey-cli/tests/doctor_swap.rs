@@ -2516,6 +2516,9 @@ mod mariadb {
         }
         assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
         assert!(stderr(&out).contains("changed since the run began"), "{}", stderr(&out));
+        // What changed, not the two definitions whole.
+        assert!(stderr(&out).contains("new: `extra` int(11) DEFAULT NULL"), "{}", stderr(&out));
+        assert!(!stderr(&out).contains("before:"), "{}", stderr(&out));
         assert_eq!(
             w.failures.load(Ordering::Relaxed),
             0,

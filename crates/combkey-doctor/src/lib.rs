@@ -467,16 +467,7 @@ impl Doctor {
                 methods::shared::comparable(&now, &changed, backend),
             );
             if was != is {
-                let gone: Vec<&String> = was.iter().filter(|l| !is.contains(l)).take(3).collect();
-                let new: Vec<&String> = is.iter().filter(|l| !was.contains(l)).take(3).collect();
-                let mut what = Vec::new();
-                if !gone.is_empty() {
-                    what.push(format!("gone: {}", gone.iter().map(|l| l.as_str()).collect::<Vec<_>>().join("; ")));
-                }
-                if !new.is_empty() {
-                    what.push(format!("new: {}", new.iter().map(|l| l.as_str()).collect::<Vec<_>>().join("; ")));
-                }
-                differs = Some((Name::from(t), what.join("; ")));
+                differs = Some((Name::from(t), methods::shared::definition_change(&was, &is)));
                 break;
             }
         }

@@ -501,6 +501,21 @@ pub(crate) fn comparable(definition: &str, retyped: &[String], backend: combkey:
     lines
 }
 
+/// How two [`comparable`] forms of a definition differ, as a message says it: the lines gone
+/// and the lines new, three of each at most.
+pub(crate) fn definition_change(was: &[String], is: &[String]) -> String {
+    let gone: Vec<&str> = was.iter().filter(|l| !is.contains(l)).take(3).map(String::as_str).collect();
+    let new: Vec<&str> = is.iter().filter(|l| !was.contains(l)).take(3).map(String::as_str).collect();
+    let mut what = Vec::new();
+    if !gone.is_empty() {
+        what.push(format!("gone: {}", gone.join("; ")));
+    }
+    if !new.is_empty() {
+        what.push(format!("new: {}", new.join("; ")));
+    }
+    what.join("; ")
+}
+
 /// Takes a step's table locks inside the run's transaction in attempts, as pg_repack's
 /// `lock_exclusive` does: each attempt waits at most 100 ms more than the last, never as long
 /// as the server's `deadlock_timeout` (so where the run and an application transaction wait

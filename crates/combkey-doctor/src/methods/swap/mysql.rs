@@ -1290,12 +1290,14 @@ async fn swap_tables(
     for t in &swap.tables {
         let Some((_, before)) = plan.definitions.iter().find(|(n, _)| Name::from(n) == t.name) else { continue };
         let now = db.query(cat.definition(&t.name)).await?;
-        if comparable(before, &[], B) != comparable(&now, &[], B) {
+        let (was, is) = (comparable(before, &[], B), comparable(&now, &[], B));
+        if was != is {
             return Err(Error::new(
                 ErrorKind::Verification,
                 format!(
-                    "{} changed since the run began (another session altered it):\nbefore:\n{before}\nnow:\n{now}",
-                    t.name
+                    "{} changed since the run began (another session altered it): {}",
+                    t.name,
+                    crate::methods::shared::definition_change(&was, &is)
                 ),
             ));
         }

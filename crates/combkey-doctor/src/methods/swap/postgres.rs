@@ -1162,14 +1162,16 @@ async fn swap_once(
         let now = db.query(cat.definition(&t.name)).await?;
         let ours = ["CREATE TRIGGER combkey_doctor_capture ", "CREATE TRIGGER combkey_doctor_truncate "];
         let now: String = now.lines().filter(|l| !ours.iter().any(|o| l.starts_with(o))).collect::<Vec<_>>().join("\n");
-        if comparable(before, &[], B) != comparable(&now, &[], B) {
+        let (was, is) = (comparable(before, &[], B), comparable(&now, &[], B));
+        if was != is {
             let _ = db.exec("ROLLBACK").await;
             return Err(Error::new(
                 ErrorKind::Verification,
                 format!(
                     "{} was changed by another session since the run began, so the copy is not the table any more \
-                     (run again to copy it as it is now):\nbefore:\n{before}\nnow:\n{now}",
-                    t.name
+                     (run again to copy it as it is now): {}",
+                    t.name,
+                    crate::methods::shared::definition_change(&was, &is)
                 ),
             ));
         }
