@@ -537,7 +537,12 @@ async fn keys_of_two_layouts_that_would_become_one_are_refused(db: &mut Db, tabl
 /// plan from the journal, not a new audit) stops at that key's batch naming the pair and what
 /// to do (it said only "run the same command again", which failed alike every time); done as it
 /// says (the key written since removed), the same command ends done.
-async fn a_key_written_during_an_in_place_run_that_another_becomes(db: &mut Db, table: &str) {
+///
+/// With `remove_converted`, the DBA removes the other row instead, the one converted already:
+/// the key map's pair of its old key and the new key is stale then, and the same command ends
+/// done with the pair of the key converted now (every later run failed on the key map's unique
+/// new key).
+async fn a_key_written_during_an_in_place_run_that_another_becomes(db: &mut Db, table: &str, remove_converted: bool) {
     let url = db.url();
     let old = keys(Layout::V1, 300, 53);
     db.seed(table, &old, false).await;
@@ -580,11 +585,37 @@ async fn a_key_written_during_an_in_place_run_that_another_becomes(db: &mut Db, 
         )),
         "the pair named: {out}"
     );
+    let want: Vec<Comb> = old.iter().map(|k| m.convert(k).unwrap()).collect();
+    if remove_converted {
+        let (converted_seq, earlier) =
+            if seq == 999 { (old.iter().position(|k| *k == last).unwrap(), last) } else { (999, twin) };
+        db.exec(&format!("DELETE FROM {table}_items WHERE n = {converted_seq}")).await;
+        db.exec(&format!("DELETE FROM {table} WHERE seq = {converted_seq}")).await;
+        let (code, out) = exit_code(&run);
+        assert_eq!(code, Some(0), "{out}");
+        let now = db.keys_by_seq(table).await;
+        if converted_seq == 999 {
+            assert_eq!(now, want, "done");
+        } else {
+            assert_eq!(now, [&want[..converted_seq], &want[converted_seq + 1..], &[becomes]].concat(), "done");
+        }
+        let mapped = db
+            .texts(&format!(
+                "SELECT {} FROM combkey_keymap_{table} WHERE new_key = {}",
+                db.hex("old_key"),
+                db.literal(becomes)
+            ))
+            .await;
+        assert_eq!(mapped, [later.simple().to_string()], "the pair of the key converted now, not of {earlier}");
+        db.exec(&format!("DROP TABLE {table}_items")).await;
+        db.exec(&format!("DROP TABLE {table}")).await;
+        db.exec(&format!("DROP TABLE IF EXISTS combkey_keymap_{table}")).await;
+        return;
+    }
     db.exec(&format!("DELETE FROM {table}_items WHERE n = {seq}")).await;
     db.exec(&format!("DELETE FROM {table} WHERE seq = {seq}")).await;
     let (code, out) = exit_code(&run);
     assert_eq!(code, Some(0), "{out}");
-    let want: Vec<Comb> = old.iter().map(|k| m.convert(k).unwrap()).collect();
     if seq == 999 {
         assert_eq!(db.keys_by_seq(table).await, want, "done");
     } else {
@@ -738,7 +769,17 @@ mod postgres {
 
     #[tokio::test]
     async fn a_key_written_during_an_in_place_run_that_another_becomes() {
-        super::a_key_written_during_an_in_place_run_that_another_becomes(&mut Db::pg().await, "sorted_pg_inplace_twin")
+        super::a_key_written_during_an_in_place_run_that_another_becomes(
+            &mut Db::pg().await,
+            "sorted_pg_inplace_twin",
+            false,
+        )
+        .await;
+    }
+
+    #[tokio::test]
+    async fn a_converted_row_removed_after_an_in_place_run_stopped_leaves_no_stale_pair() {
+        super::a_key_written_during_an_in_place_run_that_another_becomes(&mut Db::pg().await, "sorted_pg_stale", true)
             .await;
     }
 
@@ -780,7 +821,13 @@ mod mariadb {
     #[tokio::test]
     async fn a_key_written_during_an_in_place_run_that_another_becomes() {
         let db = &mut Db::mysql().await;
-        super::a_key_written_during_an_in_place_run_that_another_becomes(db, "sorted_my_inplace_twin").await;
+        super::a_key_written_during_an_in_place_run_that_another_becomes(db, "sorted_my_inplace_twin", false).await;
+    }
+
+    #[tokio::test]
+    async fn a_converted_row_removed_after_an_in_place_run_stopped_leaves_no_stale_pair() {
+        let db = &mut Db::mysql().await;
+        super::a_key_written_during_an_in_place_run_that_another_becomes(db, "sorted_my_stale", true).await;
     }
 
     #[tokio::test]

@@ -513,6 +513,22 @@ pub(crate) trait Catalog: Sync {
     /// the key map; a row whose old key is there already is left out (a type change maps a
     /// referencing column's values too).
     fn key_map_insert(&self, map: &Name, rows: &[(Stored, Stored)]) -> String;
+    /// The statement that removes, before `rows` are added to the key map in the transaction
+    /// that gave their rows their new keys, the pairs that give one of those new keys to another
+    /// old key: stale, since no row held that new key when the batch gave it (the unique key
+    /// would have refused it). A row converted earlier and removed since, and another old key
+    /// converted to the same new key, would otherwise fail every later run on the key map's
+    /// unique `new_key` (and a client of the old key would find the other row).
+    fn key_map_unstale(&self, map: &Name, rows: &[(Stored, Stored)]) -> String {
+        let news: Vec<String> = rows.iter().map(|(_, n)| self.key_literal(n)).collect();
+        let olds: Vec<String> = rows.iter().map(|(o, _)| self.key_literal(o)).collect();
+        format!(
+            "DELETE FROM {} WHERE new_key IN ({}) AND old_key NOT IN ({})",
+            map.quoted(self.backend()),
+            news.join(", "),
+            olds.join(", ")
+        )
+    }
     /// The statements that make `column`'s default combkey's generator, each safe to run
     /// again: PostgreSQL installs `combkey_v7()` and sets the `DEFAULT`; MySQL/MariaDB, where a
     /// default cannot call a stored function, installs it in the table's database, adds a

@@ -257,6 +257,7 @@ pub(crate) async fn run(
                 if let Some(map) = &key_map {
                     let kept = key_map_rows(live, batch)?;
                     if !kept.is_empty() {
+                        head.push(cat.key_map_unstale(map, &kept));
                         head.push(cat.key_map_insert(map, &kept));
                     }
                 }
