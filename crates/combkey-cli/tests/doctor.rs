@@ -2094,6 +2094,10 @@ mod logins {
             format!("postgres://u:{pw}"),
             format!("mysql://root:{pw}@/test"),
             format!("psql://u:{pw}@127.0.0.1:{port}/test"),
+            // libpq's keyword/value strings and ADO.NET's (a break-test saw them shown whole).
+            format!("host=127.0.0.1 port={port} user=postgres password={pw} dbname=test"),
+            format!("dbname=test password='{pw}'"),
+            format!("Server=127.0.0.1;Port={port};User Id=u;Password={pw};"),
         ];
         for url in &urls {
             for json in [false, true] {
@@ -2182,6 +2186,28 @@ mod logins {
             .unwrap();
         assert_eq!(out.status.code(), Some(2));
         assert!(stderr(&out).contains("give --url URL, or set DATABASE_URL"), "{}", stderr(&out));
+    }
+
+    /// A libpq keyword/value string in `DATABASE_URL`: refused, its password not shown.
+    #[test]
+    fn a_keyword_value_database_url_shows_no_password() {
+        let pw = "dbUrl-Kv9pw";
+        for json in [false, true] {
+            let mut args = vec!["doctor", "--table", "t"];
+            if json {
+                args.push("--json");
+            }
+            let out = Command::new(env!("CARGO_BIN_EXE_combkey"))
+                .args(&args)
+                .env("DATABASE_URL", format!("host=127.0.0.1 port=1 password={pw} dbname=x"))
+                .stdin(std::process::Stdio::null())
+                .output()
+                .unwrap();
+            let text = all(&out);
+            assert_eq!(out.status.code(), Some(2), "{text}");
+            assert!(!text.contains(pw), "showed its password: {text}");
+            assert!(text.contains("password=***"), "{text}");
+        }
     }
 
     mod postgres {

@@ -9,8 +9,9 @@
 //!
 //! Whatever the input, a message shows a URL only through [`redact`], which hides the password
 //! of the user info (`user:password@`) and of a `password=` parameter, also in a string that is
-//! no URL at all (a missing colon, no scheme, a password with an unescaped `/` or `@`): where it
-//! cannot tell what is the password it hides more, never less.
+//! no URL at all (a missing colon, no scheme, a password with an unescaped `/` or `@`, libpq's
+//! keyword/value form `host=h password=...`, ADO.NET's `Password=...;`): where it cannot tell
+//! what is the password it hides more, never less.
 
 use std::fmt;
 
@@ -287,7 +288,78 @@ pub(crate) fn redact(url: &str) -> (String, Vec<String>) {
             .collect();
         shown = format!("{head}{}", parts.join("&"));
     }
+    let (shown, more) = redact_keywords(&shown);
+    for m in more {
+        push_secret(&mut secrets, &m);
+    }
     (shown, secrets)
+}
+
+/// `text` with the value of every `password=`, `passwd=`, `pwd=` or `sslpassword=` keyword
+/// (any case, spaces around the `=`) replaced by `***`, and those values: libpq's keyword/value
+/// strings (`host=h password=s3cret`, `password='it''s'`), ADO.NET's and ODBC's
+/// (`Password=s3cret;`), which are no URL but are pasted as one. A value runs to the closing
+/// quote where it opens with one (a backslash escaping a quote inside, as libpq reads it), else
+/// to the next space, `;` or `&`.
+fn redact_keywords(text: &str) -> (String, Vec<String>) {
+    const KEYS: [&str; 4] = ["sslpassword", "password", "passwd", "pwd"];
+    let lower = text.to_ascii_lowercase();
+    let bytes = text.as_bytes();
+    let mut out = String::new();
+    let mut secrets = Vec::new();
+    let mut i = 0;
+    while i < text.len() {
+        // A keyword that starts a word (not `mypassword=`), then `=`.
+        let key = KEYS.iter().find(|k| {
+            lower[i..].starts_with(*k) && (i == 0 || !bytes[i - 1].is_ascii_alphanumeric() && bytes[i - 1] != b'_')
+        });
+        let Some(key) = key else {
+            let c = text[i..].chars().next().unwrap_or(' ');
+            out.push(c);
+            i += c.len_utf8();
+            continue;
+        };
+        let mut j = i + key.len();
+        while j < text.len() && bytes[j] == b' ' {
+            j += 1;
+        }
+        if j >= text.len() || bytes[j] != b'=' {
+            out.push_str(&text[i..i + key.len()]);
+            i += key.len();
+            continue;
+        }
+        j += 1;
+        while j < text.len() && bytes[j] == b' ' {
+            j += 1;
+        }
+        let start = j;
+        let end = match bytes.get(j) {
+            Some(&q) if q == b'\'' || q == b'"' => {
+                let mut k = j + 1;
+                while k < text.len() && bytes[k] != q {
+                    k += if bytes[k] == b'\\' { 2 } else { 1 };
+                }
+                (k + 1).min(text.len())
+            }
+            _ => {
+                let mut k = j;
+                while k < text.len() && !matches!(bytes[k], b' ' | b';' | b'&' | b'\t' | b'\n') {
+                    k += 1;
+                }
+                k
+            }
+        };
+        // A value already hidden (`***`) is no secret.
+        let value = &text[start..end];
+        let bare = value.trim_matches(['\'', '"']);
+        if !bare.is_empty() && bare != "***" {
+            secrets.push(bare.to_string());
+        }
+        out.push_str(&text[i..start]);
+        out.push_str(if value.is_empty() { "" } else { "***" });
+        i = end;
+    }
+    (out, secrets)
 }
 
 fn push_secret(secrets: &mut Vec<String>, raw: &str) {
@@ -488,6 +560,34 @@ mod tests {
         let url = DatabaseUrl::parse("postgres://u:a@h/db").unwrap();
         assert_eq!(url.scrub("error communicating with database: a"), "error communicating with database: ***");
         assert_eq!(redact("sqlite:u@127.0.0.1:39111/test"), ("sqlite:u@127.0.0.1:39111/test".into(), vec![]));
+    }
+
+    /// Found by a break-test: libpq's keyword/value strings (also in `DATABASE_URL`) were shown
+    /// whole, password and all.
+    #[test]
+    fn keyword_value_strings_show_no_password() {
+        for text in [
+            format!("host=127.0.0.1 port=5432 user=postgres password={PW} dbname=nope"),
+            format!("dbname=x password='{PW}'"),
+            format!("dbname=x password = '{PW} with spaces'"),
+            format!("host=h PASSWORD={PW}"),
+            format!("Server=h;Database=d;User Id=u;Password={PW};"),
+            format!("DSN=x;UID=u;PWD={PW}"),
+            format!("host=h sslpassword={PW} password={PW}x"),
+            format!("password=\"{PW}\" host=h"),
+        ] {
+            let err = DatabaseUrl::parse(&text).err().unwrap_or_else(|| panic!("{text} was read"));
+            let message = err.to_string();
+            assert!(!message.contains(PW), "{text}: {message}");
+            assert!(message.contains("***"), "{text}: {message}");
+            assert!(message.contains("nothing was connected to"), "{text}: {message}");
+        }
+        assert_eq!(redact("host=h password=s3cret dbname=d").0, "host=h password=*** dbname=d");
+        assert_eq!(redact("dbname=x password='a b'").0, "dbname=x password=***");
+        // Not a keyword: the word goes on before it.
+        assert_eq!(redact("mypassword=x").0, "mypassword=x");
+        let (_, secrets) = redact("host=h password=s3cret");
+        assert_eq!(secrets, ["s3cret"]);
     }
 
     #[test]
