@@ -2138,6 +2138,32 @@ mod mariadb {
         .await;
     }
 
+    /// Changes logged while the run was stopped after its copy, more than the last round takes:
+    /// applied in rounds first, each said, every one of them in the swapped table.
+    #[tokio::test]
+    async fn the_rounds_before_the_swap_say_how_far_they_are() {
+        let url = combkey_testutil::mysql_url();
+        let t = "swap_my_rounds";
+        let mut c = connect().await;
+        seed(&mut c, t, 400).await;
+        let run = args(&url, t, &["--apply", "--online", "--method", "copy-swap", "--drop-old", "--set-default"]);
+        let run: Vec<&str> = run.iter().map(String::as_str).collect();
+        let stopped = combkey_env(&run, &[("COMBKEY_DOCTOR_FAIL_AFTER_PHASE", "3")]);
+        assert!(stderr(&stopped).contains("stopping after phase 3"), "{}", stderr(&stopped));
+        exec(&mut c, &format!("UPDATE {t} SET note = 'changed'")).await;
+        let out = combkey_env(&run, &[]);
+        ok(&out);
+        let err = stderr(&out);
+        assert!(err.contains("changes made meanwhile applied, ") && err.contains(" in the logs still"), "{err}");
+        assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE note = 'changed'")).await, 400);
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+        exec(
+            &mut c,
+            &format!("SET foreign_key_checks = 0; DROP TABLE {t}_items, {t}_notes, {t}; SET foreign_key_checks = 1"),
+        )
+        .await;
+    }
+
     /// A new table's foreign key to the table, or a trigger on it, made during the run: a rename
     /// takes the foreign key along to the old table (every write of the application through it
     /// would fail), and the trigger stays there. Read again before the rename: nothing swapped,

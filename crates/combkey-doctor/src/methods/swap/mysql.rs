@@ -1704,13 +1704,18 @@ pub(super) async fn run(
         }
         if at < phase::SWAPPED {
             progress.step(4, 5, "apply the changes made meanwhile, then swap the tables (one RENAME TABLE)");
-            // Rounds until what is left is small.
+            // Rounds until what is left is small, each said.
+            let mut applied = 0;
             loop {
                 tally.out.paused += throttle.wait(db, progress).await?;
-                if backlog(db, &swap).await? <= 100 {
+                let left = backlog(db, &swap).await?;
+                if applied > 0 {
+                    progress.applied(applied, left);
+                }
+                if left <= 100 {
                     break;
                 }
-                apply(db, &swap, plan, 5_000, through_maybe).await?;
+                applied += apply(db, &swap, plan, 5_000, through_maybe).await?;
                 tally.out.passes += 1;
             }
             // From here on every change is written through to the copies as it happens; the
