@@ -2237,7 +2237,8 @@ mod mariadb {
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(1), "{err}");
         assert!(err.contains("another session held a table's metadata lock for 2."), "{err}");
-        assert!(err.contains(&format!("the oldest open transactions: session {session} ")), "{err}");
+        assert!(err.contains(&format!("the oldest open transactions on the server: session {session} ")), "{err}");
+        assert!(err.contains("a longer --lock-timeout"), "{err}");
         assert!(err.contains("nothing changed"), "{err}");
         exec(&mut report, "COMMIT").await;
         assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);

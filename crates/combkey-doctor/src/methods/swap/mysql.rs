@@ -766,12 +766,14 @@ async fn in_nowait_tries(db: &mut Db, swap: &Swap, nowait: &str, plain: &str) ->
                     ErrorKind::LockTimeout,
                     format!(
                         "another session held a table's metadata lock for {:.1} s (--lock-timeout; {} tries that never \
-                         queued, so the application's statements went on): {}",
+                         queued, so the application's statements went on): {}. On a table the application writes to \
+                         without a pause, each try needs a moment when no transaction holds it: a longer --lock-timeout \
+                         (60s) gives the tries more moments (a break-test's four busy writers needed it)",
                         started.elapsed().as_secs_f64(),
                         tries + 1,
                         holders.map_or_else(
                             || "no open transaction was seen (a DDL statement, or a lock held outside one)".to_string(),
-                            |h| format!("the oldest open transactions: {h}")
+                            |h| format!("the oldest open transactions on the server: {h}")
                         )
                     ),
                 ));
