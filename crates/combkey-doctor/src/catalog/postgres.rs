@@ -71,6 +71,32 @@ impl Catalog for Postgres {
     }
 
     fn resolve(&self, user_name: &str) -> Result<Query<Option<Name>>, Error> {
+        // One or two parts (`table`, `schema.table`), each optionally in double quotes: three
+        // parts (`db.schema.table`, or a column after the table) or an open quote would reach
+        // the server as an error of its own, shown with this query's text.
+        let mut parts: Vec<String> = Vec::new();
+        let mut cur = String::new();
+        let mut quoted = false;
+        let mut chars = user_name.trim().chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '"' if quoted && chars.peek() == Some(&'"') => {
+                    chars.next();
+                    cur.push('"');
+                }
+                '"' => quoted = !quoted,
+                '.' if !quoted => parts.push(std::mem::take(&mut cur)),
+                c => cur.push(c),
+            }
+        }
+        parts.push(cur);
+        if quoted || parts.len() > 2 || parts.iter().any(String::is_empty) {
+            return Err(Error::config(
+                "table name",
+                format!("{user_name:?}"),
+                "table or schema.table, parts optionally in double quotes (--column names the column)",
+            ));
+        }
         Ok(Query {
             sql:
                 "SELECT n.nspname::text, c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
@@ -1079,6 +1105,22 @@ fn touched(tables: &[Name]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    /// A name of three parts, an open quote or an empty part is a usage error here, not the
+    /// server's error with the query's text (a break-test gave `shop.orders.id`).
+    #[test]
+    fn a_table_name_of_more_parts_is_refused_before_the_server() {
+        for bad in ["shop.orders.id", "db.shop.orders", "\"open", "a..b", ".t", "t."] {
+            let e = Postgres.resolve(bad).err().unwrap_or_else(|| panic!("{bad} was taken"));
+            assert_eq!(e.kind(), crate::error::ErrorKind::Usage, "{bad}");
+            assert!(e.to_string().contains("table or schema.table"), "{bad}: {e}");
+        }
+        for good in ["orders", "shop.orders", "\"Odd.Name\"", "\"we\"\"ird\".t", " orders "] {
+            assert!(Postgres.resolve(good).is_ok(), "{good}");
+        }
+    }
+
     #[test]
     fn text_arrays() {
         assert_eq!(super::array("{a,b}"), ["a", "b"]);
