@@ -2509,6 +2509,35 @@ mod mariadb {
         }
     }
 
+    /// A TRUNCATE after the check before the swap, just before the rename: MariaDB runs it as
+    /// DDL, firing no trigger, so the copy still held the rows and the rename would have brought
+    /// them back. The table's InnoDB id, read before the check, is read again before each try
+    /// of the rename: nothing swapped, nothing changed, no row back.
+    #[tokio::test]
+    async fn a_table_truncated_just_before_the_rename_is_not_swapped_back_full() {
+        let url = combkey_testutil::mysql_url();
+        let t = "swap_my_truncated";
+        let mut c = connect().await;
+        seed(&mut c, t, 200).await;
+        let run = args(&url, t, &["--apply", "--online", "--method", "copy-swap", "--drop-old", "--set-default"]);
+        let held = Held::start("BEFORE_SWAP", "my-truncated", run, Vec::new()).await;
+        assert!(count(&mut c, &format!("SELECT COUNT(*) FROM {t}_notes")).await > 0, "the rows to truncate");
+        exec(&mut c, &format!("TRUNCATE {t}_notes")).await;
+        let out = held.go().await;
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains(&format!("test.{t}_notes was truncated (or rebuilt) during the run")), "{err}");
+        assert!(err.contains("nothing changed"), "{err}");
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+        assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t}_notes")).await, 0, "no row came back");
+        assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE LENGTH(id) = 36")).await, 200, "not swapped");
+        exec(
+            &mut c,
+            &format!("SET foreign_key_checks = 0; DROP TABLE {t}_items, {t}_notes, {t}; SET foreign_key_checks = 1"),
+        )
+        .await;
+    }
+
     /// Someone adds a column to the table while a copy and swap is under way: the run sees the
     /// change before its swap and changes nothing, and while it removes its triggers (one table
     /// at a time) no application write fails: the copies' foreign keys go first. Writes failed

@@ -1278,6 +1278,51 @@ pub(super) async fn swapped(db: &mut Db, swap: &Swap) -> Result<bool, Error> {
     Ok(n == 1 && old == 1)
 }
 
+/// Each table's InnoDB table id, where the server shows it (`INNODB_SYS_TABLES`, which needs
+/// the `PROCESS` privilege): a `TRUNCATE` (which MariaDB runs as DDL, firing no trigger) or a
+/// rebuild gives the table a new one. `None` per table where it cannot be read.
+async fn table_ids(db: &mut Db, swap: &Swap) -> Vec<Option<String>> {
+    let mut ids = Vec::new();
+    for t in &swap.tables {
+        let name = format!("{}/{}", t.name.schema.clone().unwrap_or_default(), t.name.name);
+        let id = db
+            .rows("SELECT CAST(TABLE_ID AS CHAR) FROM information_schema.INNODB_SYS_TABLES WHERE NAME = ?", &[name])
+            .await
+            .ok()
+            .and_then(|r| r.first().and_then(|r| r.first().cloned().flatten()));
+        ids.push(id);
+    }
+    ids
+}
+
+/// Whether a table was truncated (or rebuilt) since `before` was read (its ids, [`table_ids`]),
+/// or, where its id cannot be read, is empty while its copy is not: its rows would come back
+/// with the copy. The tables so found, named.
+async fn truncated_since(db: &mut Db, swap: &Swap, before: &[Option<String>]) -> Result<Vec<String>, Error> {
+    let now = table_ids(db, swap).await;
+    let mut found = Vec::new();
+    for (i, t) in swap.tables.iter().enumerate() {
+        match (before.get(i).cloned().flatten(), now.get(i).cloned().flatten()) {
+            (Some(a), Some(b)) if a != b => found.push(t.name.to_string()),
+            (Some(_), Some(_)) => {}
+            _ => {
+                let empty = db
+                    .count(&format!(
+                        "SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM {} LIMIT 1) a) = 0 AND (SELECT COUNT(*) FROM (SELECT 1 \
+                         FROM {} LIMIT 1) b) = 1",
+                        t.name.quoted(B),
+                        t.new.quoted(B)
+                    ))
+                    .await?;
+                if empty > 0 {
+                    found.push(t.name.to_string());
+                }
+            }
+        }
+    }
+    Ok(found)
+}
+
 /// The swap: the tables' definitions as the plan found them (a change since stops it), then one
 /// `RENAME TABLE` of every table and copy, its metadata lock waited for at most the lock
 /// timeout, and tried again.
@@ -1287,6 +1332,7 @@ async fn swap_tables(
     plan: &Plan,
     online: &Online,
     progress: &mut dyn Progress,
+    ids: &[Option<String>],
 ) -> Result<(), Error> {
     let cat = db.catalog()?;
     for t in &swap.tables {
@@ -1353,6 +1399,21 @@ async fn swap_tables(
     let mut said: Option<Instant> = None;
     let (mut tries, mut nowait) = (0u32, true);
     loop {
+        // A TRUNCATE since the check before the swap (read before it, so that none falls
+        // between): the copy still holds the rows, which the rename would bring back.
+        let truncated = truncated_since(db, swap, ids).await?;
+        if !truncated.is_empty() {
+            return Err(Error::new(
+                ErrorKind::Verification,
+                format!(
+                    "{} {} truncated (or rebuilt) during the run: MariaDB runs TRUNCATE as DDL, firing no trigger, so \
+                     the copy still holds the rows and the rename would bring them back; nothing was swapped; run again \
+                     to copy it as it is now",
+                    truncated.join(", "),
+                    if truncated.len() == 1 { "was" } else { "were" }
+                ),
+            ));
+        }
         let sql = if nowait { pairs(" NOWAIT") } else { pairs("") };
         match db.exec(&sql).await {
             Ok(_) => return Ok(()),
@@ -1732,9 +1793,11 @@ pub(super) async fn run(
             drain(db, &swap, plan).await?;
             copies_keys(db, &swap, plan).await?;
             drain(db, &swap, plan).await?;
+            // The tables' ids before the check, so that a TRUNCATE after it is seen at the rename.
+            let ids = table_ids(db, &swap).await;
             verify(db, &swap, plan, &mut tally.out.verified).await?;
             hold("BEFORE_SWAP").await;
-            swap_tables(db, &swap, plan, online, &mut *progress).await?;
+            swap_tables(db, &swap, plan, online, &mut *progress, &ids).await?;
             stop_after("RENAME", 1);
             journal.set_cursor(db, None, usize::try_from(phase::SWAPPED).unwrap_or(0)).await?;
             stop_after("PHASE", phase::SWAPPED);
