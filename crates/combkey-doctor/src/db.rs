@@ -97,7 +97,7 @@ impl Db {
             target.push_str("application_name=combkey%20doctor");
         }
         let connect_error = |e: sqlx::Error| {
-            Error::new(ErrorKind::Connection, format!("connecting to {shown}: {}", url.scrub(&e.to_string())))
+            Error::new(ErrorKind::Connection, format!("connecting to {shown}: {}", url.scrub(&server_message(&e))))
         };
         let pooler = check_pooler && backend == Backend::Postgres;
         // The pooler check's second session is opened together with this one, so neither

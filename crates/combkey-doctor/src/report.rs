@@ -653,7 +653,8 @@ impl Report {
         }
         if self.unfinished_online {
             return "An earlier --apply --online stopped before its end; its journal keeps the plan and how far it got. \
-                    Run --apply --online again to finish it (the keys converted so far stay converted)."
+                    Run --apply --online again to finish it (in place, the keys converted so far stay converted; a copy \
+                    and swap stopped before its swap changed none of the table's keys, and --abandon removes its copy)."
                 .into();
         }
         if self.unreadable.0 > 0 {

@@ -184,11 +184,13 @@ impl Schema {
             return Err(Error::usage("the column name is empty: give --column NAME"));
         }
         let catalog = db.catalog()?;
+        let advice = match db.backend() {
+            combkey::Backend::Postgres => "quote a name with capitals: '\"Orders\"'",
+            combkey::Backend::MySql => "a name in backticks keeps what the unquoted name would lose: '`order-lines`'",
+            _ => "a name in double quotes keeps what the unquoted name would lose",
+        };
         let name = resolve(db, table).await?.ok_or_else(|| {
-            Error::usage(format!(
-                "no table {table:?} (names are matched as the database matches them; quote a name with capitals on \
-                 PostgreSQL: '\"Orders\"')"
-            ))
+            Error::usage(format!("no table {table:?} (names are matched as the database matches them; {advice})"))
         })?;
         let columns = db.query(catalog.columns(&name)).await?;
         let column = columns

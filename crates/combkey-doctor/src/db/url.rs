@@ -63,6 +63,19 @@ impl DatabaseUrl {
     pub fn parse(url: &str) -> Result<DatabaseUrl, Error> {
         let (shown, secrets) = redact(url);
         let refuse = |why: &str| Error::usage(format!("{shown}: {why}: {EXPECTED}; nothing was connected to"));
+        // libpq's keyword/value form (`host=h dbname=d`), ADO.NET's or ODBC's (`Server=h;...`): no URL.
+        let first = url.trim_start().split(['=', ' ', ';']).next().unwrap_or_default();
+        if !url.contains("://")
+            && url.contains('=')
+            && !first.is_empty()
+            && first.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ' ')
+            && url.trim_start()[first.len()..].trim_start().starts_with('=')
+        {
+            return Err(refuse(
+                "a key=value connection string (libpq's or ADO.NET's), not a URL: give its parts as a URL \
+                 (postgres://USER@HOST:PORT/DATABASE; a password through PGPASSWORD, ~/.pgpass, ~/.my.cnf or --ask-pass)",
+            ));
+        }
         if url.chars().any(char::is_whitespace) {
             return Err(refuse("a space in it (a URL has none; percent-encode one in a password as %20)"));
         }
@@ -582,6 +595,10 @@ mod tests {
             assert!(message.contains("***"), "{text}: {message}");
             assert!(message.contains("nothing was connected to"), "{text}: {message}");
         }
+        let e = DatabaseUrl::parse("host=h password=s3cret dbname=d").unwrap_err().to_string();
+        assert!(e.contains("a key=value connection string"), "{e}");
+        let e = DatabaseUrl::parse("Server=h;Database=d;Password=s3cret;").unwrap_err().to_string();
+        assert!(e.contains("a key=value connection string") && !e.contains("s3cret"), "{e}");
         assert_eq!(redact("host=h password=s3cret dbname=d").0, "host=h password=*** dbname=d");
         assert_eq!(redact("dbname=x password='a b'").0, "dbname=x password=***");
         // Not a keyword: the word goes on before it.

@@ -1673,7 +1673,7 @@ pub(super) async fn run(
             let held = locked_by_swap(&swap);
             // Since when the swap waits for long transactions that hold its tables, what it said
             // of them last, and when.
-            let mut waiting: Option<(Instant, String, Instant, bool)> = None;
+            let mut waiting: Option<(Instant, String, Instant, bool, bool)> = None;
             let mut applied_so_far = 0usize;
             loop {
                 // Rounds until what is left can be applied under the swap's lock.
@@ -1707,7 +1707,8 @@ pub(super) async fn run(
                 };
                 if let Some(h) = holders {
                     let now = Instant::now();
-                    let (since, said, at, said_kill) = waiting.get_or_insert_with(|| (now, String::new(), now, false));
+                    let (since, said, at, said_kill, cancelled) =
+                        waiting.get_or_insert_with(|| (now, String::new(), now, false, false));
                     if since.elapsed() >= online.swap_wait {
                         held_out = true;
                         break Err(Error::new(
@@ -1727,10 +1728,14 @@ pub(super) async fn run(
                     }
                     // --kill-blockers-after: their statements cancelled, then (at twice the
                     // wait) their sessions ended, as pg_repack's --wait-timeout.
+                    // A cancel is sent once (an idle transaction's session ignores it; the end
+                    // comes at twice the wait).
                     if let Some(after) = online.kill_blockers_after
                         && since.elapsed() >= after
+                        && (!*cancelled || since.elapsed() >= after * 2)
                     {
                         let end = since.elapsed() >= after * 2;
+                        *cancelled = true;
                         if let Some(q) = db.catalog()?.end_holders(&held, LONG_HOLD_MS, end) {
                             let waited = since.elapsed();
                             let what = if end { "ended" } else { "cancelled the statements of" };
