@@ -1863,6 +1863,15 @@ mod mariadb {
         r["layouts"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.as_u64().unwrap())).collect()
     }
 
+    /// Drops the test's tables (`seed`'s three).
+    async fn drop_tables(c: &mut MySqlConnection, t: &str) {
+        exec(
+            c,
+            &format!("SET foreign_key_checks = 0; DROP TABLE {t}_items, {t}_notes, {t}; SET foreign_key_checks = 1"),
+        )
+        .await;
+    }
+
     async fn leftovers(c: &mut MySqlConnection, t: &str) -> Vec<String> {
         sqlx::query_scalar::<_, String>(AssertSqlSafe(format!(
             "SELECT CAST(TABLE_NAME AS CHAR) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN \
@@ -2135,11 +2144,7 @@ mod mariadb {
         assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
         assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t}")).await, 302, "every row there");
         assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE LENGTH(id) = 36")).await, 302, "not swapped");
-        exec(
-            &mut c,
-            &format!("SET foreign_key_checks = 0; DROP TABLE {t}_items, {t}_notes, {t}; SET foreign_key_checks = 1"),
-        )
-        .await;
+        drop_tables(&mut c, t).await;
     }
 
     /// Changes logged while the run was stopped after its copy, more than the last round takes:
@@ -2161,11 +2166,7 @@ mod mariadb {
         assert!(err.contains("changes made meanwhile applied, ") && err.contains(" in the logs still"), "{err}");
         assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE note = 'changed'")).await, 400);
         assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
-        exec(
-            &mut c,
-            &format!("SET foreign_key_checks = 0; DROP TABLE {t}_items, {t}_notes, {t}; SET foreign_key_checks = 1"),
-        )
-        .await;
+        drop_tables(&mut c, t).await;
     }
 
     /// A new table's foreign key to the table, or a trigger on it, made during the run: a rename
@@ -2247,11 +2248,7 @@ mod mariadb {
         exec(&mut report, "COMMIT").await;
         assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
         assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE LENGTH(id) = 36")).await, 100, "not swapped");
-        exec(
-            &mut c,
-            &format!("SET foreign_key_checks = 0; DROP TABLE {t}_items, {t}_notes, {t}; SET foreign_key_checks = 1"),
-        )
-        .await;
+        drop_tables(&mut c, t).await;
     }
 
     /// --kill-blockers-after needs to know who holds the tables, which MariaDB does not show:
@@ -2276,11 +2273,7 @@ mod mariadb {
         );
         assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
         assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE LENGTH(id) = 36")).await, 50, "not swapped");
-        exec(
-            &mut c,
-            &format!("SET foreign_key_checks = 0; DROP TABLE {t}_items, {t}_notes, {t}; SET foreign_key_checks = 1"),
-        )
-        .await;
+        drop_tables(&mut c, t).await;
     }
 
     /// A copy that is not the table is never swapped in: a copied row changed, or one gone,
@@ -2346,11 +2339,7 @@ mod mariadb {
             "{done}"
         );
         assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
-        exec(
-            &mut c,
-            &format!("SET foreign_key_checks = 0; DROP TABLE {t}_items, {t}_notes, {t}; SET foreign_key_checks = 1"),
-        )
-        .await;
+        drop_tables(&mut c, t).await;
     }
 
     #[tokio::test]
@@ -2535,11 +2524,7 @@ mod mariadb {
         assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
         assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t}_notes")).await, 0, "no row came back");
         assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE LENGTH(id) = 36")).await, 200, "not swapped");
-        exec(
-            &mut c,
-            &format!("SET foreign_key_checks = 0; DROP TABLE {t}_items, {t}_notes, {t}; SET foreign_key_checks = 1"),
-        )
-        .await;
+        drop_tables(&mut c, t).await;
     }
 
     /// Someone adds a column to the table while a copy and swap is under way: the run sees the

@@ -59,7 +59,7 @@ pub(super) async fn refusal(db: &mut Db, plan: &Plan) -> Result<Option<String>, 
         Err(e) if e.kind() == ErrorKind::Refused => return Ok(Some(e.to_string())),
         Err(e) => return Err(e),
     };
-    let why = dependants(db, &swap, version).await?;
+    let why = dependants(db, &swap).await?;
     if why.is_empty() { Ok(None) } else { Ok(Some(why.join("; "))) }
 }
 
@@ -69,7 +69,8 @@ pub(super) async fn refusal(db: &mut Db, plan: &Plan) -> Result<Option<String>, 
 /// keys of other tables that reference them. Read before the run, and again under the swap's
 /// lock: one made during the run (a view, a new table's foreign key, a policy, a publication)
 /// would otherwise stay with the old table, the application's writes through it failing.
-async fn dependants(db: &mut Db, swap: &Swap, version: i64) -> Result<Vec<String>, Error> {
+async fn dependants(db: &mut Db, swap: &Swap) -> Result<Vec<String>, Error> {
+    let version: i64 = db.count("SELECT current_setting('server_version_num')::int").await?;
     let ours: Vec<String> = swap.tables.iter().map(|t| format!("{}::regclass", regclass(&t.name))).collect();
     let in_set = format!("ARRAY[{}]::regclass[]", ours.join(", "));
     let mut why = Vec::new();
@@ -1179,8 +1180,7 @@ async fn swap_once(
     // What depends on them, as the run began with none (a view, a foreign key of a new table,
     // a policy, a publication made since would stay with the old table: a view reading the
     // frozen rows, the application's writes through the foreign key failing).
-    let version: i64 = db.count("SELECT current_setting('server_version_num')::int").await?;
-    let why = dependants(db, swap, version).await?;
+    let why = dependants(db, swap).await?;
     if !why.is_empty() {
         let _ = db.exec("ROLLBACK").await;
         return Err(Error::new(
