@@ -1054,9 +1054,12 @@ mod postgres {
         )
         .await;
         let working = format!(
-            "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker' AND query LIKE 'autovacuum: VACUUM%{t}'"
+            "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker' AND query LIKE 'autovacuum: VACUUM%{t}' \
+             AND now() - xact_start > interval '2 s'"
         );
-        // The launcher visits the database once a minute (autovacuum_naptime).
+        // The launcher visits the database once a minute (autovacuum_naptime); a worker under
+        // way for 2 s is in its throttled vacuum of the table (one seen at once may end before
+        // the run begins).
         let waited = std::time::Instant::now();
         while count(&mut c, &working).await == 0 {
             assert!(waited.elapsed().as_secs() < 180, "autovacuum never started on {t}");
@@ -2425,8 +2428,10 @@ mod mariadb {
         assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
     }
 
-    /// Killed in the in-place run after the swap (the keys the application wrote during the
-    /// swap's last rounds, which the mapping table did not hold): the same command again, and
+    /// Killed in the in-place run after the swap (keys the application wrote during the
+    /// swap's last rounds, which the mapping table did not hold, of a layout the server does
+    /// not convert; the v1 keys written with them were converted by the server, their pairs
+    /// mapped before the in-place run): the same command again, and
     /// the advice `--method in-place`, end done with the key map holding every converted pair
     /// (the swap's and the in-place run's), no work table, trigger or journal row of the run
     /// left. It once left the run stuck: the in-place run had overwritten the copy and swap's
@@ -2447,12 +2452,19 @@ mod mariadb {
                 &["--apply", "--online", "--method", "copy-swap", "--drop-old", "--set-default", "--batch-size", "5"],
             );
             // Stopped once the triggers write through to the copies; the application adds rows
-            // with its own old-layout keys (the column's UUID() default): written through to
-            // the copy unconverted, to be converted after the swap.
+            // with its own old-layout keys: the column's UUID() default (v1, converted by the
+            // server as they are written through), and v6 keys of its own, a layout the table
+            // did not hold (written through unconverted, to be converted in place after the
+            // swap).
             let through = run_doctor(run.clone(), vec![("COMBKEY_DOCTOR_FAIL_AFTER_THROUGH".into(), "1".into())]).await;
             assert!(!through.status.success(), "it stopped: {}", stderr(&through));
-            for _ in 0..30 {
-                exec(&mut c, &format!("INSERT INTO {t} (note) VALUES ('during')")).await;
+            for i in 0..30 {
+                if i % 2 == 0 {
+                    exec(&mut c, &format!("INSERT INTO {t} (note) VALUES ('during')")).await;
+                } else {
+                    let v6 = Layout::V6.generate().unwrap();
+                    exec(&mut c, &format!("INSERT INTO {t} (id, note) VALUES ('{v6}', 'during')")).await;
+                }
             }
             // Killed after the in-place run's first batch, after the swap.
             let stopped = run_doctor(run.clone(), vec![("COMBKEY_DOCTOR_FAIL_AFTER_BATCH".into(), "1".into())]).await;
@@ -2500,6 +2512,202 @@ mod mariadb {
             assert_eq!(journal, 0, "no unfinished run of the table in the journal");
             exec(&mut c, &format!("DROP TABLE IF EXISTS {t}_notes, {t}_items, {t}, combkey_keymap_{t}")).await;
         }
+    }
+
+    /// Keys the application writes during the run with its old default (MariaDB's `UUID()`)
+    /// are converted by the server as they are written through: right after the rename the
+    /// table holds them, and the children's references, as combkey's v7 keys
+    /// (`KeyMigration`), so no conversion in place follows the swap (its batches deadlocked
+    /// the application's transactions, 1213, in break-tests); the finished run's key map holds
+    /// their pairs. Text keys kept as text (`--keep-type`) alike.
+    #[tokio::test]
+    async fn keys_written_during_the_run_are_converted_as_they_are_written() {
+        let url = combkey_testutil::mysql_url();
+        let m = KeyMigration::new(Layout::V1, Layout::V7).unwrap();
+        for (i, flags) in [&["--set-default"][..], &["--keep-type"][..]].into_iter().enumerate() {
+            let t = format!("swap_my_as_written_{i}");
+            let t = t.as_str();
+            let keep = i == 1;
+            let mut c = connect().await;
+            seed(&mut c, t, 200).await;
+            exec(&mut c, &format!("DROP TABLE IF EXISTS combkey_keymap_{t}")).await;
+            let mut run = args(&url, t, &["--apply", "--online", "--method", "copy-swap", "--drop-old"]);
+            run.extend(flags.iter().map(|f| (*f).to_string()));
+            let held = Held::start(
+                "BEFORE_SWAP",
+                t,
+                run.clone(),
+                vec![("COMBKEY_DOCTOR_FAIL_AFTER_RENAME".into(), "1".into())],
+            )
+            .await;
+            for _ in 0..20 {
+                exec(
+                    &mut c,
+                    &format!(
+                        "INSERT INTO {t} (note) VALUES ('during'); \
+                         INSERT INTO {t}_items (parent, what) SELECT id, 'during' FROM {t} WHERE seq = LAST_INSERT_ID()"
+                    ),
+                )
+                .await;
+            }
+            let during: Vec<String> = sqlx::query_scalar(AssertSqlSafe(format!(
+                "SELECT CAST(id AS CHAR) FROM {t} WHERE note = 'during' ORDER BY seq"
+            )))
+            .fetch_all(&mut c)
+            .await
+            .unwrap();
+            assert_eq!(during.len(), 20);
+            let stopped = held.go().await;
+            assert!(
+                !stopped.status.success() && stderr(&stopped).contains("RENAME"),
+                "it stopped after the rename: {}",
+                stderr(&stopped)
+            );
+            // Right after the rename: each row under combkey's conversion of its key, its child
+            // referencing it.
+            let key = |old: &str| {
+                let new = m.convert(&old.parse::<Comb>().unwrap()).unwrap();
+                if keep { format!("'{new}'") } else { format!("X'{}'", new.simple()) }
+            };
+            for old in &during {
+                let k = key(old);
+                assert_eq!(
+                    count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE id = {k} AND note = 'during'")).await,
+                    1,
+                    "the row of {old} under {k} right after the swap"
+                );
+                assert_eq!(
+                    count(&mut c, &format!("SELECT COUNT(*) FROM {t}_items WHERE parent = {k} AND what = 'during'"))
+                        .await,
+                    1,
+                    "the child of {old}"
+                );
+            }
+            let done = combkey_env(&run.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
+            ok(&done);
+            for old in &during {
+                let old_key = format!("X'{}'", old.replace('-', ""));
+                let new = m.convert(&old.parse::<Comb>().unwrap()).unwrap();
+                let mapped: Vec<String> = sqlx::query_scalar(AssertSqlSafe(format!(
+                    "SELECT CAST(HEX(new_key) AS CHAR) FROM combkey_keymap_{t} WHERE old_key = {old_key}"
+                )))
+                .fetch_all(&mut c)
+                .await
+                .unwrap();
+                assert_eq!(mapped, vec![new.simple().to_string().to_uppercase()], "the key map's pair of {old}");
+            }
+            assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t}")).await, 220, "every row");
+            assert_eq!(orphans(&mut c, t).await, Vec::new(), "children without their parent");
+            assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+            exec(&mut c, &format!("SET foreign_key_checks = 0; DROP TABLE IF EXISTS {t}_notes, {t}_items, {t}, combkey_keymap_{t}; SET foreign_key_checks = 1")).await;
+        }
+    }
+
+    /// A key the server converts otherwise than combkey would (here a v1 key of a day and a
+    /// half from now, with the run's session two days ahead, as a server whose clock is ahead
+    /// of combkey's host reads it: combkey reads the time as no key's, the server as one)
+    /// stops the run before the swap, naming the key, nothing changed.
+    #[tokio::test]
+    async fn a_key_the_server_converts_otherwise_than_combkey_stops_the_swap() {
+        let url = combkey_testutil::mysql_url();
+        let t = "swap_my_skewed";
+        let mut c = connect().await;
+        seed(&mut c, t, 100).await;
+        let run = args(&url, t, &["--apply", "--online", "--method", "copy-swap", "--set-default"]);
+        let through = run_doctor(run.clone(), vec![("COMBKEY_DOCTOR_FAIL_AFTER_THROUGH".into(), "1".into())]).await;
+        assert!(!through.status.success(), "it stopped: {}", stderr(&through));
+        // A v1 key of 36 hours from now (100-ns ticks since 1582), written through as it is.
+        let ms = i64::try_from(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis())
+            .unwrap()
+            + 36 * 3_600_000;
+        let ticks = u64::try_from(ms).unwrap() * 10_000 + 0x01B2_1DD2_1381_4000;
+        let future = format!(
+            "{:08x}-{:04x}-1{:03x}-9abc-0123456789ab",
+            ticks & 0xffff_ffff,
+            (ticks >> 32) & 0xffff,
+            (ticks >> 48) & 0x0fff
+        );
+        exec(&mut c, &format!("INSERT INTO {t} (id, note) VALUES ('{future}', 'future')")).await;
+        let skewed = run_doctor(
+            run.clone(),
+            vec![("COMBKEY_DOCTOR_SQL_BEFORE_VERIFY".into(), "SET timestamp = UNIX_TIMESTAMP() + 172800".into())],
+        )
+        .await;
+        assert!(!skewed.status.success(), "{}", stderr(&skewed));
+        let said = stderr(&skewed);
+        assert!(
+            said.contains("converted by the server otherwise than combkey converts them")
+                && said.contains(&future)
+                && said.contains("the tables were not swapped"),
+            "{said}"
+        );
+        assert_eq!(
+            count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE LENGTH(id) = 36")).await,
+            101,
+            "the table as it was"
+        );
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+        drop_tables(&mut c, t).await;
+    }
+
+    /// What another session makes while the swap's `RENAME TABLE` tries wait for a report that
+    /// holds the table (a new table's foreign key that references it, which MariaDB makes at
+    /// once beside the report) is seen before the next try: the run stops naming it, nothing
+    /// swapped, the new table's foreign key still on the live table. (It was read once, before
+    /// the tries, which can go on for minutes.)
+    #[tokio::test]
+    async fn a_foreign_key_made_while_the_rename_waits_stops_the_swap() {
+        let url = combkey_testutil::mysql_url();
+        let t = "swap_my_fk_meanwhile";
+        let mut c = connect().await;
+        seed(&mut c, t, 100).await;
+        exec(&mut c, &format!("DROP TABLE IF EXISTS {t}_later")).await;
+        let tried = std::env::temp_dir().join(format!("combkey-swap-{t}-tried-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&tried);
+        std::fs::create_dir_all(&tried).unwrap();
+        let held = Held::start(
+            "BEFORE_SWAP",
+            t,
+            args(&url, t, &["--apply", "--online", "--method", "copy-swap", "--set-default"]),
+            vec![("COMBKEY_DOCTOR_HOLD_SWAP_TRIED".into(), tried.display().to_string())],
+        )
+        .await;
+        // A report that holds the table from before the swap's first try.
+        let mut report = connect().await;
+        exec(&mut report, &format!("START TRANSACTION; SELECT COUNT(*) FROM {t}")).await;
+        held.release();
+        let waited = std::time::Instant::now();
+        while !tried.join("held").exists() {
+            assert!(waited.elapsed().as_secs() < 120, "the rename was never tried");
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        exec(
+            &mut c,
+            &format!(
+                "CREATE TABLE {t}_later (k INT PRIMARY KEY, parent CHAR(36), CONSTRAINT {t}_later_fk FOREIGN KEY (parent) \
+                 REFERENCES {t} (id)) ENGINE=InnoDB"
+            ),
+        )
+        .await;
+        std::fs::write(tried.join("go"), "").unwrap();
+        exec(&mut report, "COMMIT").await;
+        let out = held.end().await;
+        let _ = std::fs::remove_dir_all(&tried);
+        assert!(!out.status.success(), "{}", stderr(&out));
+        let said = stderr(&out);
+        assert!(said.contains(&format!("{t}_later")) && said.contains("the tables were not swapped"), "{said}");
+        let fk_on: String = sqlx::query_scalar(AssertSqlSafe(format!(
+            "SELECT CAST(REFERENCED_TABLE_NAME AS CHAR) FROM information_schema.REFERENTIAL_CONSTRAINTS \
+             WHERE CONSTRAINT_SCHEMA = DATABASE() AND CONSTRAINT_NAME = '{t}_later_fk'"
+        )))
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+        assert_eq!(fk_on, t, "the new foreign key references the live table");
+        assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE LENGTH(id) = 36")).await, 100);
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+        exec(&mut c, &format!("DROP TABLE {t}_later")).await;
+        drop_tables(&mut c, t).await;
     }
 
     /// A TRUNCATE after the check before the swap, just before the rename: MariaDB runs it as

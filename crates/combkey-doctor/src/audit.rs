@@ -186,6 +186,14 @@ impl Classifier {
         out
     }
 
+    /// Whether a key whose version nibble names a layout (v1, v6) is read as that layout
+    /// whatever its other bits: no layout that keeps other data where the nibble goes (NewId's,
+    /// Medo.Uuid7's) was found in the keys, nor given as `--layout`.
+    pub(crate) fn reads_nibble_as_is(&self) -> bool {
+        let data = |l: &str| l.parse::<Layout>().is_ok_and(nibble_is_data);
+        !self.assumed.as_deref().is_some_and(data) && !self.rules.iter().any(|r| data(&r.layout))
+    }
+
     /// The verdict on one key.
     ///
     /// # Examples

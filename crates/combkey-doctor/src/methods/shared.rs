@@ -618,7 +618,8 @@ pub(crate) async fn lock_waiting_out_holders(
                     continue;
                 }
                 let Some(q) = cat.lock_holders(tables, LONG_HOLD_MS) else { return Err(e) };
-                let Some(mut h) = db.query(q).await? else { return Err(e) };
+                // The holder gone meanwhile (an autovacuum worker that ended): the attempts go on.
+                let Some(mut h) = db.query(q).await? else { continue };
                 loop {
                     if left(started) == 0 {
                         return Err(Error::new(

@@ -24,8 +24,10 @@
 //! format or replication grant, and a change is captured in the application's own transaction,
 //! so nothing lags behind it at the swap.
 //!
-//! Keys are converted by combkey (never by SQL): the conversions fill a mapping table of old
-//! and new values that the copy and the triggers join.
+//! Keys are converted by combkey: the conversions fill a mapping table of old and new values
+//! that the copy and the triggers join. On MySQL/MariaDB the keys the application writes
+//! during the run, which the table does not hold, are converted by the server as they are
+//! written, where its conversion is combkey's ([`server_keys`]), checked before the swap.
 
 use crate::methods::shared::OnlineOutcome;
 use crate::options::{Online, Progress};
@@ -36,6 +38,7 @@ use crate::plan::Plan;
 
 mod mysql;
 mod postgres;
+mod server_keys;
 pub(crate) mod shared;
 
 use shared::{Swap, phase};

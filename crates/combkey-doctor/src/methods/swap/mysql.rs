@@ -19,10 +19,14 @@
 //! and the rename follows; a write that reaches a table just before it is in its copy too.
 //!
 //! Keys are converted through the mapping table, filled before anything else and not changed
-//! after, so that the copy, the rounds and the triggers convert every key alike: a key it does
-//! not hold (a row the application inserted since) is written as the same id in the column's
-//! new type, and noted; after the swap, keys so noted that convert are changed in place, as
-//! the in-place method does.
+//! after, so that the copy, the rounds and the triggers convert every key alike. A key it does
+//! not hold (a row the application inserted since) is converted by the server where combkey
+//! would convert it the same way ([`super::server_keys`]: MariaDB's `UUID()`, version 1, and
+//! version 6), else written as the same id in the column's new type; either way it is noted.
+//! Before the swap each key the server converted is checked against combkey's conversion;
+//! after it, their pairs go to the key map, and the noted keys the server left that convert
+//! are changed in place, as the in-place method does (whose batches can deadlock the
+//! application's transactions: the server's conversion is there so that none are left).
 //!
 //! The copies get their foreign keys under a name of their own (a foreign key's name is the
 //! database's, not the table's); after the swap those get the original names, the old tables
@@ -67,11 +71,13 @@ fn same_id(expr: &str, plan: &Plan) -> String {
     }
 }
 
-/// A key value's conversion in SQL: the mapping table's, else the same id.
+/// A key value's conversion in SQL: the mapping table's, else the server's (a key the
+/// application wrote since the map was made, of a layout the server converts), else the same
+/// id.
 fn converted(expr: &str, swap: &Swap, plan: &Plan) -> String {
     format!(
         "COALESCE((SELECT m.new FROM {map} m WHERE m.old = {expr}), {})",
-        same_id(expr, plan),
+        swap.server_keys.expr(expr, &same_id(expr, plan)),
         map = swap.map.quoted(B)
     )
 }
@@ -956,6 +962,7 @@ async fn verify(db: &mut Db, swap: &Swap, plan: &Plan, verified: &mut Vec<(Strin
     if !pairs.is_empty() {
         return Err(super::shared::become_one(&pairs.join("; ")));
     }
+    server_keys_agree(db, swap, plan).await?;
     db.exec("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ").await?;
     db.exec("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY").await?;
     let result: Result<(), Error> = async {
@@ -1012,6 +1019,133 @@ async fn verify(db: &mut Db, swap: &Swap, plan: &Plan, verified: &mut Vec<(Strin
     result?;
     end?;
     Ok(())
+}
+
+/// The noted keys (written since the map was made) as the server converts them, a page after
+/// `after`: each key, its conversion, and whether the live table `t` holds a row under the key
+/// itself.
+async fn noted_page(
+    db: &mut Db,
+    swap: &Swap,
+    t: &Name,
+    column: &str,
+    after: Option<&str>,
+) -> Result<Vec<(Stored, Vec<u8>, bool)>, Error> {
+    let cat = db.catalog()?;
+    let rows = db
+        .rows(
+            &format!(
+                "SELECT HEX(d.k), 'bytes', HEX({conv}), EXISTS (SELECT 1 FROM {tab} t WHERE t.{c} = d.k) FROM {todo} d \
+                 WHERE NOT ({conv} <=> d.k){after} ORDER BY CAST(d.k AS BINARY) LIMIT {page}",
+                conv = swap.server_keys.expr_final("d.k"),
+                tab = t.quoted(B),
+                c = q(column),
+                todo = todo(swap).quoted(B),
+                after = after.map(|a| format!(" AND CAST(d.k AS BINARY) > X'{a}'")).unwrap_or_default(),
+                page = crate::catalog::PAGE
+            ),
+            &[],
+        )
+        .await?;
+    rows.iter()
+        .map(|r| {
+            let cell = |i: usize| r.get(i).cloned().flatten().unwrap_or_default();
+            Ok((cat.parse_key(r)?, crate::catalog::unhex(&cell(2))?, cell(3) == "1"))
+        })
+        .collect()
+}
+
+/// Before the swap: every noted key the server converted (in a write-through trigger or a
+/// round) against combkey's conversion of it; a difference stops the run, nothing swapped.
+async fn server_keys_agree(db: &mut Db, swap: &Swap, plan: &Plan) -> Result<(), Error> {
+    if !swap.server_keys.any() {
+        return Ok(());
+    }
+    let mut after: Option<String> = None;
+    let mut differ = Vec::new();
+    loop {
+        let page = noted_page(db, swap, &swap.tables[0].name, &plan.column, after.as_deref()).await?;
+        let values: Vec<Stored> = page.iter().map(|(k, _, _)| k.clone()).collect();
+        for ((old, by_server, _), (_, new)) in page.iter().zip(Source::of(plan).pairs(&values)?) {
+            let combkeys = match &new {
+                Stored::Bytes(b) => b.clone(),
+                Stored::Text(t) => t.as_bytes().to_vec(),
+            };
+            if *by_server != combkeys && differ.len() < 5 {
+                let shown = |v: &Stored| crate::keys::id_of(v).map_or_else(|_| format!("{v:?}"), |id| id.to_string());
+                differ.push(format!(
+                    "{} became {} by the server's conversion, {} by combkey's",
+                    shown(old),
+                    shown(&Stored::Bytes(by_server.clone())),
+                    shown(&new)
+                ));
+            }
+        }
+        match page.last() {
+            Some((Stored::Bytes(b), _, _)) if page.len() == crate::catalog::PAGE => after = Some(hex(b)),
+            _ => break,
+        }
+    }
+    if differ.is_empty() {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorKind::Verification,
+        format!(
+            "keys the application wrote during the run were converted by the server otherwise than combkey converts \
+             them: {} (checked before the swap, which did not happen; please report this)",
+            differ.join("; ")
+        ),
+    ))
+}
+
+/// After the swap: the pairs of the noted keys the server converted go to the key map, and
+/// the keys leave the list, a page at a time (a run stopped here and run again does it
+/// again, alike). A key whose row the table still holds under the key itself stays on the
+/// list for the in-place conversion (a run begun by an earlier combkey, which converted none).
+async fn server_keys_mapped(db: &mut Db, swap: &Swap, plan: &Plan) -> Result<usize, Error> {
+    let cat = db.catalog()?;
+    let Some(map) = plan.key_map.as_ref().map(Name::from).filter(|_| swap.server_keys.any()) else {
+        return Ok(0);
+    };
+    let mut mapped = 0;
+    let mut after: Option<String> = None;
+    loop {
+        let page = noted_page(db, swap, &swap.tables[0].name, &plan.column, after.as_deref()).await?;
+        let mut pairs = Vec::new();
+        let mut done = Vec::new();
+        for (old, new, unconverted) in &page {
+            if *unconverted {
+                continue;
+            }
+            if let (Ok(o), Ok(n)) = (crate::keys::id_of(old), crate::keys::id_of(&Stored::Bytes(new.clone()))) {
+                pairs.push((
+                    crate::keys::stored_for(B, &plan.final_type, o),
+                    crate::keys::stored_for(B, &plan.final_type, n),
+                ));
+            }
+            done.push(cat.key_literal(old));
+        }
+        if !done.is_empty() {
+            db.exec("START TRANSACTION").await?;
+            for chunk in pairs.chunks(crate::methods::shared::MAP_BATCH) {
+                db.exec(&format!(
+                    "INSERT IGNORE INTO {} (old_key, new_key) VALUES {}",
+                    map.quoted(B),
+                    crate::catalog::value_pairs(cat, chunk)
+                ))
+                .await?;
+            }
+            db.exec(&format!("DELETE FROM {} WHERE k IN ({})", todo(swap).quoted(B), done.join(", "))).await?;
+            db.exec("COMMIT").await?;
+            mapped += pairs.len();
+        }
+        match page.last() {
+            Some((Stored::Bytes(b), _, _)) if page.len() == crate::catalog::PAGE => after = Some(hex(b)),
+            _ => break,
+        }
+    }
+    Ok(mapped)
 }
 
 /// Keys noted as written since the map was made whose final key (the same id, or the key
@@ -1323,17 +1457,12 @@ async fn truncated_since(db: &mut Db, swap: &Swap, before: &[Option<String>]) ->
     Ok(found)
 }
 
-/// The swap: the tables' definitions as the plan found them (a change since stops it), then one
-/// `RENAME TABLE` of every table and copy, its metadata lock waited for at most the lock
-/// timeout, and tried again.
-async fn swap_tables(
-    db: &mut Db,
-    swap: &Swap,
-    plan: &Plan,
-    online: &Online,
-    progress: &mut dyn Progress,
-    ids: &[Option<String>],
-) -> Result<(), Error> {
+/// Before each try of the swap's rename: each table's definition as the run began, and nothing
+/// made since that references them or fires on them (a new table's foreign key, a trigger),
+/// which would stay with the old tables. Read before every try, not once: the tries can go on
+/// for minutes under a busy table, and another session's DDL meanwhile would otherwise be
+/// swapped away (a column added) or left on the old table.
+async fn still_the_tables(db: &mut Db, swap: &Swap, plan: &Plan) -> Result<(), Error> {
     let cat = db.catalog()?;
     for t in &swap.tables {
         let Some((_, before)) = plan.definitions.iter().find(|(n, _)| Name::from(n) == t.name) else { continue };
@@ -1363,6 +1492,21 @@ async fn swap_tables(
             ),
         ));
     }
+    Ok(())
+}
+
+/// The swap: the tables' definitions as the plan found them (a change since stops it), then one
+/// `RENAME TABLE` of every table and copy, its metadata lock waited for at most the lock
+/// timeout, and tried again.
+async fn swap_tables(
+    db: &mut Db,
+    swap: &Swap,
+    plan: &Plan,
+    online: &Online,
+    progress: &mut dyn Progress,
+    ids: &[Option<String>],
+) -> Result<(), Error> {
+    let cat = db.catalog()?;
     // An AUTO_INCREMENT counter goes on from the table's (the copy's counter follows only the
     // values written to it; rows deleted at the end would otherwise have their numbers given
     // again).
@@ -1399,6 +1543,7 @@ async fn swap_tables(
     let mut said: Option<Instant> = None;
     let (mut tries, mut nowait) = (0u32, true);
     loop {
+        still_the_tables(db, swap, plan).await?;
         // A TRUNCATE since the check before the swap (read before it, so that none falls
         // between): the copy still holds the rows, which the rename would bring back.
         let truncated = truncated_since(db, swap, ids).await?;
@@ -1421,6 +1566,9 @@ async fn swap_tables(
             Err(e) if e.code() == Some("42000") && nowait => nowait = false,
             Err(e) if e.kind() == ErrorKind::LockTimeout && nowait => {
                 tries += 1;
+                if tries == 1 {
+                    hold("SWAP_TRIED").await;
+                }
                 let holders = match cat.oldest_transactions() {
                     Some(q) if started.elapsed() >= std::time::Duration::from_secs(1) => db.query(q).await?,
                     _ => None,
@@ -1577,6 +1725,9 @@ async fn after_swap(
     let logs: Vec<String> = swap.tables.iter().map(|t| t.log.quoted(B)).collect();
     db.exec(&format!("DROP TABLE IF EXISTS {}, {}", swap.map.quoted(B), logs.join(", "))).await?;
     stop_after("CLEANUP", 1);
+    // The keys the server converted as they were written (counted once: a run stopped after
+    // this and run again finds none left).
+    let by_server = server_keys_mapped(db, swap, plan).await?;
     // Keys written through as the same id that convert: changed in place now.
     let noted =
         db.rows(&format!("SELECT HEX(k), 'bytes' FROM {}", todo(swap).quoted(B)), &[]).await.unwrap_or_default();
@@ -1590,7 +1741,7 @@ async fn after_swap(
         *d = db.query(cat.definition(&Name::from(&*t))).await?;
     }
     let converting = Source::of(&after).pairs(&values)?.into_iter().filter(|(o, n)| o != n).count();
-    let mut converted = 0;
+    let mut converted = by_server;
     if converting > 0 {
         let mut plain = online.clone();
         plain.method = crate::options::Method::InPlace;
@@ -1637,7 +1788,12 @@ async fn after_swap(
 /// per stopped run in a break-test). Without them no trigger's write to a copy can fail.
 pub(super) async fn clean(db: &mut Db, swap: &Swap) -> Result<(), Error> {
     let _ = db.exec("ROLLBACK").await;
-    let mut present = Swap { tables: Vec::new(), map: swap.map.clone(), lock_wait_ms: swap.lock_wait_ms };
+    let mut present = Swap {
+        tables: Vec::new(),
+        map: swap.map.clone(),
+        lock_wait_ms: swap.lock_wait_ms,
+        server_keys: swap.server_keys.clone(),
+    };
     for t in &swap.tables {
         if exists(db, &t.new).await? {
             present.tables.push(t.clone());

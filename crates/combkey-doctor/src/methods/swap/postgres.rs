@@ -1869,6 +1869,7 @@ mod tests {
             tables: vec![t.clone()],
             map: Name { schema: Some("public".into()), name: "_p_map".into() },
             lock_wait_ms: 5000,
+            server_keys: Default::default(),
         };
         let (exprs, names, joins) = copy_parts(&swap, &t);
         assert_eq!(names, "\"n\", \"p1\", \"p2\"", "a generated column is computed again");

@@ -50,6 +50,8 @@ pub(crate) struct Swap {
     pub(crate) map: Name,
     /// How long a statement may wait for another session's lock in all (`--lock-timeout`).
     pub(crate) lock_wait_ms: u64,
+    /// The keys the server converts itself (MySQL/MariaDB; none on PostgreSQL).
+    pub(super) server_keys: super::server_keys::ServerKeys,
 }
 
 /// A name made from `base` and `suffix` (`_orders_new`), cut to the database's longest
@@ -95,7 +97,12 @@ impl Swap {
             });
         }
         let map = derived(backend, &tables[0].name, "_", "_map");
-        Ok(Swap { tables, map, lock_wait_ms: plan.options.lock_timeout_ms })
+        let server_keys = if backend == combkey::Backend::MySql {
+            super::server_keys::ServerKeys::of(plan)
+        } else {
+            super::server_keys::ServerKeys::default()
+        };
+        Ok(Swap { tables, map, lock_wait_ms: plan.options.lock_timeout_ms, server_keys })
     }
 
     /// Every object the run makes, for a check that none is there before it starts.
