@@ -257,7 +257,8 @@ async fn map(
         journal.set_cursor(db, Some(&at), usize::try_from(phase::START).unwrap_or(0)).await?;
         db.exec("COMMIT").await?;
         mapped += values.len();
-        pacing.progress.batch(mapped, 0, total);
+        // Each key read is converted (its new key in the mapping table).
+        pacing.progress.batch(mapped, mapped, total);
         if values.len() < crate::catalog::PAGE {
             break;
         }
@@ -855,12 +856,21 @@ async fn apply_batch(
         return Ok(0);
     }
     let these = seqs.join(", ");
+    // The range as well as the list: MariaDB reads an IN list of more than
+    // `in_predicate_conversion_threshold` (1,000) values as a table of values, and then scanned
+    // the whole log for the rows gone (1.1 s a round at 605,000 log rows, 0.15 s with the
+    // range): under a steady load the rounds fell behind the writers.
+    let logged = format!(
+        "l.combkey_seq BETWEEN {} AND {} AND l.combkey_seq IN ({these})",
+        seqs.first().map_or("0", String::as_str),
+        seqs.last().map_or("0", String::as_str)
+    );
     let pk: Vec<String> = t.pk.iter().map(|c| q(c)).collect();
     let same_row: Vec<String> = pk.iter().map(|c| format!("o.{c} = l.{c}")).collect();
     let (exprs, names) = row_parts(swap, plan, t, "t");
     let updates: Vec<String> = t.insertable().iter().map(|c| format!("{c} = VALUES({c})", c = q(&c.name))).collect();
     let filter = format!(
-        "({}) IN (SELECT {} FROM {} l WHERE l.combkey_seq IN ({these}))",
+        "({}) IN (SELECT {} FROM {} l WHERE {logged})",
         pk.iter().map(|c| format!("t.{c}")).collect::<Vec<_>>().join(", "),
         pk.iter().map(|c| format!("l.{c}")).collect::<Vec<_>>().join(", "),
         t.log.quoted(B)
@@ -873,7 +883,7 @@ async fn apply_batch(
     let gone = db
         .rows(
             &format!(
-                "SELECT DISTINCT {} FROM {log} l WHERE l.combkey_seq IN ({these}) AND NOT EXISTS (SELECT 1 FROM {tab} o WHERE {})",
+                "SELECT DISTINCT {} FROM {log} l WHERE {logged} AND NOT EXISTS (SELECT 1 FROM {tab} o WHERE {})",
                 read.join(", "),
                 same_row.join(" AND "),
                 log = t.log.quoted(B),
