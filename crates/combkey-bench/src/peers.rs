@@ -86,6 +86,8 @@ pub(crate) struct PeerRun {
     pub(crate) leaf_density: Option<f64>,
     /// What the tables look like after: parents, children, orphans, old keys left.
     pub(crate) checks: String,
+    /// The tool's peak resident memory (KiB, GNU time's `%M`), where measured.
+    pub(crate) rss_kib: Option<u64>,
 }
 
 /// The settings of a run.
@@ -297,14 +299,26 @@ async fn writer(w: Writer) -> Result<(), BoxError> {
     Ok(())
 }
 
+/// `program` run under GNU time, which writes its peak resident memory (KiB) to `rss`; the
+/// program itself where there is no `/usr/bin/time`.
+fn timed(program: impl AsRef<std::ffi::OsStr>, rss: &Path) -> tokio::process::Command {
+    let time = Path::new("/usr/bin/time");
+    if !time.exists() {
+        return tokio::process::Command::new(program);
+    }
+    let mut c = tokio::process::Command::new(time);
+    c.args(["-f", "%M", "-o"]).arg(rss).arg(program);
+    c
+}
+
 /// The command line of a run, and its environment.
-fn command(setup: &Setup<'_>, kind: Kind, script: &Path) -> Option<tokio::process::Command> {
+fn command(setup: &Setup<'_>, kind: Kind, script: &Path, rss: &Path) -> Option<tokio::process::Command> {
     let url = setup.url;
     let (host, port, user, db) = parts(url);
     let mut c = match (kind, setup.backend) {
         (Kind::None, _) => return None,
         (Kind::Peer, Backend::Postgres) => {
-            let mut c = tokio::process::Command::new("pg_repack");
+            let mut c = timed("pg_repack", rss);
             c.args([
                 "-h",
                 &host,
@@ -323,7 +337,7 @@ fn command(setup: &Setup<'_>, kind: Kind, script: &Path) -> Option<tokio::proces
             c
         }
         (Kind::Peer, _) => {
-            let mut c = tokio::process::Command::new("pt-online-schema-change");
+            let mut c = timed("pt-online-schema-change", rss);
             c.args([
                 "--alter",
                 "ENGINE=InnoDB",
@@ -339,7 +353,7 @@ fn command(setup: &Setup<'_>, kind: Kind, script: &Path) -> Option<tokio::proces
             c
         }
         (Kind::CopySwap | Kind::InPlace | Kind::Offline, b) => {
-            let mut c = tokio::process::Command::new(setup.combkey);
+            let mut c = timed(setup.combkey, rss);
             c.args(["doctor", "--url", url, "--table", "parent", "--apply", "--progress", "none"]);
             if b != Backend::Postgres {
                 c.arg("--set-default");
@@ -360,12 +374,12 @@ fn command(setup: &Setup<'_>, kind: Kind, script: &Path) -> Option<tokio::proces
             c
         }
         (Kind::Script, Backend::Postgres) => {
-            let mut c = tokio::process::Command::new("psql");
+            let mut c = timed("psql", rss);
             c.args(["-h", &host, "-p", &port, "-U", &user, "-d", &db, "-q", "-v", "ON_ERROR_STOP=1", "-f"]).arg(script);
             c
         }
         (Kind::Script, _) => {
-            let mut c = tokio::process::Command::new("sh");
+            let mut c = timed("sh", rss);
             c.args([
                 "-c",
                 &format!("mariadb --protocol=tcp -h {host} -P {port} -u {user} {db} < '{}'", script.display()),
@@ -504,7 +518,9 @@ pub(crate) async fn run(setup: &Setup<'_>, kind: Kind, warmup: Duration, alone: 
     tokio::time::sleep(warmup).await;
     let from = start.elapsed().as_secs_f64();
     let mut run_seconds = None;
-    let (seconds, failed) = match command(setup, kind, &script) {
+    let rss = script.with_extension("rss");
+    let _ = std::fs::remove_file(&rss);
+    let (seconds, failed) = match command(setup, kind, &script, &rss) {
         None => {
             tokio::time::sleep(alone).await;
             (alone.as_secs_f64(), None)
@@ -529,6 +545,8 @@ pub(crate) async fn run(setup: &Setup<'_>, kind: Kind, warmup: Duration, alone: 
         h.await??;
     }
     let _ = std::fs::remove_file(&script);
+    let rss_kib = std::fs::read_to_string(&rss).ok().and_then(|t| t.lines().rev().find_map(|l| l.trim().parse().ok()));
+    let _ = std::fs::remove_file(&rss);
     let all = std::mem::take(&mut *txs.lock().map_err(|_| "writer results")?);
     let during: Vec<&Tx> = all.iter().filter(|t| t.due >= from && t.due <= to).collect();
     let mut ms: Vec<f64> = during.iter().filter(|t| t.error.is_none()).map(|t| t.ms).collect();
@@ -555,18 +573,21 @@ pub(crate) async fn run(setup: &Setup<'_>, kind: Kind, warmup: Duration, alone: 
         pk_bytes,
         leaf_density,
         checks,
+        rss_kib,
     })
 }
 
 /// The results as a Markdown table (and the errors seen, below it).
 pub(crate) fn table(runs: &[PeerRun]) -> String {
     let mut s = String::from(
-        "| database | parents | run | time | writers p50 / p99 / max (ms) | writer errors | primary key after | leaf density | tables after |\n\
-         | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+        "| database | parents | run | time | tool's peak RSS | writers p50 / p99 / max (ms) | writer errors | primary key after | leaf density | tables after |\n\
+         | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
     );
     for r in runs {
         #[allow(clippy::cast_precision_loss)]
         let mib = r.pk_bytes.map_or_else(|| "-".into(), |b| format!("{:.1} MiB", b as f64 / 1_048_576.0));
+        #[allow(clippy::cast_precision_loss)]
+        let rss = r.rss_kib.map_or_else(|| "-".into(), |k| format!("{:.1} MiB", k as f64 / 1024.0));
         let time = match &r.failed {
             Some(why) => format!("failed: {why}"),
             None => match r.run_seconds {
@@ -576,10 +597,11 @@ pub(crate) fn table(runs: &[PeerRun]) -> String {
         };
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {time} | {:.1} / {:.1} / {:.1} ({} tx) | {} | {mib} | {} | {} |",
+            "| {} | {} | {} | {time} | {} | {:.1} / {:.1} / {:.1} ({} tx) | {} | {mib} | {} | {} |",
             if r.backend == Backend::Postgres { "PostgreSQL" } else { "MariaDB" },
             r.parents,
             r.kind.name(r.backend),
+            rss,
             r.p50,
             r.p99,
             r.max,
