@@ -116,6 +116,11 @@ struct PeersArgs {
     /// Seconds the writers run alone (the `none` run).
     #[arg(long, default_value_t = 15.0)]
     alone: f64,
+    /// Every this many writer transactions also deletes a loaded parent with its children
+    /// (the children first, as an application under a `NO ACTION` key does): the lock order
+    /// that deadlocks with a run's batches. 0: none.
+    #[arg(long, default_value_t = 0)]
+    delete_every: u32,
     /// The `combkey` binary (default: the one next to this benchmark; build it with
     /// `cargo build --release -p combkey-cli`).
     #[arg(long)]
@@ -730,8 +735,15 @@ async fn peers_bench(args: &PeersArgs, out: &std::path::Path) -> Result<(), BoxE
         for &parents in &args.parents {
             eprintln!("peers: {} with {parents} parents: the template", backend.name());
             peers::template(backend, &url, parents).await.map_err(|e| -> BoxError { e.to_string().into() })?;
-            let setup =
-                peers::Setup { backend, url: &url, parents, rate: args.rate, writers: args.writers, combkey: &combkey };
+            let setup = peers::Setup {
+                backend,
+                url: &url,
+                parents,
+                rate: args.rate,
+                writers: args.writers,
+                delete_every: args.delete_every,
+                combkey: &combkey,
+            };
             for &kind in &kinds {
                 eprintln!("peers: {} {parents}: {}", backend.name(), kind.name(backend));
                 let r = peers::run(
@@ -749,8 +761,13 @@ async fn peers_bench(args: &PeersArgs, out: &std::path::Path) -> Result<(), BoxE
             }
         }
     }
+    let deletes = if args.delete_every > 0 {
+        format!(", every {}th also deleting a parent with its children", args.delete_every)
+    } else {
+        String::new()
+    };
     let text = format!(
-        "{}\n({} writer transactions a second on {} connections, open loop; {})\n",
+        "{}\n({} writer transactions a second on {} connections{deletes}, open loop; {})\n",
         peers::table(&runs),
         args.rate,
         args.writers,

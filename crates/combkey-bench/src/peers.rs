@@ -97,6 +97,8 @@ pub(crate) struct Setup<'a> {
     pub(crate) parents: usize,
     pub(crate) rate: f64,
     pub(crate) writers: usize,
+    /// Every this many transactions a writer also deletes a parent with its children (0: none).
+    pub(crate) delete_every: u32,
     pub(crate) combkey: &'a Path,
 }
 
@@ -229,11 +231,12 @@ struct Writer {
     stop: Arc<std::sync::atomic::AtomicBool>,
     out: Arc<Mutex<Vec<Tx>>>,
     seed: u64,
+    delete_every: u32,
 }
 
 /// One writer: its share of the schedule, on a connection of its own.
 async fn writer(w: Writer) -> Result<(), BoxError> {
-    let Writer { backend, url, parents, start, interval, offset, stop, out, seed } = w;
+    let Writer { backend, url, parents, start, interval, offset, stop, out, seed, delete_every } = w;
     use std::sync::atomic::Ordering;
     let mut pg = None;
     let mut my = None;
@@ -257,26 +260,47 @@ async fn writer(w: Writer) -> Result<(), BoxError> {
         r ^= r >> 7;
         r ^= r << 17;
         let seq = 1 + r % u64::try_from(parents).unwrap_or(1);
+        // Every `delete_every`th: another loaded parent deleted, its children first.
+        let gone = 1 + (r >> 20) % u64::try_from(parents).unwrap_or(1);
+        let delete = delete_every > 0 && k.is_multiple_of(delete_every);
         let result: Result<(), sqlx::Error> = match (&mut pg, &mut my) {
             (Some(c), _) => {
                 let id = Comb::new();
+                let delete = if delete {
+                    format!(
+                        "DELETE FROM child WHERE parent_id = (SELECT id FROM parent WHERE seq = {gone}); \
+                         DELETE FROM parent WHERE seq = {gone}; "
+                    )
+                } else {
+                    String::new()
+                };
                 sqlx::raw_sql(AssertSqlSafe(format!(
                     "BEGIN; INSERT INTO parent (id, payload) VALUES ('{id}', 'writer'); \
                      UPDATE parent SET n = n + 1 WHERE seq = {seq}; \
-                     INSERT INTO child (parent_id, note) SELECT id, 'writer' FROM parent WHERE seq = {seq}; COMMIT"
+                     INSERT INTO child (parent_id, note) SELECT id, 'writer' FROM parent WHERE seq = {seq}; {delete}COMMIT"
                 )))
                 .execute(&mut *c)
                 .await
                 .map(drop)
             }
-            (_, Some(c)) => sqlx::raw_sql(AssertSqlSafe(format!(
-                "START TRANSACTION; INSERT INTO parent (payload) VALUES ('writer'); \
-                 UPDATE parent SET n = n + 1 WHERE seq = {seq}; \
-                 INSERT INTO child (parent_id, note) SELECT id, 'writer' FROM parent WHERE seq = {seq}; COMMIT"
-            )))
-            .execute(&mut *c)
-            .await
-            .map(drop),
+            (_, Some(c)) => {
+                let delete = if delete {
+                    format!(
+                        "DELETE c FROM child c JOIN parent p ON p.id = c.parent_id WHERE p.seq = {gone}; \
+                         DELETE FROM parent WHERE seq = {gone}; "
+                    )
+                } else {
+                    String::new()
+                };
+                sqlx::raw_sql(AssertSqlSafe(format!(
+                    "START TRANSACTION; INSERT INTO parent (payload) VALUES ('writer'); \
+                     UPDATE parent SET n = n + 1 WHERE seq = {seq}; \
+                     INSERT INTO child (parent_id, note) SELECT id, 'writer' FROM parent WHERE seq = {seq}; {delete}COMMIT"
+                )))
+                .execute(&mut *c)
+                .await
+                .map(drop)
+            }
             _ => Ok(()),
         };
         let error = match result {
@@ -512,6 +536,7 @@ pub(crate) async fn run(setup: &Setup<'_>, kind: Kind, warmup: Duration, alone: 
                 stop: Arc::clone(&stop),
                 out: Arc::clone(&txs),
                 seed: 0x9e37_79b9_7f4a_7c15 ^ (w as u64 + 1),
+                delete_every: setup.delete_every,
             }))
         })
         .collect();
