@@ -2650,25 +2650,18 @@ mod mariadb {
         drop_tables(&mut c, t).await;
     }
 
-    /// What another session makes while the swap's `RENAME TABLE` tries wait for a report that
-    /// holds the table (a new table's foreign key that references it, which MariaDB makes at
-    /// once beside the report) is seen before the next try: the run stops naming it, nothing
-    /// swapped, the new table's foreign key still on the live table. (It was read once, before
-    /// the tries, which can go on for minutes.)
-    #[tokio::test]
-    async fn a_foreign_key_made_while_the_rename_waits_stops_the_swap() {
-        let url = combkey_testutil::mysql_url();
-        let t = "swap_my_fk_meanwhile";
+    /// Runs copy and swap on `t` until its `RENAME TABLE` has been tried once and waits for a
+    /// report that holds the table, does `meanwhile` from another session, then lets the report
+    /// end: the run's output.
+    async fn while_the_rename_waits(url: &str, t: &str, meanwhile: &str) -> Output {
         let mut c = connect().await;
-        seed(&mut c, t, 100).await;
-        exec(&mut c, &format!("DROP TABLE IF EXISTS {t}_later")).await;
         let tried = std::env::temp_dir().join(format!("combkey-swap-{t}-tried-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&tried);
         std::fs::create_dir_all(&tried).unwrap();
         let held = Held::start(
             "BEFORE_SWAP",
             t,
-            args(&url, t, &["--apply", "--online", "--method", "copy-swap", "--set-default"]),
+            args(url, t, &["--apply", "--online", "--method", "copy-swap", "--set-default"]),
             vec![("COMBKEY_DOCTOR_HOLD_SWAP_TRIED".into(), tried.display().to_string())],
         )
         .await;
@@ -2681,18 +2674,35 @@ mod mariadb {
             assert!(waited.elapsed().as_secs() < 120, "the rename was never tried");
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         }
-        exec(
-            &mut c,
+        exec(&mut c, meanwhile).await;
+        std::fs::write(tried.join("go"), "").unwrap();
+        exec(&mut report, "COMMIT").await;
+        let out = held.end().await;
+        let _ = std::fs::remove_dir_all(&tried);
+        out
+    }
+
+    /// What another session makes while the swap's `RENAME TABLE` tries wait for a report that
+    /// holds the table (a new table's foreign key that references it, which MariaDB makes at
+    /// once beside the report) is seen before the next try: the run stops naming it, nothing
+    /// swapped, the new table's foreign key still on the live table. (It was read once, before
+    /// the tries, which can go on for minutes.)
+    #[tokio::test]
+    async fn a_foreign_key_made_while_the_rename_waits_stops_the_swap() {
+        let url = combkey_testutil::mysql_url();
+        let t = "swap_my_fk_meanwhile";
+        let mut c = connect().await;
+        seed(&mut c, t, 100).await;
+        exec(&mut c, &format!("DROP TABLE IF EXISTS {t}_later")).await;
+        let out = while_the_rename_waits(
+            &url,
+            t,
             &format!(
                 "CREATE TABLE {t}_later (k INT PRIMARY KEY, parent CHAR(36), CONSTRAINT {t}_later_fk FOREIGN KEY (parent) \
                  REFERENCES {t} (id)) ENGINE=InnoDB"
             ),
         )
         .await;
-        std::fs::write(tried.join("go"), "").unwrap();
-        exec(&mut report, "COMMIT").await;
-        let out = held.end().await;
-        let _ = std::fs::remove_dir_all(&tried);
         assert!(!out.status.success(), "{}", stderr(&out));
         let said = stderr(&out);
         assert!(said.contains(&format!("{t}_later")) && said.contains("the tables were not swapped"), "{said}");
@@ -2707,6 +2717,93 @@ mod mariadb {
         assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE LENGTH(id) = 36")).await, 100);
         assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
         exec(&mut c, &format!("DROP TABLE {t}_later")).await;
+        drop_tables(&mut c, t).await;
+    }
+
+    /// A report that holds a table when the write-through triggers are made, just before the
+    /// swap, is waited for as the swap waits for it (`--swap-wait`), not given up on after the
+    /// lock timeout: the run ends done once the report ends. (A break-test's report made the
+    /// run stop after the 5 s lock timeout, though `--swap-wait` said 60 s.)
+    #[tokio::test]
+    async fn a_report_when_the_triggers_switch_is_waited_for_as_long_as_the_swap_waits() {
+        let url = combkey_testutil::mysql_url();
+        let t = "swap_my_report_at_through";
+        let mut c = connect().await;
+        seed(&mut c, t, 100).await;
+        let past = std::env::temp_dir().join(format!("combkey-swap-{t}-past-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&past);
+        std::fs::create_dir_all(&past).unwrap();
+        let run = args(
+            &url,
+            t,
+            &[
+                "--apply",
+                "--online",
+                "--method",
+                "copy-swap",
+                "--set-default",
+                "--lock-timeout",
+                "1s",
+                "--swap-wait",
+                "60s",
+            ],
+        );
+        let held = Held::start(
+            "BEFORE_THROUGH",
+            t,
+            run,
+            vec![("COMBKEY_DOCTOR_HOLD_DDL_PAST_LOCK_TIMEOUT".into(), past.display().to_string())],
+        )
+        .await;
+        let mut report = connect().await;
+        exec(&mut report, &format!("START TRANSACTION; SELECT COUNT(*) FROM {t}_items")).await;
+        held.release();
+        // The triggers' tries go on past the lock timeout while the report holds the child.
+        let waited = std::time::Instant::now();
+        while !past.join("held").exists() {
+            assert!(
+                waited.elapsed().as_secs() < 120 && !held.doctor.is_finished(),
+                "the triggers' tries did not go on past the lock timeout"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        exec(&mut report, "COMMIT").await;
+        std::fs::write(past.join("go"), "").unwrap();
+        let out = held.end().await;
+        let _ = std::fs::remove_dir_all(&past);
+        ok(&out);
+        assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE LENGTH(id) = 16")).await, 100, "swapped");
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+        drop_tables(&mut c, t).await;
+    }
+
+    /// A child truncated while the rename waits, and the application's inserts into it go on:
+    /// its AUTO_INCREMENT counter starts again at 1, and the write-through trigger's insert
+    /// into the copy, which still holds the old rows under those numbers, failed the
+    /// application's insert with 1062 (76 in a break-test). Now none fails; the truncation
+    /// stops the run before the rename, nothing swapped, no truncated row back.
+    #[tokio::test]
+    async fn a_child_truncated_while_the_rename_waits_fails_no_application_insert() {
+        let url = combkey_testutil::mysql_url();
+        let t = "swap_my_truncated_meanwhile";
+        let mut c = connect().await;
+        seed(&mut c, t, 100).await;
+        let out = while_the_rename_waits(
+            &url,
+            t,
+            &format!(
+                "TRUNCATE TABLE {t}_items; \
+                 INSERT INTO {t}_items (parent, what) SELECT id, 'after' FROM {t} ORDER BY seq LIMIT 10"
+            ),
+        )
+        .await;
+        assert!(!out.status.success(), "{}", stderr(&out));
+        let said = stderr(&out);
+        assert!(said.contains("truncated") && said.contains("the tables were not swapped"), "{said}");
+        assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t}_items")).await, 10, "only the rows after it");
+        assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t}_items WHERE what = 'after'")).await, 10);
+        assert_eq!(count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE LENGTH(id) = 36")).await, 100);
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
         drop_tables(&mut c, t).await;
     }
 

@@ -136,8 +136,8 @@ async fn outside(db: &mut Db, swap: &Swap) -> Result<Vec<String>, Error> {
             let (fk, child_schema, child, update, delete) = (v(0), v(1), v(2), v(3), v(4));
             if !in_set(&child_schema, &child) {
                 why.push(format!(
-                    "{}: foreign key {fk} of {child_schema}.{child} references it by another column (it would go on \
-                     referencing the old table)",
+                    "{}: foreign key {fk} of {child_schema}.{child} references it and is not one the run carries (made \
+                     since the run began, or on a column that holds no key): it would go on referencing the old table",
                     t.name
                 ));
             } else if !matches!(update.as_str(), "NO ACTION" | "RESTRICT")
@@ -421,11 +421,18 @@ fn through_triggers(swap: &Swap, plan: &Plan, t: &SwapTable) -> Vec<String> {
     let table = t.name.quoted(B);
     let new = t.new.quoted(B);
     vec![
+        // A row the copy holds under the new row's primary key already is replaced: one deleted
+        // before these triggers whose logged delete the last rounds have not applied yet, or
+        // the rows of a table truncated meanwhile (its AUTO_INCREMENT counter starts again,
+        // and a plain insert failed the application's with 1062; the truncation stops the run
+        // before the rename).
         format!(
-            "CREATE OR REPLACE TRIGGER {} AFTER INSERT ON {table} FOR EACH ROW BEGIN {} {} {insert}; END",
+            "CREATE OR REPLACE TRIGGER {} AFTER INSERT ON {table} FOR EACH ROW BEGIN {} {} {insert} ON DUPLICATE KEY \
+             UPDATE {}; END",
             trigger(t, "ins").quoted(B),
             declare("NEW"),
-            note.join(" ")
+            note.join(" "),
+            upserts.join(", ")
         ),
         // A new primary key is a new row of the copy (the log, which these triggers replace, would
         // not bring it): the old one removed, the new one written as it is (pt-online-schema-change's
@@ -753,15 +760,41 @@ async fn alter(db: &mut Db, swap: &Swap, table: &Name, spec: &str) -> Result<(),
 /// the server shows a metadata lock's holder only with a plugin); it never queued, so the
 /// application's statements went on meanwhile.
 async fn in_nowait_tries(db: &mut Db, swap: &Swap, nowait: &str, plain: &str) -> Result<(), Error> {
-    let started = Instant::now();
     let wait = std::time::Duration::from_millis(swap.lock_wait_ms.max(1000));
+    in_nowait_tries_within(db, nowait, plain, wait, "--lock-timeout", None).await
+}
+
+/// The write-through triggers' creation, just before the swap: its tries go on for as long as
+/// the swap's own (`--swap-wait`, or `--lock-timeout` where longer), as a report that holds a
+/// table then makes them wait as it makes the rename wait (a break-test's report made them
+/// give up after the 5 s lock timeout, the run stopped, though `--swap-wait` said 60 s).
+async fn ddl_before_swap(db: &mut Db, swap: &Swap, online: &Online, statement: &str) -> Result<(), Error> {
+    let nowait = format!("SET STATEMENT lock_wait_timeout = 0 FOR {statement}");
+    let lock = std::time::Duration::from_millis(swap.lock_wait_ms.max(1000));
+    in_nowait_tries_within(db, &nowait, statement, lock.max(online.swap_wait), "--swap-wait", Some(lock)).await
+}
+
+async fn in_nowait_tries_within(
+    db: &mut Db,
+    nowait: &str,
+    plain: &str,
+    wait: std::time::Duration,
+    flag: &str,
+    past_lock_timeout: Option<std::time::Duration>,
+) -> Result<(), Error> {
+    let started = Instant::now();
     let mut tries = 0u32;
+    let mut held = false;
     loop {
         match db.exec(nowait).await {
             Ok(_) => return Ok(()),
             Err(e) if e.code() == Some("42000") => return db.exec(plain).await.map(drop),
             Err(e) if e.kind() == ErrorKind::LockTimeout && started.elapsed() < wait => {
                 tries += 1;
+                if past_lock_timeout.is_some_and(|l| started.elapsed() >= l) && !held {
+                    hold("DDL_PAST_LOCK_TIMEOUT").await;
+                    held = true;
+                }
                 tokio::time::sleep(std::time::Duration::from_millis(if tries < 100 { 5 } else { 20 })).await;
             }
             Err(e) if e.kind() == ErrorKind::LockTimeout => {
@@ -772,9 +805,9 @@ async fn in_nowait_tries(db: &mut Db, swap: &Swap, nowait: &str, plain: &str) ->
                 return Err(Error::new(
                     ErrorKind::LockTimeout,
                     format!(
-                        "another session held a table's metadata lock for {:.1} s (--lock-timeout; {} tries that never \
+                        "another session held a table's metadata lock for {:.1} s ({flag}; {} tries that never \
                          queued, so the application's statements went on): {}. On a table the application writes to \
-                         without a pause, each try needs a moment when no transaction holds it: a longer --lock-timeout \
+                         without a pause, each try needs a moment when no transaction holds it: a longer {flag} \
                          (60s) gives the tries more moments (a break-test's four busy writers needed it)",
                         started.elapsed().as_secs_f64(),
                         tries + 1,
@@ -1515,7 +1548,7 @@ async fn swap_tables(
     online: &Online,
     progress: &mut dyn Progress,
     ids: &[Option<String>],
-) -> Result<(), Error> {
+) -> Result<(u32, std::time::Duration), Error> {
     let cat = db.catalog()?;
     // An AUTO_INCREMENT counter goes on from the table's (the copy's counter follows only the
     // values written to it; rows deleted at the end would otherwise have their numbers given
@@ -1571,7 +1604,8 @@ async fn swap_tables(
         }
         let sql = if nowait { pairs(" NOWAIT") } else { pairs("") };
         match db.exec(&sql).await {
-            Ok(_) => return Ok(()),
+            // The tries that waited, and how long.
+            Ok(_) => return Ok((tries, if tries > 0 { started.elapsed() } else { std::time::Duration::ZERO })),
             // No NOWAIT on this server (MySQL): its session's lock_wait_timeout bounds it.
             Err(e) if e.code() == Some("42000") && nowait => nowait = false,
             Err(e) if e.kind() == ErrorKind::LockTimeout && nowait => {
@@ -1950,9 +1984,10 @@ pub(super) async fn run(
             // From here on every change is written through to the copies as it happens; the
             // triggers' creation waits for the transactions under way on each table, so what
             // the logs hold then is all that is left.
+            hold("BEFORE_THROUGH").await;
             for t in &swap.tables {
                 for s in through_triggers(&swap, plan, t) {
-                    ddl(db, &swap, &s).await?;
+                    ddl_before_swap(db, &swap, online, &s).await?;
                 }
             }
             stop_after("THROUGH", 1);
@@ -1963,7 +1998,9 @@ pub(super) async fn run(
             let ids = table_ids(db, &swap).await;
             verify(db, &swap, plan, &mut tally.out.verified).await?;
             hold("BEFORE_SWAP").await;
-            swap_tables(db, &swap, plan, online, &mut *progress, &ids).await?;
+            let (tries, waited) = swap_tables(db, &swap, plan, online, &mut *progress, &ids).await?;
+            tally.out.retries += usize::try_from(tries).unwrap_or(usize::MAX);
+            tally.out.paused += waited;
             stop_after("RENAME", 1);
             journal.set_cursor(db, None, usize::try_from(phase::SWAPPED).unwrap_or(0)).await?;
             stop_after("PHASE", phase::SWAPPED);
@@ -2001,7 +2038,8 @@ pub(super) async fn run(
         tally.out.kept = swap.tables.iter().map(|t| t.old.to_string()).collect();
     }
     tally.out.converted = plan.converted.values().sum::<usize>() + converted;
-    tally.out.passes = 1;
+    // The rounds before the swap, and the last one under the write-through triggers.
+    tally.out.passes += 1;
     Ok(tally.done())
 }
 
