@@ -674,8 +674,9 @@ impl Report {
         // Keys the next id would land in front of: said wherever there are any.
         let landing = if after > 0 {
             format!(
-                " {after} keys sort after the next id combkey makes, so new keys land among them, not at the index's \
-                 right edge."
+                " {after} {} after the next id combkey makes, so new keys land among them, not at the index's \
+                 right edge.",
+                if after == 1 { "key sorts" } else { "keys sort" }
             )
         } else {
             String::new()

@@ -64,12 +64,14 @@ impl ServerKeys {
         } else {
             (ty == "binary(16)").then_some(Form::Bytes)
         };
+        let source = Source::of(plan);
+        // The server's conversion is of the key alone: a source whose new keys depend on the
+        // row as well has none.
         let Some(out) = out.filter(|_| {
-            plan.key_map.is_some() && plan.options.rekey_from.is_none() && plan.classifier.reads_nibble_as_is()
+            plan.key_map.is_some() && source.row_dependence().is_none() && plan.classifier.reads_nibble_as_is()
         }) else {
             return ServerKeys::default();
         };
-        let source = Source::of(plan);
         let layouts = [Layout::V1, Layout::V6]
             .into_iter()
             .filter(|&layout| {
