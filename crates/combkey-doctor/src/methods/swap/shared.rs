@@ -78,7 +78,7 @@ impl Swap {
         let mut tables = Vec::new();
         for r in &plan.rewrites {
             let name: Name = (&r.table).into();
-            let columns = db.query(cat.columns(&name)).await?;
+            let columns = crate::schema::columns_of(db, &name).await?;
             let pk = db.query(cat.primary_key(&name)).await?;
             if pk.is_empty() {
                 return Err(Error::refused(format!(
