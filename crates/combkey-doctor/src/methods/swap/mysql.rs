@@ -1142,6 +1142,21 @@ async fn server_keys_agree(db: &mut Db, swap: &Swap, plan: &Plan) -> Result<(), 
     ))
 }
 
+/// Adds `pairs` (old and new id, as the key map holds them) to the key map `map`, those it
+/// holds already left as they are (a run stopped and run again adds them again).
+async fn key_map_add(db: &mut Db, map: &Name, pairs: &[(Stored, Stored)]) -> Result<(), Error> {
+    let cat = db.catalog()?;
+    for chunk in pairs.chunks(crate::methods::shared::MAP_BATCH) {
+        db.exec(&format!(
+            "INSERT IGNORE INTO {} (old_key, new_key) VALUES {}",
+            map.quoted(B),
+            crate::catalog::value_pairs(cat, chunk)
+        ))
+        .await?;
+    }
+    Ok(())
+}
+
 /// After the swap: the pairs of the noted keys the server converted go to the key map, and
 /// the keys leave the list, a page at a time (a run stopped here and run again does it
 /// again, alike). A key whose row the table still holds under the key itself stays on the
@@ -1171,14 +1186,7 @@ async fn server_keys_mapped(db: &mut Db, swap: &Swap, plan: &Plan) -> Result<usi
         }
         if !done.is_empty() {
             db.exec("START TRANSACTION").await?;
-            for chunk in pairs.chunks(crate::methods::shared::MAP_BATCH) {
-                db.exec(&format!(
-                    "INSERT IGNORE INTO {} (old_key, new_key) VALUES {}",
-                    map.quoted(B),
-                    crate::catalog::value_pairs(cat, chunk)
-                ))
-                .await?;
-            }
+            key_map_add(db, &map, &pairs).await?;
             db.exec(&format!("DELETE FROM {} WHERE k IN ({})", todo(swap).quoted(B), done.join(", "))).await?;
             db.exec("COMMIT").await?;
             mapped += pairs.len();
@@ -1752,14 +1760,7 @@ async fn after_swap(
                     ));
                 }
             }
-            for chunk in pairs.chunks(crate::methods::shared::MAP_BATCH) {
-                db.exec(&format!(
-                    "INSERT IGNORE INTO {} (old_key, new_key) VALUES {}",
-                    map.quoted(B),
-                    crate::catalog::value_pairs(cat, chunk)
-                ))
-                .await?;
-            }
+            key_map_add(db, &map, &pairs).await?;
             if rows.len() < crate::catalog::PAGE {
                 break;
             }
