@@ -1493,6 +1493,58 @@ mod postgres {
         assert!(again.contains("nothing to abandon"), "{again}");
     }
 
+    /// `--abandon` of a run that installed combkey's functions for `--set-default` (none was
+    /// there) removes them with the rest of the run; functions that were there before a run
+    /// stay. In a database of its own: the functions are the database's, not a table's.
+    #[tokio::test]
+    async fn an_abandoned_run_removes_the_functions_it_installed_and_keeps_those_there_before() {
+        let db = "swap_pg_abandon_fn";
+        let mut admin = connect().await;
+        exec(&mut admin, &format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)")).await;
+        exec(&mut admin, &format!("CREATE DATABASE {db}")).await;
+        let base = combkey_testutil::pg_url();
+        let url = format!("{}/{db}", &base[..base.rfind('/').unwrap()]);
+        let t = "swap_pg_abandon_fn";
+        let mut c = PgConnection::connect(&url).await.unwrap();
+        let functions =
+            "SELECT count(*) FROM pg_proc WHERE proname IN ('combkey_v7', 'combkey_unix_ms', 'combkey_time')";
+        let run = [
+            "doctor",
+            "--url",
+            &url,
+            "--table",
+            t,
+            "--apply",
+            "--online",
+            "--triggers",
+            "fire",
+            "--method",
+            "copy-swap",
+            "--set-default",
+        ];
+        for installed_before in [false, true] {
+            seed(&mut c, t, 300, 41).await;
+            if installed_before {
+                exec(&mut c, combkey::Backend::Postgres.install_functions()).await;
+            }
+            assert_eq!(count(&mut c, functions).await, if installed_before { 3 } else { 0 });
+            let stopped = combkey_env(&run, &[("COMBKEY_DOCTOR_FAIL_AFTER_PHASE", "4")]);
+            assert!(stderr(&stopped).contains("stopping after phase 4"), "{}", stderr(&stopped));
+            assert_eq!(count(&mut c, functions).await, 3, "the run installed them for its default");
+            let out = ok(&combkey_env(&["doctor", "--url", &url, "--table", t, "--abandon"], &[]));
+            assert!(out.contains("abandoned"), "{out}");
+            assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+            assert_eq!(
+                count(&mut c, functions).await,
+                if installed_before { 3 } else { 0 },
+                "installed before the run: {installed_before}"
+            );
+        }
+        c.close().await.unwrap();
+        exec(&mut admin, &format!("DROP DATABASE {db} WITH (FORCE)")).await;
+        exec(&mut admin, &format!("DROP ROLE IF EXISTS {t}_reader")).await;
+    }
+
     /// Another session changes the table while the run copies it: the swap finds the
     /// definition changed and stops, and what the run made goes; the table keeps its keys and
     /// the change.
@@ -2947,6 +2999,66 @@ mod mariadb {
         assert_eq!(orphans(&mut c, t).await, Vec::new(), "children without their parent");
         assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
         exec(&mut c, &format!("DROP TABLE IF EXISTS {t}_notes, {t}_items, {t}")).await;
+    }
+
+    /// `--abandon` of a run that installed combkey's functions for `--set-default` (none was
+    /// there) removes them with the rest of the run, where nothing else calls them; functions
+    /// that were there before a run stay, and so do those another table's trigger calls. In a
+    /// database of its own: the functions are the database's.
+    #[tokio::test]
+    async fn an_abandoned_run_removes_the_functions_it_installed_and_keeps_those_in_use() {
+        let db = "swap_my_abandon_fn";
+        let mut admin = connect().await;
+        exec(&mut admin, &format!("DROP DATABASE IF EXISTS {db}; CREATE DATABASE {db}")).await;
+        let base = combkey_testutil::mysql_url();
+        let url = format!("{}/{db}", &base[..base.rfind('/').unwrap()]);
+        let t = "swap_my_abandon_fn";
+        let mut c = MySqlConnection::connect(&url).await.unwrap();
+        let functions = format!(
+            "SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = '{db}' AND ROUTINE_NAME IN \
+             ('combkey_v7', 'combkey_v7_from', 'combkey_unix_ms', 'combkey_time')"
+        );
+        let run = args(
+            &url,
+            t,
+            &["--apply", "--online", "--method", "copy-swap", "--set-default", "--app-ready-for-new-type"],
+        );
+        let run: Vec<&str> = run.iter().map(String::as_str).collect();
+        // Installed by the run; there before it; installed by the run and called by a trigger
+        // of another table meanwhile.
+        for case in ["by the run", "before", "in use"] {
+            seed(&mut c, t, 300).await;
+            if case == "before" {
+                for f in combkey::Backend::MySql.install_functions().split(";\n").filter(|f| !f.trim().is_empty()) {
+                    exec(&mut c, f).await;
+                }
+            }
+            assert_eq!(count(&mut c, &functions).await, if case == "before" { 4 } else { 0 }, "{case}");
+            let stopped = combkey_env(&run, &[("COMBKEY_DOCTOR_FAIL_AFTER_PHASE", "3")]);
+            assert!(stderr(&stopped).contains("stopping after phase 3"), "{}", stderr(&stopped));
+            assert_eq!(count(&mut c, &functions).await, 4, "the run installed them for its default");
+            if case == "in use" {
+                exec(
+                    &mut c,
+                    &format!(
+                        "CREATE TABLE {t}_other (id BINARY(16) PRIMARY KEY); CREATE TRIGGER {t}_other_id BEFORE INSERT \
+                         ON {t}_other FOR EACH ROW SET NEW.id = combkey_v7()"
+                    ),
+                )
+                .await;
+            }
+            let out = ok(&combkey_env(&["doctor", "--url", &url, "--table", t, "--abandon"], &[]));
+            assert!(out.contains("abandoned"), "{out}");
+            assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+            assert_eq!(count(&mut c, &functions).await, if case == "by the run" { 0 } else { 4 }, "{case}");
+            drop_tables(&mut c, t).await;
+            if case == "before" {
+                exec(&mut c, combkey::Backend::MySql.drop_functions()).await;
+            }
+        }
+        exec(&mut c, &format!("INSERT INTO {t}_other () VALUES ()")).await;
+        c.close().await.unwrap();
+        exec(&mut admin, &format!("DROP DATABASE {db}")).await;
     }
 
     /// A report's transaction reads the table just before the swap (where the RENAME once

@@ -92,6 +92,9 @@ pub struct Schema {
     /// Whether the functions named like combkey's generator where the table's default would
     /// call them are combkey's own (`None`: there are none).
     pub combkey_v7: Option<bool>,
+    /// Whether any function named like one of combkey's is there (where its installation would
+    /// make them), combkey's or not.
+    pub combkey_functions: bool,
     /// `--rekey-from`: the time column, and the keys it would re-key whose row's time makes no
     /// v7 key (`NULL`, in the future, before 1970, not a time).
     pub rekey: Option<(String, crate::rekey::Invalid)>,
@@ -413,6 +416,7 @@ impl Schema {
             new_tables_published: Vec::new(),
             statement_binlog: false,
             combkey_v7: None,
+            combkey_functions: false,
             row_security,
             partition_of,
             partitioned,

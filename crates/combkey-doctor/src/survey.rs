@@ -273,7 +273,11 @@ async fn read_in_transaction(
         let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
         let ours = squash(backend.install_functions());
         let found = db.query(q).await?;
-        schema.combkey_v7 = (!found.is_empty()).then(|| found.iter().all(|(_, body)| ours.contains(&squash(body))));
+        schema.combkey_functions = !found.is_empty();
+        let generator: Vec<&(String, String)> =
+            found.iter().filter(|(name, _)| name == "combkey_v7" || name == "combkey_v7_from").collect();
+        schema.combkey_v7 =
+            (!generator.is_empty()).then(|| generator.iter().all(|(_, body)| ours.contains(&squash(body))));
     }
 
     if sample.is_none() {

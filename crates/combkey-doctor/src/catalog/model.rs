@@ -538,8 +538,10 @@ pub(crate) trait Catalog: Sync {
         None
     }
     /// The functions named like combkey's generator (`combkey_v7`, MySQL's `combkey_v7_from`)
-    /// where a default or trigger of `table` would call them: name and body, to tell combkey's
-    /// own from another one of that name. `None` where the database has no functions.
+    /// where a default or trigger of `table` would call them, and those named like combkey's
+    /// other functions (`combkey_unix_ms`, `combkey_time`) where its installation would make
+    /// them: name and body, to tell combkey's own from another one of that name. `None` where
+    /// the database has no functions.
     fn combkey_functions(&self, _table: &Name) -> Option<Query<Vec<(String, String)>>> {
         None
     }

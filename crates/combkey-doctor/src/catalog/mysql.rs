@@ -677,7 +677,8 @@ impl Catalog for MySql {
         Some(Query {
             sql: format!(
                 "SELECT CAST(ROUTINE_NAME AS CHAR), CAST(ROUTINE_DEFINITION AS CHAR) FROM information_schema.ROUTINES \
-                 WHERE ROUTINE_SCHEMA = {SCHEMA} AND ROUTINE_NAME IN ('combkey_v7', 'combkey_v7_from') AND ROUTINE_TYPE = 'FUNCTION'"
+                 WHERE ROUTINE_SCHEMA = {SCHEMA} AND ROUTINE_NAME IN ('combkey_v7', 'combkey_v7_from', 'combkey_unix_ms', 'combkey_time') \
+                 AND ROUTINE_TYPE = 'FUNCTION'"
             ),
             params: vec![table.schema.clone().unwrap_or_default()],
             parse: |rows| rows.iter().map(|r| Ok((text(r, 0)?, cell(r, 1)?.unwrap_or_default()))).collect(),

@@ -709,9 +709,12 @@ impl Catalog for Postgres {
     fn combkey_functions(&self, _table: &Name) -> Option<Query<Vec<(String, String)>>> {
         // Where an unqualified call resolves: the first schema of the search path that has it.
         Some(Query {
-            sql: "SELECT p.proname::text, p.prosrc FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace \
+            // The others where `CREATE OR REPLACE` would make (or replace) them: the current schema.
+            sql: "(SELECT p.proname::text, p.prosrc FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace \
                   WHERE p.proname = 'combkey_v7' AND p.pronargs = 0 AND n.nspname = ANY (current_schemas(true)) \
-                  ORDER BY array_position(current_schemas(true), n.nspname) LIMIT 1"
+                  ORDER BY array_position(current_schemas(true), n.nspname) LIMIT 1) UNION ALL \
+                  SELECT p.proname::text, p.prosrc FROM pg_proc p WHERE p.proname IN ('combkey_unix_ms', 'combkey_time') \
+                  AND p.pronamespace = to_regnamespace(current_schema())"
                 .into(),
             params: Vec::new(),
             parse: |rows| rows.iter().map(|r| Ok((text(r, 0)?, text(r, 1)?))).collect(),

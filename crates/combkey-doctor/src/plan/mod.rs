@@ -436,6 +436,7 @@ pub(crate) fn build(backend: Backend, schema: &Schema, audit: &Audit, options: &
         notes,
         key_map,
         sets_default,
+        installs_functions: sets_default && !schema.combkey_functions,
     };
     if plan.is_empty() {
         // Nothing to convert, but a run stopped after its commit left the index it built for
@@ -534,6 +535,7 @@ mod tests {
             new_tables_published: Vec::new(),
             statement_binlog: false,
             combkey_v7: None,
+            combkey_functions: false,
             row_security: Vec::new(),
             partition_of: None,
             partitioned: false,

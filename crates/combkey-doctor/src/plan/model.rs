@@ -254,6 +254,10 @@ pub struct Plan {
     /// Whether the run makes the key column's default combkey's generator.
     #[serde(default)]
     pub sets_default: bool,
+    /// Whether the run installs combkey's SQL functions (`--set-default` where none were
+    /// there): a run abandoned before its swap removes them again, where nothing else calls them.
+    #[serde(default)]
+    pub installs_functions: bool,
 }
 
 /// A table's columns that hold key values.
