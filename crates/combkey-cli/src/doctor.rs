@@ -564,7 +564,11 @@ async fn doctor(args: &DoctorArgs, url: &DatabaseUrl, out: &mut impl Write) -> R
     for (layout, (n, why)) in &plan.kept {
         header.push_str(&format!("\n--   {n} {layout} keys stay: {why}"));
     }
-    if args.online {
+    // A journaled offline run of this table that stopped (MySQL/MariaDB): it is finished as it
+    // began, whatever this command asks (its guards refuse the application's writes until then).
+    let resumed = doctor.resumes(&plan).await?;
+    let online = args.online && resumed.is_none();
+    if online {
         let (method, _) = doctor.online_method(&plan, &online_choice(args)).await?;
         let asked = match args.method {
             MethodChoice::Auto => None,
@@ -627,7 +631,7 @@ async fn doctor(args: &DoctorArgs, url: &DatabaseUrl, out: &mut impl Write) -> R
     }
     if plan.steps.iter().any(|s| s.kind == StepKind::Rewrite)
         && doctor.backend() == combkey::Backend::Postgres
-        && !(args.online && doctor.online_method(&plan, &online_choice(args)).await?.0 == Method::CopySwap)
+        && !(online && doctor.online_method(&plan, &online_choice(args)).await?.0 == Method::CopySwap)
     {
         header.push_str(
             "\n--   afterwards the primary key is as bloated as before; REINDEX INDEX CONCURRENTLY packs it as sorted keys fill it",
@@ -638,8 +642,14 @@ async fn doctor(args: &DoctorArgs, url: &DatabaseUrl, out: &mut impl Write) -> R
         doctor.script(&plan, out).await?;
         return Ok(true);
     }
-    if let Some(step) = doctor.resumes(&plan).await? {
+    if let Some(step) = resumed {
         say!("combkey doctor: resuming the journaled run of {table} at step {} of {}", step + 1, plan.steps.len());
+        if args.online {
+            say!(
+                "combkey doctor: that run is offline (journaled) and is finished as it began: --online is for a new \
+                 run (other sessions' writes to these tables are refused until this one ends)"
+            );
+        }
     } else {
         say!("{header}");
     }
@@ -648,10 +658,7 @@ async fn doctor(args: &DoctorArgs, url: &DatabaseUrl, out: &mut impl Write) -> R
     let mut online_run = None;
     // A check after the offline run's commit that failed, for --json.
     let mut check_error = None;
-    if args.online
-        && args.max_lag.is_some()
-        && args.replica_url.is_empty()
-        && doctor.backend() == combkey::Backend::Postgres
+    if online && args.max_lag.is_some() && args.replica_url.is_empty() && doctor.backend() == combkey::Backend::Postgres
     {
         // What --max-lag alone can see, said before the run (MySQL/MariaDB refuse it: their
         // primary knows no replica's lag).
@@ -661,7 +668,7 @@ async fn doctor(args: &DoctorArgs, url: &DatabaseUrl, out: &mut impl Write) -> R
              does not hold the run; give each such standby as --replica-url"
         );
     }
-    if args.online {
+    if online {
         let online = online_choice(args);
         let done = doctor.apply_online(&plan, &online, &mut progress).await;
         progress.finish();
@@ -674,16 +681,20 @@ async fn doctor(args: &DoctorArgs, url: &DatabaseUrl, out: &mut impl Write) -> R
         }
         if done.method == "copy-swap" {
             say!(
-                "combkey doctor: {} ({} keys converted), applied the changes made meanwhile in {} \
-                 rounds, swapped ({} swap attempts retried, {:.1} s paused), {:.1} s{}",
+                "combkey doctor: {} ({}), applied the changes made meanwhile in {}, swapped ({} retried, {:.1} s \
+                 paused), {:.1} s{}",
                 if done.resumed && done.scanned == 0 {
                     "the earlier run had copied the rows".to_string()
                 } else {
-                    format!("copied {} rows in {} chunks", done.scanned, done.batches)
+                    format!(
+                        "copied {} in {}",
+                        counted(done.scanned, "row", "rows"),
+                        counted(done.batches, "chunk", "chunks")
+                    )
                 },
-                done.converted,
-                done.passes,
-                done.retries,
+                counted(done.converted, "key converted", "keys converted"),
+                counted(done.passes, "round", "rounds"),
+                counted(done.retries, "swap attempt", "swap attempts"),
                 done.paused.as_secs_f64(),
                 done.seconds,
                 if done.kept.is_empty() {
@@ -884,4 +895,21 @@ fn with_extra(report: &str, key: &str, value: Option<serde_json::Value>) -> Stri
 fn with_rebuilt(report: &str, rebuilt: Option<(Option<i64>, Option<i64>)>) -> String {
     let value = rebuilt.map(|(before, after)| serde_json::json!({ "bytes_before": before, "bytes_after": after }));
     with_extra(report, "rebuilt_index", value)
+}
+
+/// `n` and what it counts, `one` where `n` is 1, `many` otherwise (`1 round`, `2 rounds`).
+fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::counted;
+
+    #[test]
+    fn counts_take_the_plural_where_they_are_not_one() {
+        assert_eq!(counted(1, "round", "rounds"), "1 round");
+        assert_eq!(counted(0, "round", "rounds"), "0 rounds");
+        assert_eq!(counted(3, "swap attempt", "swap attempts"), "3 swap attempts");
+    }
 }

@@ -3061,6 +3061,52 @@ mod mariadb {
         exec(&mut admin, &format!("DROP DATABASE {db}")).await;
     }
 
+    /// A prepared XA transaction whose client went (it holds its row locks, and shows in no
+    /// session) makes a journaled run wait past its lock timeout: the failure names it as such,
+    /// where it once named nothing (or "session 0 (user ?, ?)"); once it is rolled back the same
+    /// command, even with --online, finishes it.
+    #[tokio::test]
+    async fn a_prepared_xa_transaction_holding_a_row_is_named() {
+        let url = combkey_testutil::mysql_url();
+        let t = "swap_my_xa";
+        let mut c = connect().await;
+        let _ = sqlx::raw_sql(AssertSqlSafe(format!("XA ROLLBACK '{t}'"))).execute(&mut c).await;
+        seed(&mut c, t, 50).await;
+        let mut holder = connect().await;
+        exec(
+            &mut holder,
+            &format!("XA START '{t}'; UPDATE {t} SET n = n + 1 WHERE seq = 5; XA END '{t}'; XA PREPARE '{t}'"),
+        )
+        .await;
+        holder.close().await.unwrap();
+        let run = args(&url, t, &["--apply", "--set-default", "--lock-timeout", "1s"]);
+        let run: Vec<&str> = run.iter().map(String::as_str).collect();
+        let stopped = combkey_env(&run, &[]);
+        assert_eq!(stopped.status.code(), Some(1), "{}", stderr(&stopped));
+        assert!(
+            stderr(&stopped).contains("a transaction of no session (a prepared XA transaction: XA RECOVER lists it)"),
+            "{}",
+            stderr(&stopped)
+        );
+        assert!(!stderr(&stopped).contains("(user ?"), "{}", stderr(&stopped));
+        exec(&mut c, &format!("XA ROLLBACK '{t}'")).await;
+        // The same run asked for online: finished as it began (it once refused, its own guard
+        // triggers taken for a user's).
+        let mut online = run.clone();
+        online.extend(["--online", "--app-ready-for-new-type"]);
+        let out = combkey_env(&online, &[]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(stderr(&out).contains("finished as it began"), "{}", stderr(&out));
+        assert_eq!(
+            count(&mut c, &format!("SELECT COUNT(*) FROM {t} WHERE SUBSTR(HEX(id), 13, 1) <> '7'")).await,
+            0,
+            "every key converted"
+        );
+        assert_eq!(orphans(&mut c, t).await, Vec::new(), "children without their parent");
+        drop_tables(&mut c, t).await;
+        exec(&mut c, &format!("DROP TABLE IF EXISTS combkey_keymap_{t}")).await;
+    }
+
     /// A report's transaction reads the table just before the swap (where the RENAME once
     /// waited a second at a time heading the metadata lock queue, every writer behind it): the
     /// RENAME never queues, the run says it waits, no application statement waits for a

@@ -533,11 +533,15 @@ impl Catalog for MySql {
     fn oldest_transactions(&self) -> Option<Query<Option<String>>> {
         // InnoDB's open transactions (a plain read's among them once it read a row), oldest
         // first: who may hold a table's metadata lock (which the server shows only with a
-        // plugin). No statement text (it may hold a literal password).
+        // plugin). No statement text (it may hold a literal password). One of no session
+        // (thread 0) is a prepared XA transaction whose client went (or the server's own).
         Some(Query {
-            sql: "SELECT GROUP_CONCAT(CONCAT('session ', t.trx_mysql_thread_id, ' (user ', COALESCE(p.USER, '?'), \
+            sql: "SELECT GROUP_CONCAT(IF(t.trx_mysql_thread_id = 0, \
+                  CONCAT('a transaction of no session (a prepared XA transaction: XA RECOVER lists it), open for ', \
+                  TIMESTAMPDIFF(SECOND, t.trx_started, NOW()), ' s'), \
+                  CONCAT('session ', t.trx_mysql_thread_id, ' (user ', COALESCE(p.USER, '?'), \
                   COALESCE(CONCAT(', from ', SUBSTRING_INDEX(p.HOST, ':', 1)), ''), ', ', COALESCE(p.COMMAND, '?'), \
-                  ', its transaction open for ', TIMESTAMPDIFF(SECOND, t.trx_started, NOW()), ' s)') \
+                  ', its transaction open for ', TIMESTAMPDIFF(SECOND, t.trx_started, NOW()), ' s)')) \
                   ORDER BY t.trx_started SEPARATOR '; ') \
                   FROM (SELECT * FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id <> CONNECTION_ID() \
                   ORDER BY trx_started LIMIT 3) t \

@@ -279,6 +279,12 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dy
                  database, and these were still open: {oldest}. Run again once they end, or with a longer \
                  --lock-timeout"
             );
+        } else if e.kind() == ErrorKind::LockTimeout
+            && let Some(q) = cat.oldest_transactions()
+            && let Ok(Some(oldest)) = db.query(q).await
+        {
+            // Who may hold the lock: the server names no holder of a row or metadata lock.
+            waited = format!("; the oldest open transactions, one of which may hold the lock: {oldest}");
         }
         if let Some((_, on)) = cat.fk_checks_off() {
             let _ = db.exec_all(&on).await;
