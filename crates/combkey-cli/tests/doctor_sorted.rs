@@ -1284,8 +1284,9 @@ mod found {
     }
 
     /// MariaDB `--apply --set-default` while a report holds a transaction that read the table:
-    /// the keys convert, then the trigger that makes new keys waits in short tries that each
-    /// wait for no lock (the application's inserts never queue behind it), and when the report
+    /// the keys convert, then the trigger that makes new keys waits in short tries (each
+    /// waiting for no lock, or at most 100 ms while no transaction is older than a second: the
+    /// application's inserts never queue behind it for long), and when the report
     /// outlasts them the run says the trigger is NOT in place and exits 1 (it exited 0 calling
     /// it "a check after the commit failed"); the same command again, once the report ends,
     /// puts it in place.

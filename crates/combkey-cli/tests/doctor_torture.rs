@@ -7,7 +7,8 @@
 //! re-keying), a mode (the audit, `--apply` offline, offline stopped after a random step then
 //! run again, `--online` in place or by copy and swap with an application writing and looking
 //! rows up by old and new key throughout, `--rekey-from`, or any run killed with `SIGKILL` at
-//! a random moment and then run again), a fault during an online run (someone else's DDL at a
+//! a random moment, or at (or a few milliseconds into) a step its progress says it begins, and
+//! then run again), a fault during an online run (someone else's DDL at a
 //! random moment: a column added to the table or to a referencing table, an index made; or,
 //! copy and swap, a row of the copy changed before the check before the swap, through the
 //! test build's statement hook), and runs it against the real databases. What must
@@ -91,6 +92,52 @@ fn killed(args: &[&str], after: std::time::Duration) -> Output {
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
     child.wait_with_output().expect("the run's output")
+}
+
+/// Runs combkey and kills it (`SIGKILL`) `after` it printed the beginning of its step `step`
+/// (`step N of M`, on its standard error), unless it ended before.
+fn killed_at_step(args: &[&str], step: usize, after: std::time::Duration) -> Output {
+    use std::io::{BufRead, Read};
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_combkey"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run combkey");
+    let mut stdout = child.stdout.take().expect("its standard output");
+    let out = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = stdout.read_to_end(&mut v);
+        v
+    });
+    let stderr = child.stderr.take().expect("its standard error");
+    let seen = Arc::new(std::sync::Mutex::new(None::<std::time::Instant>));
+    let err = {
+        let seen = Arc::clone(&seen);
+        let want = format!("step {step} of ");
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+                if line.contains(&want) {
+                    seen.lock().unwrap().get_or_insert_with(std::time::Instant::now);
+                }
+                v.extend_from_slice(line.as_bytes());
+                v.push(b'\n');
+            }
+            v
+        })
+    };
+    while child.try_wait().expect("the run's status").is_none() {
+        if seen.lock().unwrap().is_some_and(|at| at.elapsed() >= after) {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let status = child.wait().expect("the run's status");
+    Output { status, stdout: out.join().unwrap(), stderr: err.join().unwrap() }
 }
 
 /// Waits until the server has ended the sessions of a killed run (a statement it was running
@@ -212,6 +259,9 @@ struct Case {
     key_map: bool,
     /// A fault made during an online run.
     fault: Option<Fault>,
+    /// A killed run killed this many milliseconds after it says it begins step `n` (its
+    /// progress, read as it comes), not after a random time.
+    kill_at_step: Option<(usize, u64)>,
 }
 
 /// A fault the harness makes during an online run (not a killed one).
@@ -342,6 +392,14 @@ impl Case {
         } else {
             None
         };
+        // Drawn after everything above: a killed run killed at a step's beginning, or inside it.
+        let kill_at_step = match mode {
+            Mode::Killed(_, how) if r.random_bool(0.5) => {
+                let steps = if how == How::Offline { 14 } else { 5 };
+                Some((r.random_range(1..=steps), [0, 0, 5, 20, 60][r.random_range(0..5)]))
+            }
+            _ => None,
+        };
         Case {
             seed,
             backend,
@@ -357,6 +415,7 @@ impl Case {
             set_default,
             key_map,
             fault,
+            kill_at_step,
         }
     }
 
@@ -988,12 +1047,14 @@ async fn run(case: &Case, gens: &[Gen]) -> Result<bool, String> {
             Mode::Killed(ms, _) => Some(std::time::Duration::from_millis(ms)),
             _ => None,
         };
+        let kill_at_step = case.kill_at_step;
         tokio::task::spawn_blocking(move || {
             let a: Vec<&str> = args.iter().map(String::as_str).collect();
             let e: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-            match kill_after {
-                Some(after) => killed(&a, after),
-                None => combkey(&a, &e),
+            match (kill_after, kill_at_step) {
+                (Some(_), Some((step, ms))) => killed_at_step(&a, step, std::time::Duration::from_millis(ms)),
+                (Some(after), None) => killed(&a, after),
+                _ => combkey(&a, &e),
             }
         })
         .await

@@ -416,6 +416,27 @@ pub(crate) trait Catalog: Sync {
     fn ddl_no_wait(&self) -> Option<String> {
         None
     }
+    /// `statement` (DDL outside a transaction) made to wait at most `ms` milliseconds for its
+    /// metadata lock, where the server can bound a statement's time below a second (MariaDB's
+    /// `SET STATEMENT max_statement_time`); as it is elsewhere.
+    fn ddl_waiting(&self, statement: &str, ms: u64) -> String {
+        let _ = ms;
+        statement.to_string()
+    }
+    /// How many foreign keys `table` has to tables other than itself (MySQL/MariaDB, where a
+    /// trigger's statement locks those tables too); `None` where DDL runs in the transaction.
+    fn foreign_keys_to_others(&self, table: &Name) -> Option<Query<i64>> {
+        let _ = table;
+        None
+    }
+    /// How many transactions of other sessions have been open longer than `ms` milliseconds
+    /// (MySQL/MariaDB, whose server names no holder of a metadata lock: one of them may hold
+    /// the table, and a statement queued behind it would hold up the application's writes for
+    /// as long as it waits). `None` where the catalog does not tell.
+    fn long_transactions(&self, ms: u64) -> Option<Query<i64>> {
+        let _ = ms;
+        None
+    }
     /// A cursor over `select` inside the transaction, read a page at a time: its `DECLARE`,
     /// the `FETCH` of the next page and its `CLOSE` (PostgreSQL; SQLite: a temporary table
     /// taken from a page at a time). `None` where a statement's rows are streamed on a session

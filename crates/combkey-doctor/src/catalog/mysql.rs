@@ -556,6 +556,47 @@ impl Catalog for MySql {
         Some("SET SESSION lock_wait_timeout = 0".into())
     }
 
+    fn ddl_waiting(&self, statement: &str, ms: u64) -> String {
+        // Only what takes a table's lock (a function's creation takes none). The statement's
+        // lock wait (a second, the least MySQL knows) outlasts its time, which ends it first.
+        let upper = statement.trim_start().to_ascii_uppercase();
+        if upper.starts_with("CREATE TRIGGER") || upper.starts_with("ALTER TABLE") || upper.starts_with("DROP TRIGGER")
+        {
+            format!(
+                "SET STATEMENT max_statement_time = {}.{:03}, lock_wait_timeout = 1 FOR {statement}",
+                ms / 1000,
+                ms % 1000
+            )
+        } else {
+            statement.to_string()
+        }
+    }
+
+    fn long_transactions(&self, ms: u64) -> Option<Query<i64>> {
+        // trx_started is to the second: one more, so that a short transaction begun just
+        // before a second's turn is not taken for a long one.
+        Some(Query {
+            sql: format!(
+                "SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id <> CONNECTION_ID() \
+                 AND trx_started <= NOW() - INTERVAL {} SECOND",
+                ms.div_ceil(1000) + 1
+            ),
+            params: Vec::new(),
+            parse: |rows| rows.first().map_or(Ok(0), |r| Ok(text(r, 0)?.parse().unwrap_or(1))),
+        })
+    }
+
+    fn foreign_keys_to_others(&self, table: &Name) -> Option<Query<i64>> {
+        Some(Query {
+            sql: format!(
+                "SELECT COUNT(*) FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = {SCHEMA} \
+                 AND TABLE_NAME = ? AND NOT (UNIQUE_CONSTRAINT_SCHEMA = CONSTRAINT_SCHEMA AND REFERENCED_TABLE_NAME = TABLE_NAME)"
+            ),
+            params: vec![table.schema.clone().unwrap_or_default(), table.name.clone()],
+            parse: |rows| rows.first().map_or(Ok(0), |r| Ok(text(r, 0)?.parse().unwrap_or(1))),
+        })
+    }
+
     fn begin_read_only(&self) -> Vec<String> {
         vec!["START TRANSACTION READ ONLY".into()]
     }

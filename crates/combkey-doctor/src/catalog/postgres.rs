@@ -1079,8 +1079,12 @@ fn rewrite(targets: &[Rewrite], only: bool, values: Option<&str>) -> String {
                 format!("{c} = COALESCE((SELECT m.new FROM combkey_doctor_map m WHERE m.old = t.{c}), t.{c})", c = q(c))
             })
             .collect();
+        // `= ANY` of the batch's old keys, computed once (an initplan): each column's index
+        // finds its rows, where `IN (SELECT ...) OR IN (SELECT ...)`, no semi-join under an `OR`,
+        // read the whole table for every batch (a self-referencing table: 6 to 15 times the
+        // time of one without the reference).
         let wheres: Vec<String> =
-            t.columns.iter().map(|c| format!("t.{} IN (SELECT old FROM combkey_doctor_map)", q(c))).collect();
+            t.columns.iter().map(|c| format!("t.{} = ANY (ARRAY(SELECT old FROM combkey_doctor_map))", q(c))).collect();
         parts.push(format!(
             "u{i} AS (UPDATE {only}{table} t SET {} WHERE {} RETURNING 1)",
             sets.join(", "),

@@ -202,7 +202,8 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dy
                     StepKind::SetDefault if !step.in_transaction => {
                         let total = plan.options.lock_timeout_ms.saturating_mul(SET_DEFAULT_TRIES);
                         let restore = cat.session(plan.options.lock_timeout_ms);
-                        if let Err(e) = ddl_in_tries(db, &step.sql, total, &restore).await {
+                        let alone = crate::methods::shared::locks_alone(db, &Name::from(&plan.table)).await?;
+                        if let Err(e) = ddl_in_tries(db, &step.sql, total, &restore, alone).await {
                             return Err(set_default_missing(plan, committed, e));
                         }
                     }

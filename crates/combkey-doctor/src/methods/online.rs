@@ -157,7 +157,8 @@ pub(crate) async fn run(
     // application's writes never queue behind it.
     if let Some(step) = plan.steps.iter().find(|s| s.kind == crate::plan::StepKind::SetDefault) {
         let restore = cat.session(plan.options.lock_timeout_ms);
-        ddl_in_tries(db, &step.sql, plan.options.lock_timeout_ms, &restore).await.map_err(|e| {
+        let alone = crate::methods::shared::locks_alone(db, &Name::from(&plan.table)).await?;
+        ddl_in_tries(db, &step.sql, plan.options.lock_timeout_ms, &restore, alone).await.map_err(|e| {
             e.context("--set-default's trigger, before the first batch").with_hint(
                 "; no key was converted and nothing was changed: run again once the table's other sessions end",
             )

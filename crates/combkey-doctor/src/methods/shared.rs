@@ -691,32 +691,80 @@ pub(crate) const LONG_HOLD_MS: u64 = 1000;
 
 /// Runs DDL outside a transaction that needs the table's metadata lock (MySQL/MariaDB's
 /// `CREATE TRIGGER` of `--set-default`) in short tries, so that it never heads the table's lock
-/// queue with the application's writes waiting behind it: each try waits for no lock
-/// ([`Catalog::ddl_no_wait`](crate::catalog::Catalog::ddl_no_wait)), and the next comes after a
-/// pause that grows by 100 ms a try up to 1 s (as pg_repack's lock attempts), until `total_ms`
-/// has passed; then the last error, with the sessions that held the table. The session's own
-/// lock timeout is set back after (`restore`). Where DDL runs in the transaction, once.
-pub(crate) async fn ddl_in_tries(db: &mut Db, sql: &[String], total_ms: u64, restore: &[String]) -> Result<(), Error> {
+/// queue for long with the application's writes waiting behind it, until `total_ms` has passed;
+/// then the last error, with the sessions that held the table. The session's own lock timeout
+/// is set back after (`restore`). Where DDL runs in the transaction, once.
+///
+/// A try that waits for no lock ([`Catalog::ddl_no_wait`](crate::catalog::Catalog::ddl_no_wait))
+/// holds nobody up, but finds the table free only in a moment between the application's
+/// transactions, and an application writing in back-to-back transactions leaves almost none
+/// (a generated case's run gave up with one writer). So where the statements lock `table`
+/// alone (`alone`: it has no foreign key to another table, whose lock a waiting statement
+/// would hold while it waits, and MariaDB's deadlock detector rolls the application's
+/// transaction back), every second try waits in the queue, for 20 ms growing by 10 ms a try up
+/// to 100 ms (MariaDB's `max_statement_time` for the statement; the application's writes wait
+/// behind it that long at most), and gets the lock as the transaction before it ends, as
+/// pg_repack's tries do; but not while another session's transaction is open longer than
+/// [`LONG_HOLD_MS`] (it may hold the table, and the writes would queue behind each try for
+/// nothing). The tries come 5 ms apart.
+pub(crate) async fn ddl_in_tries(
+    db: &mut Db,
+    sql: &[String],
+    total_ms: u64,
+    restore: &[String],
+    alone: bool,
+) -> Result<(), Error> {
     let cat = db.catalog()?;
     let Some(no_wait) = cat.ddl_no_wait() else { return db.exec_all(sql).await };
     let started = std::time::Instant::now();
     let mut attempt: u64 = 0;
+    let mut may_wait = alone;
     let result = loop {
         attempt += 1;
-        db.exec(&no_wait).await?;
-        match db.exec_all(sql).await {
-            Ok(()) => break Ok(()),
-            Err(e) if e.kind() == ErrorKind::LockTimeout && started.elapsed().as_millis() < u128::from(total_ms) => {
-                tokio::time::sleep(std::time::Duration::from_millis((attempt * 100).min(1000))).await;
+        // Never queued behind a long holder (a report's transaction, a session idle in one):
+        // the writes would wait behind the statement each time, for as long as it waits. One
+        // that cannot be told of counts as one.
+        let waiting = may_wait
+            && attempt.is_multiple_of(2)
+            && match cat.long_transactions(LONG_HOLD_MS) {
+                Some(q) => db.query(q).await.is_ok_and(|n| n == 0),
+                None => false,
+            };
+        let tried = if waiting {
+            let wait_ms = (10 + attempt * 5).min(100);
+            let mut tried = Ok(());
+            for s in sql {
+                if let Err(e) = db.exec(&cat.ddl_waiting(s, wait_ms)).await {
+                    tried = Err(e);
+                    break;
+                }
             }
-            Err(e) if e.kind() == ErrorKind::LockTimeout => {
+            tried
+        } else {
+            db.exec(&no_wait).await?;
+            db.exec_all(sql).await
+        };
+        match tried {
+            Ok(()) => break Ok(()),
+            // No `SET STATEMENT` here (MySQL): the tries that wait for no lock only.
+            Err(e) if waiting && e.code() == Some("42000") => may_wait = false,
+            // A waiting try's time ran out (MariaDB's 1969, SQLSTATE 70100), or a try found the
+            // table held.
+            Err(e)
+                if (e.kind() == ErrorKind::LockTimeout || (waiting && e.code() == Some("70100")))
+                    && started.elapsed().as_millis() < u128::from(total_ms) =>
+            {
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+            Err(e) if e.kind() == ErrorKind::LockTimeout || (waiting && e.code() == Some("70100")) => {
                 let holders = match cat.oldest_transactions() {
                     Some(q) => db.query(q).await.ok().flatten(),
                     None => None,
                 };
-                break Err(e.with_hint(&format!(
-                    " ({attempt} tries over {:.1} s, each waiting for no lock{})",
+                break Err(Error::new(ErrorKind::LockTimeout, e.to_string()).with_hint(&format!(
+                    " ({attempt} tries over {:.1} s{}{})",
                     started.elapsed().as_secs_f64(),
+                    if may_wait { ", every second one waiting up to 100 ms" } else { ", each waiting for no lock" },
                     holders.map(|h| format!("; the oldest open transactions: {h}")).unwrap_or_default()
                 )));
             }
@@ -725,4 +773,13 @@ pub(crate) async fn ddl_in_tries(db: &mut Db, sql: &[String], total_ms: u64, res
     };
     db.exec_all(restore).await?;
     result
+}
+
+/// Whether DDL on `table` (a trigger's creation, a default's change) locks that table alone
+/// (MySQL/MariaDB: the table has no foreign key to another table, whose metadata lock a
+/// trigger's statement also takes).
+pub(crate) async fn locks_alone(db: &mut Db, table: &Name) -> Result<bool, Error> {
+    let cat = db.catalog()?;
+    let Some(q) = cat.foreign_keys_to_others(table) else { return Ok(false) };
+    Ok(db.query(q).await? == 0)
 }
