@@ -1493,6 +1493,83 @@ mod postgres {
         assert!(again.contains("nothing to abandon"), "{again}");
     }
 
+    /// A schema, table and column whose names need quotes (a space, upper case, a quote): the
+    /// run swaps, fills the key map and ends done, and names the kept tables as a statement
+    /// takes them. (After the swap the key map's check cast the schema's name to regnamespace
+    /// unquoted: "schema "shop" does not exist" or "invalid name syntax", every time the
+    /// command was run again, the key map never filled, --abandon refused.)
+    #[tokio::test]
+    async fn names_that_need_quotes_are_swapped_and_their_key_map_filled() {
+        let url = combkey_testutil::pg_url();
+        let mut c = connect().await;
+        exec(
+            &mut c,
+            r#"DROP SCHEMA IF EXISTS "Swap Sch" CASCADE;
+               CREATE SCHEMA "Swap Sch";
+               CREATE TABLE "Swap Sch"."Odd ""T"" x" ("I d" uuid PRIMARY KEY, v int NOT NULL);
+               CREATE TABLE "Swap Sch".kid (k serial PRIMARY KEY, p uuid REFERENCES "Swap Sch"."Odd ""T"" x" ("I d"));
+               CREATE INDEX ON "Swap Sch".kid (p);"#,
+        )
+        .await;
+        let clock = Arc::new(combkey::FixedClock::new(Timestamp::now().saturating_add_ms(-3_600_000)));
+        let g = combkey::layouts::V1Generator::with_clock_and_random(Arc::clone(&clock), SeededRandom::new(43));
+        let keys: Vec<String> = (0..300)
+            .map(|_| {
+                clock.advance(std::time::Duration::from_millis(3));
+                g.generate().to_string()
+            })
+            .collect();
+        sqlx::query(AssertSqlSafe(
+            r#"INSERT INTO "Swap Sch"."Odd ""T"" x" SELECT u::uuid, o::int FROM unnest($1::text[]) WITH ORDINALITY AS x (u, o)"#,
+        ))
+        .bind(&keys)
+        .execute(&mut c)
+        .await
+        .unwrap();
+        exec(&mut c, r#"INSERT INTO "Swap Sch".kid (p) SELECT "I d" FROM "Swap Sch"."Odd ""T"" x" WHERE v % 3 = 0"#)
+            .await;
+        let out = combkey_env(
+            &[
+                "doctor",
+                "--url",
+                &url,
+                "--table",
+                r#""Swap Sch"."Odd ""T"" x""#,
+                "--column",
+                r#""I d""#,
+                "--apply",
+                "--online",
+                "--method",
+                "copy-swap",
+            ],
+            &[],
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains(r#"kept as "Swap Sch"."_Odd ""T"" x_old", "Swap Sch"._kid_old"#),
+            "{}",
+            stderr(&out)
+        );
+        let map = count(
+            &mut c,
+            r#"SELECT count(*) FROM "Swap Sch"."combkey_keymap_Odd ""T"" x" m JOIN "Swap Sch"."_Odd ""T"" x_old" o ON o."I d" = m.old_key
+               JOIN "Swap Sch"."Odd ""T"" x" n ON n."I d" = m.new_key AND n.v = o.v"#,
+        )
+        .await;
+        assert_eq!(map, 300, "every converted key's pair in the key map");
+        assert_eq!(
+            count(&mut c, r#"SELECT count(*) FROM "Swap Sch".kid k JOIN "Swap Sch"."Odd ""T"" x" p ON p."I d" = k.p"#)
+                .await,
+            100
+        );
+        assert_eq!(
+            count(&mut c, r#"SELECT count(*) FROM pg_tables WHERE schemaname = 'Swap Sch' AND (tablename LIKE '%\_map' OR tablename LIKE '%\_log')"#).await,
+            0,
+            "no work table left"
+        );
+        exec(&mut c, r#"DROP SCHEMA "Swap Sch" CASCADE"#).await;
+    }
+
     /// `--abandon` of a run that installed combkey's functions for `--set-default` (none was
     /// there) removes them with the rest of the run; functions that were there before a run
     /// stay. In a database of its own: the functions are the database's, not a table's.
@@ -3105,6 +3182,80 @@ mod mariadb {
         assert_eq!(orphans(&mut c, t).await, Vec::new(), "children without their parent");
         drop_tables(&mut c, t).await;
         exec(&mut c, &format!("DROP TABLE IF EXISTS combkey_keymap_{t}")).await;
+    }
+
+    /// The audit of a table whose InnoDB statistics are of when it was near empty says its
+    /// size is those statistics, and gives no estimate from it (it printed "16 KiB; with sorted
+    /// keys about 16 KiB" for 100,000 rows); once analysed, the size and estimate are shown.
+    #[tokio::test]
+    async fn an_unanalysed_tables_size_is_said_to_be_stale() {
+        let url = combkey_testutil::mysql_url();
+        let t = "swap_my_stale_stats";
+        let mut c = connect().await;
+        exec(
+            &mut c,
+            &format!(
+                "DROP TABLE IF EXISTS {t};
+                 CREATE TABLE {t} (id BINARY(16) NOT NULL PRIMARY KEY, n INT) ENGINE=InnoDB STATS_AUTO_RECALC=0;
+                 INSERT INTO {t} SELECT RANDOM_BYTES(16), seq FROM seq_1_to_20000"
+            ),
+        )
+        .await;
+        let out = ok(&combkey_env(&["doctor", "--url", &url, "--table", t], &[]));
+        assert!(out.contains("InnoDB's statistics of the table when it held fewer rows"), "{out}");
+        assert!(!out.contains("with sorted keys about"), "{out}");
+        exec(&mut c, &format!("ANALYZE TABLE {t}")).await;
+        let out = ok(&combkey_env(&["doctor", "--url", &url, "--table", t], &[]));
+        assert!(!out.contains("fewer rows") && out.contains("with sorted keys about"), "{out}");
+        exec(&mut c, &format!("DROP TABLE {t}")).await;
+    }
+
+    /// The copies' statistics are taken before the swap: under `STATS_AUTO_RECALC=0` (which the
+    /// copy keeps from the table's definition) InnoDB never recounts them, and the swapped-in
+    /// table showed 0 rows to the optimizer and a key index of one page to the audit after.
+    #[tokio::test]
+    async fn the_swapped_in_tables_have_their_statistics() {
+        let url = combkey_testutil::mysql_url();
+        let t = "swap_my_stats";
+        let mut c = connect().await;
+        let _ =
+            sqlx::raw_sql(AssertSqlSafe(format!("DELETE FROM combkey_doctor_journal WHERE target LIKE '%\"{t}\"%'")))
+                .execute(&mut c)
+                .await;
+        exec(
+            &mut c,
+            &format!(
+                "DROP TABLE IF EXISTS {t}, combkey_keymap_{t};
+                 CREATE TABLE {t} (id CHAR(36) NOT NULL DEFAULT (UUID()) PRIMARY KEY, n INT) ENGINE=InnoDB STATS_AUTO_RECALC=0;
+                 INSERT INTO {t} (n) SELECT seq FROM seq_1_to_3000"
+            ),
+        )
+        .await;
+        let run = args(
+            &url,
+            t,
+            &[
+                "--apply",
+                "--online",
+                "--method",
+                "copy-swap",
+                "--set-default",
+                "--app-ready-for-new-type",
+                "--drop-old",
+            ],
+        );
+        let run: Vec<&str> = run.iter().map(String::as_str).collect();
+        ok(&combkey_env(&run, &[]));
+        let counted = count(
+            &mut c,
+            &format!(
+                "SELECT CAST(n_rows AS SIGNED) FROM mysql.innodb_table_stats WHERE database_name = DATABASE() \
+                 AND table_name = '{t}'"
+            ),
+        )
+        .await;
+        assert!(counted > 1500 && counted < 6000, "the optimizer's {counted} rows, of 3000");
+        exec(&mut c, &format!("DROP TABLE {t}, combkey_keymap_{t}")).await;
     }
 
     /// A report's transaction reads the table just before the swap (where the RENAME once

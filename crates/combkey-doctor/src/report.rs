@@ -412,6 +412,9 @@ impl Report {
     /// ```
     pub fn sorted_index_estimate(&self) -> Option<(f64, &'static str)> {
         let index = self.index?;
+        if self.index_size_stale() {
+            return None;
+        }
         #[allow(clippy::cast_precision_loss)]
         let bytes = index.bytes as f64;
         match (self.backend, index.leaf_density) {
@@ -426,6 +429,16 @@ impl Report {
             (Backend::MySql, _) => Some((bytes, "already sorted")),
             _ => None,
         }
+    }
+
+    /// Whether the primary key's size is the statistics of fewer rows than the table holds
+    /// (MySQL/MariaDB's `DATA_LENGTH` is InnoDB's statistics, which an unanalysed table keeps
+    /// from when it was near empty): under 16 bytes a row, less than a key takes.
+    fn index_size_stale(&self) -> bool {
+        self.backend == Backend::MySql
+            && self.index.is_some_and(|i| {
+                u64::try_from(i.bytes).unwrap_or(0) < u64::try_from(self.rows).unwrap_or(0).saturating_mul(16)
+            })
     }
 
     /// Whether the primary key's index is bloated beyond what sorted keys fill, and how it
@@ -985,7 +998,13 @@ impl Report {
                 let estimate = est
                     .map(|(b, how)| format!("; with sorted keys about {} (estimate: {how})", size(b)))
                     .unwrap_or_default();
-                s.push_str(&format!("  primary key     {sz}{density}{estimate}\n"));
+                let stale = if self.index_size_stale() {
+                    " (InnoDB's statistics of the table when it held fewer rows, not its size now: ANALYZE TABLE \
+                     takes them again)"
+                } else {
+                    ""
+                };
+                s.push_str(&format!("  primary key     {sz}{density}{estimate}{stale}\n"));
             }
             (None, _) => s.push_str("  primary key     size not available on this database\n"),
         }

@@ -26,6 +26,29 @@ impl Name {
     }
 }
 
+impl Name {
+    /// The name as a message shows it for `backend`: each part as it is where SQL takes it so
+    /// (lower-case letters, digits and `_`; MySQL/MariaDB also upper case), quoted otherwise,
+    /// so that what a message names can be pasted into a statement (`"Sch ema"."_Odd x_old"`).
+    pub fn shown(&self, backend: Backend) -> String {
+        let part = |p: &str| {
+            let plain = p.chars().next().is_some_and(|c| {
+                c.is_ascii_lowercase() || c == '_' || (backend != Backend::Postgres && c.is_ascii_uppercase())
+            }) && p.chars().all(|c| {
+                c.is_ascii_lowercase()
+                    || c.is_ascii_digit()
+                    || c == '_'
+                    || (backend != Backend::Postgres && c.is_ascii_uppercase())
+            });
+            if plain { p.to_string() } else { backend.quote(p) }
+        };
+        match &self.schema {
+            Some(s) => format!("{}.{}", part(s), part(&self.name)),
+            None => part(&self.name),
+        }
+    }
+}
+
 impl core::fmt::Display for Name {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match &self.schema {

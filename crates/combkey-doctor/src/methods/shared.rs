@@ -37,7 +37,8 @@ pub struct OnlineOutcome {
     pub method: &'static str,
     /// Why it did not copy and swap, where [`Method::Auto`](crate::Method::Auto) chose to change the keys in place.
     pub in_place_because: Option<String>,
-    /// The tables the swap kept under new names (the old tables), for the user to drop.
+    /// The tables the swap kept under new names (the old tables), for the user to drop, as a
+    /// statement names them (quoted where they need it).
     pub kept: Vec<String>,
     /// Rows a copy and swap compared with their copies before its swap, per table: every row
     /// of one snapshot of the table (PostgreSQL: the copy's; MySQL/MariaDB: once every change

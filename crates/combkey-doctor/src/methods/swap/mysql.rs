@@ -1983,6 +1983,14 @@ pub(super) async fn run(
                 applied += apply(db, &swap, plan, 5_000, through_maybe).await?;
                 tally.out.passes += 1;
             }
+            // The copies' statistics, which InnoDB took when they were empty and recounts in the
+            // background (or, under STATS_AUTO_RECALC=0, never): after the swap the
+            // application's queries are planned from them, and the audit after the run reads the
+            // key's index size from them. Sampled, it waits for no writer (and, not written to
+            // the binary log, makes no replica or Galera node do it).
+            for t in &swap.tables {
+                db.exec(&format!("ANALYZE NO_WRITE_TO_BINLOG TABLE {}", t.new.quoted(B))).await?;
+            }
             // From here on every change is written through to the copies as it happens; the
             // triggers' creation waits for the transactions under way on each table, so what
             // the logs hold then is all that is left.
@@ -2038,7 +2046,7 @@ pub(super) async fn run(
     })?;
     journal.finish(db).await?;
     if !online.drop_old {
-        tally.out.kept = swap.tables.iter().map(|t| t.old.to_string()).collect();
+        tally.out.kept = swap.tables.iter().map(|t| t.old.shown(B)).collect();
     }
     tally.out.converted = plan.converted.values().sum::<usize>() + converted;
     // The rounds before the swap, and the last one under the write-through triggers.

@@ -1504,11 +1504,13 @@ async fn map_becomes_key_map(db: &mut Db, swap: &Swap, map: &Name) -> Result<Opt
     if map.schema != swap.map.schema || unique.len() > 63 {
         return Ok(None);
     }
-    let schema = string_literal(map.schema.as_deref().unwrap_or("public"));
+    // By the schema's name as it is (a cast of its text to regnamespace would fold it, or
+    // refuse a space: a run stopped there after its swap, every time it was run again).
+    let schema = map.schema.as_deref().map_or_else(|| "current_schema()".to_string(), string_literal);
     let rows = db
         .rows(
             &format!(
-                "SELECT (SELECT count(*) FROM pg_class c WHERE c.relnamespace = {schema}::regnamespace \
+                "SELECT (SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = {schema} \
                    AND c.relname IN ({}, {}, {}))::text, \
                  (SELECT string_agg(format_type(atttypid, atttypmod), ',' ORDER BY attnum) FROM pg_attribute \
                    WHERE attrelid = {m}::regclass AND attnum > 0 AND NOT attisdropped), \
@@ -1827,7 +1829,7 @@ pub(super) async fn run(
     })?;
     journal.finish(db).await?;
     if !online.drop_old {
-        tally.out.kept = swap.tables.iter().map(|t| t.old.to_string()).collect();
+        tally.out.kept = swap.tables.iter().map(|t| t.old.shown(B)).collect();
     }
     tally.out.passes += 1;
     tally.out.converted = plan.converted.values().sum();
