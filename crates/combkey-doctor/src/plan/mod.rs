@@ -665,6 +665,12 @@ mod tests {
         let e = refuse::resumed_with(&plan, &Options::default().with_set_default(true)).unwrap_err();
         assert!(e.to_string().contains("no --set-default (the stopped run) against --set-default"), "{e}");
         assert!(e.to_string().contains("Nothing was changed"), "{e}");
+        assert!(e.to_string().contains("the choices it began with (none of these flags)"), "{e}");
+        // The stopped run's own choices, as flags to give again.
+        let with = Options::default().with_key_map(Some("km".into())).with_set_default(true);
+        let plan = build(Backend::Postgres, &schema("uuid", ""), &audit_of(&c, &k), &with).unwrap();
+        let e = refuse::resumed_with(&plan, &Options::default()).unwrap_err();
+        assert!(e.to_string().contains("the choices it began with (--key-map km --set-default)"), "{e}");
     }
 
     #[test]

@@ -327,10 +327,44 @@ pub(crate) fn resumed_with(journaled: &Plan, given: &Options) -> Result<(), Erro
     if differs.is_empty() {
         return Ok(());
     }
+    // The stopped run's choices as flags, those that differ from the defaults.
+    let defaults = Options::default();
+    let mut began = Vec::new();
+    if let Some(m) = &was.key_map {
+        began.push(format!("--key-map {m}"));
+    }
+    for (on, name) in [
+        (was.set_default, "--set-default"),
+        (was.keep_type, "--keep-type"),
+        (was.convert_uncertain, "--convert-uncertain"),
+    ] {
+        if on {
+            began.push(name.to_string());
+        }
+    }
+    if let Some(r) = &was.rekey_from {
+        began.push(format!("--rekey-from {r}"));
+    }
+    if was.to != defaults.to {
+        began.push(format!("--to {}", was.to.name()));
+    }
+    if let Some(l) = was.layout {
+        began.push(format!("--layout {}", l.name()));
+    }
+    if was.triggers != defaults.triggers {
+        began.push(cli("--triggers", &was.triggers));
+    }
+    if was.inherited != defaults.inherited {
+        began.push(cli("--inherited", &was.inherited));
+    }
+    if was.rekey_invalid != defaults.rekey_invalid {
+        began.push(cli("--rekey-invalid", &was.rekey_invalid));
+    }
+    let began = if began.is_empty() { "none of these flags".to_string() } else { began.join(" ") };
     Err(Error::refused(format!(
         "an earlier run of {}.{} stopped, and its journal keeps the plan it began with, which this command's choices \
-         differ from: {}. Run it again with the choices it began with to finish it (what it was asked to do is done \
-         then), and run this command after it for the rest. Nothing was changed",
+         differ from: {}. Run it again with the choices it began with ({began}) to finish it (what it was asked to \
+         do is done then), and run this command after it for the rest. Nothing was changed",
         journaled.table,
         journaled.column,
         differs.join("; ")
