@@ -239,42 +239,31 @@ mod postgres {
         assert!(stderr.contains("keys read") && stderr.contains("keys/s"), "progress lines: {stderr}");
     }
 
-    /// Each batch finds its rows through the indexes: the work of a batch is bounded by the
-    /// batch, whatever the table's size. (The planner's costs would scan a small or middling
-    /// table whole, and hash it, for every batch.)
-    #[tokio::test]
-    async fn batches_probe_the_indexes_and_scan_no_table_whole() {
-        let url = combkey_testutil::pg_url();
-        let t = "online_pg_probe";
-        let mut c = connect().await;
-        seed(&mut c, t, 6000, 8).await;
-        let scans = |table: String| {
+    /// Runs `doctor --apply --online --method in-place --batch-size 100` on `tables[0]`, which
+    /// holds `keys` keys, and gives the whole-table scans of each of `tables` during the run.
+    /// The statistics a session has not sent yet are sent when it ends: they are read once the
+    /// doctor's sessions are gone, only those begun since this began (a pooler's idle server
+    /// sessions keep the name of the client that last used them, for minutes).
+    async fn whole_scans_during_in_place(c: &mut PgConnection, url: &str, tables: &[&str], keys: u64) -> Vec<i64> {
+        let scans = |table: &str| {
             format!("SELECT coalesce(sum(seq_scan), 0)::bigint FROM pg_stat_user_tables WHERE relname = '{table}'")
         };
-        // The statistics a session has not sent yet are sent when it ends: wait for the
-        // doctor's sessions to be gone before reading them. Only this test's: those begun since
-        // it began (a pooler's idle server sessions keep the name of the client that last used
-        // them, for minutes).
-        let since = count(&mut c, "SELECT (extract(epoch FROM now()) * 1000000)::bigint").await;
-        let settled = async |c: &mut PgConnection| {
-            let sql = format!(
-                "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'combkey doctor' \
-                 AND backend_start >= to_timestamp({since} / 1000000.0)"
-            );
-            while count(c, &sql).await > 0 {
-                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-            }
-        };
-        settled(&mut c).await;
-        let (parent0, child0) =
-            (count(&mut c, &scans(t.into())).await, count(&mut c, &scans(format!("{t}_items"))).await);
+        let since = count(c, "SELECT (extract(epoch FROM now()) * 1000000)::bigint").await;
+        let gone = format!(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'combkey doctor' \
+             AND backend_start >= to_timestamp({since} / 1000000.0)"
+        );
+        let mut before = Vec::new();
+        for t in tables {
+            before.push(count(c, &scans(t)).await);
+        }
         let out = combkey_env(
             &[
                 "doctor",
                 "--url",
-                &url,
+                url,
                 "--table",
-                t,
+                tables[0],
                 "--apply",
                 "--online",
                 "--method",
@@ -286,10 +275,28 @@ mod postgres {
             &[],
         );
         let done = json(&out);
-        assert_eq!(layouts(&done), [("v7".to_string(), 6000)], "{done}");
-        settled(&mut c).await;
-        let parent = count(&mut c, &scans(t.into())).await - parent0;
-        let child = count(&mut c, &scans(format!("{t}_items"))).await - child0;
+        assert_eq!(layouts(&done), [("v7".to_string(), keys)], "{done}");
+        while count(c, &gone).await > 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        let mut during = Vec::new();
+        for (t, b) in tables.iter().zip(before) {
+            during.push(count(c, &scans(t)).await - b);
+        }
+        during
+    }
+
+    /// Each batch finds its rows through the indexes: the work of a batch is bounded by the
+    /// batch, whatever the table's size. (The planner's costs would scan a small or middling
+    /// table whole, and hash it, for every batch.)
+    #[tokio::test]
+    async fn batches_probe_the_indexes_and_scan_no_table_whole() {
+        let url = combkey_testutil::pg_url();
+        let t = "online_pg_probe";
+        let mut c = connect().await;
+        seed(&mut c, t, 6000, 8).await;
+        let scanned = whole_scans_during_in_place(&mut c, &url, &[t, &format!("{t}_items")], 6000).await;
+        let (parent, child) = (scanned[0], scanned[1]);
         // Sixty batches. The audits before and after (each reads the table whole a few times:
         // counts, groupings, the foreign keys' checks) and the catch-up read may each read a
         // table whole, whatever the number of batches: 8 to 10 were counted, so a bound of 20
@@ -327,39 +334,7 @@ mod postgres {
         exec(&mut c, &format!("UPDATE {t} s SET up = p.id FROM {t} p WHERE p.n = s.n - 3 AND s.n % 2 = 0")).await;
         exec(&mut c, &format!("VACUUM ANALYZE {t}")).await;
         let refs = count(&mut c, &format!("SELECT count(*) FROM {t} WHERE up IS NOT NULL")).await;
-        let scans = format!("SELECT coalesce(sum(seq_scan), 0)::bigint FROM pg_stat_user_tables WHERE relname = '{t}'");
-        let since = count(&mut c, "SELECT (extract(epoch FROM now()) * 1000000)::bigint").await;
-        let settled = async |c: &mut PgConnection| {
-            let sql = format!(
-                "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'combkey doctor' \
-                 AND backend_start >= to_timestamp({since} / 1000000.0)"
-            );
-            while count(c, &sql).await > 0 {
-                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-            }
-        };
-        let before = count(&mut c, &scans).await;
-        let out = combkey_env(
-            &[
-                "doctor",
-                "--url",
-                &url,
-                "--table",
-                t,
-                "--apply",
-                "--online",
-                "--method",
-                "in-place",
-                "--batch-size",
-                "100",
-                "--json",
-            ],
-            &[],
-        );
-        let done = json(&out);
-        assert_eq!(layouts(&done), [("v7".to_string(), 6000)], "{done}");
-        settled(&mut c).await;
-        let scanned = count(&mut c, &scans).await - before;
+        let scanned = whole_scans_during_in_place(&mut c, &url, &[t], 6000).await[0];
         // Sixty batches; the audits and the catch-up read the table whole a few times whatever
         // the batches (as in the test above).
         assert!(scanned < 20, "whole-table scans of {t} during 60 batches: {scanned}");

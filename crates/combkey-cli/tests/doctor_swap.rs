@@ -1624,6 +1624,58 @@ mod postgres {
         exec(&mut admin, &format!("DROP ROLE IF EXISTS {t}_reader")).await;
     }
 
+    /// Rows the application changes again and again are copied again once per round, with
+    /// every log row of theirs removed: three rows updated 4,000 times each during a stopped
+    /// run (24,000 log rows) take one round and the swap's, where each round applied 5,000 log rows and the
+    /// rounds fell behind a busy application's updates (a break-test: 4.7M log rows of 40,000
+    /// rows).
+    #[tokio::test]
+    async fn rows_changed_again_and_again_are_applied_once() {
+        let url = combkey_testutil::pg_url();
+        let t = "swap_pg_hot_rows";
+        let mut c = connect().await;
+        seed(&mut c, t, 2000, 44).await;
+        let run = [
+            "doctor",
+            "--url",
+            &url,
+            "--table",
+            t,
+            "--apply",
+            "--online",
+            "--triggers",
+            "fire",
+            "--method",
+            "copy-swap",
+        ];
+        let stopped = combkey_env(&run, &[("COMBKEY_DOCTOR_FAIL_AFTER_PHASE", "4")]);
+        assert!(stderr(&stopped).contains("stopping after phase 4"), "{}", stderr(&stopped));
+        exec(
+            &mut c,
+            &format!("DO $$ BEGIN FOR i IN 1..4000 LOOP UPDATE {t} SET n = n + 1 WHERE seq <= 3; END LOOP; END $$"),
+        )
+        .await;
+        // (The old and the new key of each updated row are logged.)
+        assert!(count(&mut c, &format!("SELECT count(*) FROM _{t}_log")).await >= 12_000);
+        let out = combkey_env(&run, &[]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        // One round copies them again (the swap's last application counts as one more), where
+        // rounds of 5,000 log rows took five.
+        assert!(
+            ["in 1 round,", "in 2 rounds,"]
+                .iter()
+                .any(|r| stderr(&out).contains(&format!("applied the changes made meanwhile {r}"))),
+            "{}",
+            stderr(&out)
+        );
+        assert_eq!(
+            count(&mut c, &format!("SELECT count(*) FROM {t} WHERE seq <= 3 AND n = 4000 AND touched = 4000")).await,
+            3
+        );
+        assert!(leftovers(&mut c, t).await.is_empty(), "{:?}", leftovers(&mut c, t).await);
+        exec(&mut c, &format!("DROP TABLE {t}_items, {t}, _{t}_items_old, _{t}_old CASCADE; DROP FUNCTION {t}_touch(); DROP ROLE {t}_reader")).await;
+    }
+
     /// Another session changes the table while the run copies it: the swap finds the
     /// definition changed and stops, and what the run made goes; the table keeps its keys and
     /// the change.
