@@ -978,6 +978,55 @@ mod mariadb {
         }
     }
 
+    /// `--set-default`'s trigger before the first batch, while a report holds the table: the
+    /// run says what it waits for while it waits, gives up after six lock timeouts (as the
+    /// offline run does; it gave up after one), says what stays; `--apply` offline then finishes
+    /// it, and the stopped online run's journal row is done with it (the audits said to run it
+    /// again).
+    #[tokio::test]
+    async fn set_default_held_by_a_report_says_so_and_offline_finishes_it() {
+        let url = combkey_testutil::mysql_url();
+        let t = "online_my_held_default";
+        let mut c = connect().await;
+        let _ =
+            sqlx::raw_sql(AssertSqlSafe(format!("DELETE FROM combkey_doctor_journal WHERE target LIKE '%\"{t}\"%'")))
+                .execute(&mut c)
+                .await;
+        seed(&mut c, t, 200, 22).await;
+        let mut report = connect().await;
+        exec(&mut report, &format!("START TRANSACTION; SELECT COUNT(*) FROM {t}")).await;
+        let started = std::time::Instant::now();
+        let out = combkey_env(
+            &[
+                "doctor",
+                "--url",
+                &url,
+                "--table",
+                t,
+                "--apply",
+                "--online",
+                "--method",
+                "in-place",
+                "--set-default",
+                "--lock-timeout",
+                "400ms",
+            ],
+            &[],
+        );
+        let said = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(out.status.code(), Some(1), "{said}");
+        assert!(started.elapsed() >= std::time::Duration::from_millis(2400), "six lock timeouts of tries: {said}");
+        assert!(said.contains("waiting for a lock") && said.contains("metadata lock"), "{said}");
+        assert!(said.contains("no key was converted") && !said.contains("nothing was changed"), "{said}");
+        exec(&mut report, "COMMIT").await;
+        let done =
+            json(&combkey_env(&["doctor", "--url", &url, "--table", t, "--apply", "--set-default", "--json"], &[]));
+        assert_eq!(layouts(&done), [("v7".to_string(), 200)], "{done}");
+        let audit = json(&combkey_env(&["doctor", "--url", &url, "--table", t, "--json"], &[]));
+        assert_eq!(audit["unfinished_online"], false, "{audit}");
+        exec(&mut c, &format!("DROP TABLE {t}_items, {t}; DROP TABLE IF EXISTS combkey_keymap_{t}")).await;
+    }
+
     /// `--set-default`'s trigger before the first batch, with an application that holds the
     /// table in transactions of 50 ms a millisecond apart (the table free for about 2% of the
     /// time): the tries, each waiting for no lock, come 5 ms apart and find a free moment

@@ -203,7 +203,7 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dy
                         let total = plan.options.lock_timeout_ms.saturating_mul(SET_DEFAULT_TRIES);
                         let restore = cat.session(plan.options.lock_timeout_ms);
                         let alone = crate::methods::shared::locks_alone(db, &Name::from(&plan.table)).await?;
-                        if let Err(e) = ddl_in_tries(db, &step.sql, total, &restore, alone).await {
+                        if let Err(e) = ddl_in_tries(db, &step.sql, total, &restore, alone, &mut *progress).await {
                             return Err(set_default_missing(plan, committed, e));
                         }
                     }
@@ -318,12 +318,17 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dy
             .with_hint(hint)
             .with_hint(&left));
     }
+    // An online run in place that stopped (its journal's row, state `online`) is done with this
+    // one, which converted every key of its plan: its row would make the audits say to run it
+    // again. (A stopped copy and swap's row stays: its copies and triggers are its own.)
+    Journal::new(cat, plan).finish_in_place(db, plan.table.schema.as_deref()).await?;
     Ok(())
 }
 
-/// How long `--set-default`'s trigger is tried after the commit, in lock timeouts (30 s at the
-/// default 5 s): each try waits for no lock, so the application's writes never queue behind it.
-const SET_DEFAULT_TRIES: u64 = 6;
+/// How long `--set-default`'s trigger is tried (after the commit; online, before the first
+/// batch), in lock timeouts (30 s at the default 5 s): the tries never queue the application's
+/// writes behind them for long (`ddl_in_tries`).
+pub(crate) const SET_DEFAULT_TRIES: u64 = 6;
 
 /// The error of a `--set-default` whose trigger could not be made after the keys converted:
 /// not a passing check, since an insert without a key needs it.

@@ -467,6 +467,21 @@ impl Journal {
         .map(drop)
     }
 
+    /// Marks this target's stopped online run in place (state `online`) done, where there is
+    /// one (an offline run converted its keys since).
+    pub(crate) async fn finish_in_place(&self, db: &mut Db, schema: Option<&str>) -> Result<(), Error> {
+        let cat = db.catalog()?;
+        if !db.query(cat.journal_exists(schema)).await? {
+            return Ok(());
+        }
+        db.rows(
+            &format!("UPDATE {} SET state = 'done' WHERE target = {} AND state = 'online'", self.table, cat.param(1)),
+            std::slice::from_ref(&self.target),
+        )
+        .await
+        .map(drop)
+    }
+
     pub(crate) async fn finish(&self, db: &mut Db) -> Result<(), Error> {
         let cat = db.catalog()?;
         db.rows(
@@ -714,13 +729,34 @@ pub(crate) async fn ddl_in_tries(
     total_ms: u64,
     restore: &[String],
     alone: bool,
+    progress: &mut dyn crate::options::Progress,
 ) -> Result<(), Error> {
     let cat = db.catalog()?;
     let Some(no_wait) = cat.ddl_no_wait() else { return db.exec_all(sql).await };
     let started = std::time::Instant::now();
     let mut attempt: u64 = 0;
     let mut may_wait = alone;
+    // When the wait was last said (after a second of tries, then every 10 s).
+    let mut said: Option<std::time::Instant> = None;
     let result = loop {
+        if started.elapsed() >= std::time::Duration::from_secs(1)
+            && said.is_none_or(|at| at.elapsed() >= std::time::Duration::from_secs(10))
+        {
+            let holders = match cat.oldest_transactions() {
+                Some(q) => db.query(q).await.ok().flatten(),
+                None => None,
+            };
+            progress.lock_waits(
+                &format!(
+                    "the table's metadata lock, which another session's open transaction holds (for at most {:.0} s \
+                     in all){}",
+                    Duration::from_millis(total_ms).as_secs_f64(),
+                    holders.map(|h| format!("; the oldest open transactions: {h}")).unwrap_or_default()
+                ),
+                started.elapsed(),
+            );
+            said = Some(std::time::Instant::now());
+        }
         attempt += 1;
         // Never queued behind a long holder (a report's transaction, a session idle in one):
         // the writes would wait behind the statement each time, for as long as it waits. One
