@@ -200,7 +200,7 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dy
                     // in short tries that never queue the application's writes behind it, and
                     // a failure is never a mere check (inserts without a key need it).
                     StepKind::SetDefault if !step.in_transaction => {
-                        let total = plan.options.lock_timeout_ms.saturating_mul(SET_DEFAULT_TRIES);
+                        let total = plan.options.lock_timeout_ms.saturating_mul(crate::methods::shared::SET_DEFAULT_TRIES);
                         let restore = cat.session(plan.options.lock_timeout_ms);
                         let alone = crate::methods::shared::locks_alone(db, &Name::from(&plan.table)).await?;
                         if let Err(e) = ddl_in_tries(db, &step.sql, total, &restore, alone, &mut *progress).await {
@@ -324,11 +324,6 @@ pub(crate) async fn run(db: &mut Db, plan: &Plan, from: usize, progress: &mut dy
     Journal::new(cat, plan).finish_in_place(db, plan.table.schema.as_deref()).await?;
     Ok(())
 }
-
-/// How long `--set-default`'s trigger is tried (after the commit; online, before the first
-/// batch), in lock timeouts (30 s at the default 5 s): the tries never queue the application's
-/// writes behind them for long (`ddl_in_tries`).
-pub(crate) const SET_DEFAULT_TRIES: u64 = 6;
 
 /// The error of a `--set-default` whose trigger could not be made after the keys converted:
 /// not a passing check, since an insert without a key needs it.

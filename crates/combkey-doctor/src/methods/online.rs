@@ -158,7 +158,7 @@ pub(crate) async fn run(
     if let Some(step) = plan.steps.iter().find(|s| s.kind == crate::plan::StepKind::SetDefault) {
         let restore = cat.session(plan.options.lock_timeout_ms);
         let alone = crate::methods::shared::locks_alone(db, &Name::from(&plan.table)).await?;
-        let total = plan.options.lock_timeout_ms.saturating_mul(crate::methods::offline::SET_DEFAULT_TRIES);
+        let total = plan.options.lock_timeout_ms.saturating_mul(crate::methods::shared::SET_DEFAULT_TRIES);
         ddl_in_tries(db, &step.sql, total, &restore, alone, &mut *progress).await.map_err(|e| {
             e.context("--set-default's trigger, before the first batch").with_hint(
                 "; no key was converted. The run's journal row and what it made before the trigger (combkey's SQL \

@@ -705,6 +705,11 @@ pub(crate) async fn yield_autovacuum(
 /// request for the swap is not made while one holds the tables.
 pub(crate) const LONG_HOLD_MS: u64 = 1000;
 
+/// How long `--set-default`'s trigger is tried (after the commit; online, before the first
+/// batch), in lock timeouts (30 s at the default 5 s): the tries never queue the application's
+/// writes behind them for long (`ddl_in_tries`).
+pub(crate) const SET_DEFAULT_TRIES: u64 = 6;
+
 /// Runs DDL outside a transaction that needs the table's metadata lock (MySQL/MariaDB's
 /// `CREATE TRIGGER` of `--set-default`) in short tries, so that it never heads the table's lock
 /// queue for long with the application's writes waiting behind it, until `total_ms` has passed;

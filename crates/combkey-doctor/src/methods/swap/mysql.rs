@@ -1892,7 +1892,7 @@ pub(super) async fn run(
                  the sessions that hold the tables end, or --abandon",
             )
         })?;
-        super::drop_installed_functions(db, plan).await?;
+        super::shared::drop_installed_functions(db, plan).await?;
         journal.forget(db).await?;
         state = None;
     }
@@ -2032,7 +2032,7 @@ pub(super) async fn run(
             Err(e) => Err(e),
         };
         if cleaned.is_ok() {
-            let _ = super::drop_installed_functions(db, plan).await;
+            let _ = super::shared::drop_installed_functions(db, plan).await;
             let _ = journal.forget(db).await;
         }
         return Err(unchanged(e, cleaned));

@@ -1897,7 +1897,7 @@ pub(super) async fn run(
             // Not swapped: the application never saw the copies. They go, with the triggers.
             let cleaned = clean(db, &swap, plan.options.lock_timeout_ms, &mut *progress).await;
             if cleaned.is_ok() {
-                let _ = super::drop_installed_functions(db, plan).await;
+                let _ = super::shared::drop_installed_functions(db, plan).await;
                 let _ = journal.forget(db).await;
             }
             return Err(unchanged(e, cleaned));

@@ -234,3 +234,81 @@ pub(crate) fn become_one(pairs: &str) -> Error {
          swapped; change or remove one key of each pair, then run again"
     ))
 }
+
+/// Drops the SQL functions that `plan`'s run installed for `--set-default` (none of them was
+/// there before it) when what the run made goes before its swap (abandoned, or failed), where
+/// nothing else the catalog shows calls them: a default, trigger, view, event or other
+/// function. (A call from the application's own SQL the catalog cannot show: made since the
+/// run installed them, it would be a call of a function the run had just made.) PostgreSQL
+/// refuses the drop where an object depends on one; that keeps them too.
+pub(super) async fn drop_installed_functions(db: &mut Db, plan: &Plan) -> Result<(), Error> {
+    if !plan.installs_functions {
+        return Ok(());
+    }
+    match db.backend() {
+        combkey::Backend::Postgres => {
+            let callers = db
+                .count(
+                    "SELECT count(*) FROM pg_proc WHERE prosrc ~ 'combkey_(v7|unix_ms|time)' \
+                     AND NOT (proname IN ('combkey_v7', 'combkey_unix_ms', 'combkey_time') \
+                     AND pronamespace = to_regnamespace(current_schema()))",
+                )
+                .await?;
+            if callers == 0 {
+                match db.exec("DROP FUNCTION IF EXISTS combkey_time(uuid), combkey_unix_ms(uuid), combkey_v7()").await {
+                    // A default, view or index depends on one (2BP01): kept.
+                    Err(e) if e.code() == Some("2BP01") => {}
+                    other => drop(other?),
+                }
+            }
+        }
+        combkey::Backend::MySql => {
+            let schema = match plan.table.schema.clone() {
+                Some(s) => s,
+                None => db
+                    .rows("SELECT DATABASE()", &[])
+                    .await?
+                    .first()
+                    .and_then(|r| r.first().cloned().flatten())
+                    .unwrap_or_default(),
+            };
+            let mine = "'combkey_v7', 'combkey_v7_from', 'combkey_unix_ms', 'combkey_time'";
+            // Unqualified calls in the same database, qualified ones from any.
+            let calls = |schema_col: &str, def_col: &str| {
+                format!(
+                    "(({schema_col} = {s} AND {def_col} LIKE '%combkey\\_%') OR {def_col} LIKE {q1} OR {def_col} LIKE {q2} \
+                     OR {def_col} LIKE {q3})",
+                    s = crate::catalog::string_literal(&schema),
+                    q1 = crate::catalog::string_literal(&format!("%{schema}`.combkey\\_%")),
+                    q2 = crate::catalog::string_literal(&format!("%{schema}`.`combkey\\_%")),
+                    q3 = crate::catalog::string_literal(&format!("%{schema}.combkey\\_%")),
+                )
+            };
+            let callers = db
+                .count(&format!(
+                    "SELECT (SELECT count(*) FROM information_schema.TRIGGERS WHERE {}) \
+                     + (SELECT count(*) FROM information_schema.VIEWS WHERE {}) \
+                     + (SELECT count(*) FROM information_schema.EVENTS WHERE {}) \
+                     + (SELECT count(*) FROM information_schema.COLUMNS WHERE {} OR {}) \
+                     + (SELECT count(*) FROM information_schema.ROUTINES WHERE {} \
+                        AND NOT (ROUTINE_SCHEMA = {} AND ROUTINE_NAME IN ({mine})))",
+                    calls("TRIGGER_SCHEMA", "ACTION_STATEMENT"),
+                    calls("TABLE_SCHEMA", "VIEW_DEFINITION"),
+                    calls("EVENT_SCHEMA", "EVENT_DEFINITION"),
+                    calls("TABLE_SCHEMA", "COLUMN_DEFAULT"),
+                    calls("TABLE_SCHEMA", "GENERATION_EXPRESSION"),
+                    calls("ROUTINE_SCHEMA", "ROUTINE_DEFINITION"),
+                    crate::catalog::string_literal(&schema)
+                ))
+                .await?;
+            if callers == 0 {
+                let db_name = combkey::Backend::MySql.quote(&schema);
+                for f in ["combkey_time", "combkey_unix_ms", "combkey_v7", "combkey_v7_from"] {
+                    db.exec(&format!("DROP FUNCTION IF EXISTS {db_name}.{f}")).await?;
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
