@@ -383,9 +383,6 @@ fn copied_direct(swap: &Swap, plan: &Plan, t: &SwapTable) -> bool {
     std::ptr::eq(t, &swap.tables[0]) && t.keys == [plan.column.clone()] && t.pk == [plan.column.clone()]
 }
 
-/// A chunk's keys as two array literals, of old keys and of their new keys.
-type Pairs = (String, String);
-
 /// The keys of the parent `t`'s rows that `filter` selects, read (on `reader`: the copy's own
 /// session, or a second one in the copy's snapshot) and converted here: the two arrays of old
 /// and new keys, as the statement of [`copy_direct`] takes them; `None` where there is no row.
@@ -420,7 +417,7 @@ async fn copy_direct(
     t: &SwapTable,
     types: &(String, String),
     filter: &str,
-    pairs: Option<&Pairs>,
+    pairs: Option<&(String, String)>,
 ) -> Result<usize, Error> {
     let Some((old, new)) = pairs else { return Ok(0) };
     let c = q(&plan.column);
@@ -594,7 +591,7 @@ async fn copy(db: &mut Db, swap: &Swap, plan: &Plan, journal: &Journal, pacing: 
         };
         let mut reader = if direct && pages > 0 { snapshot_reader(db).await } else { None };
         // The parent's next chunk (its filter, its end, its keys' pairs), read ahead.
-        let mut ahead: Option<(String, i64, Option<Pairs>)> = None;
+        let mut ahead: Option<(String, i64, Option<(String, String)>)> = None;
         while from < pages {
             pacing.wait(db).await?;
             let rows = if direct { pace.rows.min(DIRECT_ROWS) } else { pace.rows };
