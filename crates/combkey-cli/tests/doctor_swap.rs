@@ -1240,9 +1240,7 @@ mod postgres {
         let mut c = connect().await;
         let clock = Arc::new(FixedClock::new(Timestamp::now().saturating_add_ms(-3_600_000)));
         let g = V1Generator::with_clock_and_random(Arc::clone(&clock), SeededRandom::new(41));
-        // Enough keys for several chunks of the parent's copy, whose keys are read ahead on a
-        // second session in the copy's snapshot.
-        let old: Vec<Comb> = (0..25_000)
+        let old: Vec<Comb> = (0..1500)
             .map(|_| {
                 clock.advance(std::time::Duration::from_millis(7));
                 g.generate()

@@ -383,33 +383,9 @@ fn copied_direct(swap: &Swap, plan: &Plan, t: &SwapTable) -> bool {
     std::ptr::eq(t, &swap.tables[0]) && t.keys == [plan.column.clone()] && t.pk == [plan.column.clone()]
 }
 
-/// The keys of the parent `t`'s rows that `filter` selects, read (on `reader`: the copy's own
-/// session, or a second one in the copy's snapshot) and converted here: the two arrays of old
-/// and new keys, as the statement of [`copy_direct`] takes them; `None` where there is no row.
-async fn direct_pairs(
-    reader: &mut Db,
-    plan: &Plan,
-    t: &SwapTable,
-    filter: &str,
-) -> Result<Option<(String, String)>, Error> {
-    let cat = reader.catalog()?;
-    let c = q(&plan.column);
-    let rows = reader
-        .rows(&format!("SELECT t.{c}::text FROM ONLY {tab} t WHERE {filter}", tab = t.name.quoted(B)), &[])
-        .await?;
-    if rows.is_empty() {
-        return Ok(None);
-    }
-    let values: Vec<Stored> = rows.iter().map(|r| cat.parse_key(r)).collect::<Result<_, _>>()?;
-    let pairs = Source::of(plan).pairs(&values)?;
-    let (old, new): (Vec<&Stored>, Vec<&Stored>) = pairs.iter().map(|(o, n)| (o, n)).unzip();
-    Ok(Some((array_literal(&old), array_literal(&new))))
-}
-
-/// Copies the rows of the parent `t` that `filter` selects in one statement, with their keys'
-/// conversions (`pairs`, from [`direct_pairs`]), which the copy joins by hashing (the chunk's
-/// pairs, not the mapping table) and the mapping table gets as they are (no index yet:
-/// appended).
+/// Copies the rows of the parent `t` that `filter` selects in one statement: their keys read,
+/// converted here and sent as two arrays, which the copy joins by hashing (the chunk's pairs,
+/// not the mapping table) and the mapping table gets as they are (no index yet: appended).
 async fn copy_direct(
     db: &mut Db,
     swap: &Swap,
@@ -417,17 +393,26 @@ async fn copy_direct(
     t: &SwapTable,
     types: &(String, String),
     filter: &str,
-    pairs: Option<&(String, String)>,
 ) -> Result<usize, Error> {
-    let Some((old, new)) = pairs else { return Ok(0) };
+    let cat = db.catalog()?;
     let c = q(&plan.column);
+    let rows =
+        db.rows(&format!("SELECT t.{c}::text FROM ONLY {tab} t WHERE {filter}", tab = t.name.quoted(B)), &[]).await?;
+    if rows.is_empty() {
+        return Ok(0);
+    }
+    let values: Vec<Stored> = rows.iter().map(|r| cat.parse_key(r)).collect::<Result<_, _>>()?;
+    let pairs = Source::of(plan).pairs(&values)?;
+    let (old, new): (Vec<&Stored>, Vec<&Stored>) = pairs.iter().map(|(o, n)| (o, n)).unzip();
     let (exprs, names, _) = copy_parts(swap, t);
     let n = db
         .exec(&format!(
-            "WITH m0 AS MATERIALIZED (SELECT * FROM unnest({old}::{old_type}[], {new}::{new_type}[]) AS u (old, new)), \
+            "WITH m0 AS MATERIALIZED (SELECT * FROM unnest({}::{old_type}[], {}::{new_type}[]) AS u (old, new)), \
              mapped AS (INSERT INTO {map} (old, new) SELECT old, new FROM m0) \
              INSERT INTO {new_table} ({names}) OVERRIDING SYSTEM VALUE SELECT {exprs} FROM ONLY {tab} t \
              LEFT JOIN m0 ON m0.old = t.{c} WHERE {filter}",
+            array_literal(&old),
+            array_literal(&new),
             old_type = types.0,
             new_type = types.1,
             map = swap.map.quoted(B),
@@ -436,22 +421,6 @@ async fn copy_direct(
         ))
         .await?;
     Ok(usize::try_from(n).unwrap_or(usize::MAX))
-}
-
-/// A second session reading in the copy's snapshot (`pg_export_snapshot`), where one can be
-/// had: the parent's next chunk of keys is read and converted on it while the copy's session
-/// writes the chunk before (the client's work and the server's overlap; on 1M keys the copy
-/// took 4.0 s one after the other). `None` (the copy reads its own keys) where the session
-/// cannot be made or take the snapshot.
-async fn snapshot_reader(db: &mut Db) -> Option<Db> {
-    let snapshot = db.rows("SELECT pg_export_snapshot()", &[]).await.ok()?.first()?.first()?.clone()?;
-    let mut reader = db.another().await.ok()?;
-    let taken = async {
-        reader.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").await?;
-        reader.exec(&format!("SET TRANSACTION SNAPSHOT {}", string_literal(&snapshot))).await
-    }
-    .await;
-    taken.is_ok().then_some(reader)
 }
 
 /// The mapping table's primary key and its unique index of new keys, where it has none yet.
@@ -576,8 +545,9 @@ async fn copy(db: &mut Db, swap: &Swap, plan: &Plan, journal: &Journal, pacing: 
         };
         let mut pace = Pace::new();
         let mut from = 0i64;
-        // The chunk of pages from `from` that about `rows` rows fill: its filter and its end.
-        let range = |from: i64, rows: usize| {
+        while from < pages {
+            pacing.wait(db).await?;
+            let rows = if direct { pace.rows.min(DIRECT_ROWS) } else { pace.rows };
             // OK because rows per page is at least 1 and the chunk at most 100,000 rows.
             #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
             let span = ((rows as f64 / per_page).ceil() as i64).max(1);
@@ -587,40 +557,10 @@ async fn copy(db: &mut Db, swap: &Swap, plan: &Plan, journal: &Journal, pacing: 
             } else {
                 format!("t.ctid >= '({from},0)'::tid AND t.ctid < '({to},0)'::tid")
             };
-            (filter, to)
-        };
-        let mut reader = if direct && pages > 0 { snapshot_reader(db).await } else { None };
-        // The parent's next chunk (its filter, its end, its keys' pairs), read ahead.
-        let mut ahead: Option<(String, i64, Option<(String, String)>)> = None;
-        while from < pages {
-            pacing.wait(db).await?;
-            let rows = if direct { pace.rows.min(DIRECT_ROWS) } else { pace.rows };
             let started = Instant::now();
-            let (n, to) = if direct {
-                let (filter, to, pairs) = match ahead.take() {
-                    Some(next) => next,
-                    None => {
-                        let (filter, to) = range(from, rows);
-                        let pairs = direct_pairs(reader.as_mut().unwrap_or(&mut *db), plan, t, &filter).await?;
-                        (filter, to, pairs)
-                    }
-                };
-                let n = match reader.as_mut() {
-                    Some(r) if to < pages => {
-                        let (next_filter, next_to) = range(to, rows);
-                        let (n, next) = tokio::join!(
-                            copy_direct(db, swap, plan, t, &types, &filter, pairs.as_ref()),
-                            direct_pairs(r, plan, t, &next_filter)
-                        );
-                        let n = n?;
-                        ahead = Some((next_filter, next_to, next?));
-                        n
-                    }
-                    _ => copy_direct(db, swap, plan, t, &types, &filter, pairs.as_ref()).await?,
-                };
-                (n, to)
+            let n = if direct {
+                copy_direct(db, swap, plan, t, &types, &filter).await?
             } else {
-                let (filter, to) = range(from, rows);
                 map_missing(db, swap, plan, t, &filter).await?;
                 let n = db
                     .exec(&format!(
@@ -629,7 +569,7 @@ async fn copy(db: &mut Db, swap: &Swap, plan: &Plan, journal: &Journal, pacing: 
                         tab = t.name.quoted(B)
                     ))
                     .await?;
-                (usize::try_from(n).unwrap_or(usize::MAX), to)
+                usize::try_from(n).unwrap_or(usize::MAX)
             };
             pace.took(n, started.elapsed());
             copied += n;
@@ -638,9 +578,6 @@ async fn copy(db: &mut Db, swap: &Swap, plan: &Plan, journal: &Journal, pacing: 
             pacing.progress.batch(copied, copied, total);
             stop_after("CHUNK", chunks);
             from = to;
-        }
-        if let Some(mut r) = reader.take() {
-            let _ = r.exec("COMMIT").await;
         }
     }
     map_key(db, swap).await?;
