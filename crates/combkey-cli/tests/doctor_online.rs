@@ -861,6 +861,12 @@ mod mariadb {
         sqlx::query_scalar(AssertSqlSafe(sql.to_string())).fetch_one(c).await.unwrap()
     }
 
+    /// An earlier run's journal row of `t` goes (none where the journal is not there yet).
+    async fn forget_journal(c: &mut MySqlConnection, t: &str) {
+        let sql = format!("DELETE FROM combkey_doctor_journal WHERE target LIKE '%\"{t}\"%'");
+        let _ = sqlx::raw_sql(AssertSqlSafe(sql)).execute(c).await;
+    }
+
     async fn seed(c: &mut MySqlConnection, t: &str, n: usize, seed: u64) {
         exec(
             c,
@@ -988,10 +994,7 @@ mod mariadb {
         let url = combkey_testutil::mysql_url();
         let t = "online_my_held_default";
         let mut c = connect().await;
-        let _ =
-            sqlx::raw_sql(AssertSqlSafe(format!("DELETE FROM combkey_doctor_journal WHERE target LIKE '%\"{t}\"%'")))
-                .execute(&mut c)
-                .await;
+        forget_journal(&mut c, t).await;
         seed(&mut c, t, 200, 22).await;
         let mut report = connect().await;
         exec(&mut report, &format!("START TRANSACTION; SELECT COUNT(*) FROM {t}")).await;
@@ -1037,10 +1040,7 @@ mod mariadb {
         let url = combkey_testutil::mysql_url();
         let t = "online_my_busy_default";
         let mut c = connect().await;
-        let _ =
-            sqlx::raw_sql(AssertSqlSafe(format!("DELETE FROM combkey_doctor_journal WHERE target LIKE '%\"{t}\"%'")))
-                .execute(&mut c)
-                .await;
+        forget_journal(&mut c, t).await;
         seed(&mut c, t, 300, 21).await;
         let stop = Arc::new(AtomicBool::new(false));
         let busy = {

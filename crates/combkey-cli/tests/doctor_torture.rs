@@ -73,16 +73,21 @@ fn combkey(args: &[&str], env: &[(&str, &str)]) -> Output {
     cmd.output().expect("run combkey")
 }
 
-/// Runs combkey and kills it (`SIGKILL`) once `after` has passed, unless it ended before.
-fn killed(args: &[&str], after: std::time::Duration) -> Output {
+/// combkey started with `args`, its standard output and error piped.
+fn spawned(args: &[&str]) -> std::process::Child {
     use std::process::Stdio;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_combkey"))
+    Command::new(env!("CARGO_BIN_EXE_combkey"))
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("run combkey");
+        .expect("run combkey")
+}
+
+/// Runs combkey and kills it (`SIGKILL`) once `after` has passed, unless it ended before.
+fn killed(args: &[&str], after: std::time::Duration) -> Output {
+    let mut child = spawned(args);
     let started = std::time::Instant::now();
     while child.try_wait().expect("the run's status").is_none() {
         if started.elapsed() >= after {
@@ -98,14 +103,7 @@ fn killed(args: &[&str], after: std::time::Duration) -> Output {
 /// (`step N of M`, on its standard error), unless it ended before.
 fn killed_at_step(args: &[&str], step: usize, after: std::time::Duration) -> Output {
     use std::io::{BufRead, Read};
-    use std::process::Stdio;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_combkey"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run combkey");
+    let mut child = spawned(args);
     let mut stdout = child.stdout.take().expect("its standard output");
     let out = std::thread::spawn(move || {
         let mut v = Vec::new();
